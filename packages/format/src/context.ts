@@ -1,0 +1,234 @@
+/**
+ * Rebuilding the LLM context for a leaf, as pi's `buildSessionContext` does (pi 0.73.1),
+ * plus the newer spec's `retainedTail`:
+ *
+ * 1. Walk from the leaf to the root (guarded against cycles).
+ * 2. Along the whole path: the last `thinking_level_change` sets the thinking level (default
+ *    "off"); the last `model_change` or assistant message sets the model (default null).
+ * 3. Without a compaction on the path, every entry is converted. With one, only the LAST
+ *    compaction counts: its summary comes first; then, when it carries `retainedTail` (newer
+ *    spec), those messages verbatim; otherwise the path entries from `firstKeptEntryId` up to
+ *    the compaction (none when that id is not on the path before it); then every entry after it.
+ * 4. Conversion: `message` → its message; `custom_message` → a `custom` message;
+ *    `branch_summary` → a `branchSummary` message when its summary is not empty; other types
+ *    contribute nothing. Timestamps of built messages are `Date.parse` of the entry's (NaN
+ *    when it does not parse, as in pi).
+ *
+ * pi 0.73.1 ignores `retainedTail`; we follow the newer spec because the newer writers that
+ * produce it rely on it (they may omit `firstKeptEntryId`, and pi would then drop the kept
+ * messages). Where pi throws (a `message` entry without a message), that entry is skipped.
+ */
+import type { Problem } from "./problems.js";
+import type { AgentMessage, SessionEntry } from "./schema.js";
+import type { EntryRecord, SessionIndex } from "./session-index.js";
+import { pathTo } from "./tree.js";
+
+/** What pi sends the model for a leaf. */
+export interface SessionContext {
+  messages: AgentMessage[];
+  thinkingLevel: string;
+  model: { provider: string; modelId: string } | null;
+}
+
+/** A parsed session (see `parseSession`). */
+export interface ContextSource {
+  index: SessionIndex;
+}
+
+type Entry = Record<string, unknown>;
+
+/** One entry on a path, with its full content parsed only when asked for. */
+interface PathNode {
+  type: string | undefined;
+  id: string | undefined;
+  /** The few fields step 2 needs, without parsing message content when the index has them. */
+  settings(): Entry;
+  entry(): Entry;
+}
+
+function nodeFromRecord(index: SessionIndex, record: EntryRecord): PathNode {
+  let full: Entry | undefined;
+  const entry = () => {
+    full ??= index.entry(record);
+    return full;
+  };
+  return {
+    type: record.type,
+    id: record.id,
+    entry,
+    settings: () => {
+      const env = record.envelope;
+      if (!env || env.hasComplexField) return entry();
+      return {
+        type: record.type,
+        thinkingLevel: env.thinkingLevel,
+        provider: env.provider,
+        modelId: env.modelId,
+        message: env.hasMessage
+          ? env.messageIsObject
+            ? { role: record.role, provider: env.messageProvider, model: env.messageModel }
+            : entry().message
+          : undefined,
+      };
+    },
+  };
+}
+
+function nodeFromEntry(entry: Entry): PathNode {
+  return {
+    type: typeof entry.type === "string" ? entry.type : undefined,
+    id: typeof entry.id === "string" ? entry.id : undefined,
+    entry: () => entry,
+    settings: () => entry,
+  };
+}
+
+/** pi's walk over a plain entry array: a map by id (last wins), the leaf or the last entry. */
+function pathOverArray(
+  entries: readonly unknown[],
+  leafId: string | undefined,
+): { nodes: PathNode[]; cycleAt?: string } {
+  const byId = new Map<unknown, Entry>();
+  for (const e of entries) if (e && typeof e === "object") byId.set((e as Entry).id, e as Entry);
+  let leaf = leafId ? byId.get(leafId) : undefined;
+  leaf ??= entries[entries.length - 1] as Entry | undefined;
+  const reversed: Entry[] = [];
+  const seen = new Set<Entry>();
+  let current = leaf && typeof leaf === "object" ? leaf : undefined;
+  while (current) {
+    if (seen.has(current)) return { nodes: reversed.reverse().map(nodeFromEntry), cycleAt: String(current.id) };
+    seen.add(current);
+    reversed.push(current);
+    current = current.parentId ? byId.get(current.parentId) : undefined;
+  }
+  return { nodes: reversed.reverse().map(nodeFromEntry) };
+}
+
+function timestampOf(entry: Entry): number {
+  return new Date(entry.timestamp as string).getTime();
+}
+
+function isMissing(value: unknown): boolean {
+  return value === undefined || value === null;
+}
+
+/** Steps 2–4 over a path, root first. */
+function contextOfPath(nodes: PathNode[], report: (problem: Problem) => void): SessionContext {
+  let thinkingLevel: unknown = "off";
+  let model: SessionContext["model"] = null;
+  let compaction: PathNode | undefined;
+  for (const node of nodes) {
+    if (node.type === "thinking_level_change") thinkingLevel = node.settings().thinkingLevel;
+    else if (node.type === "model_change") {
+      const s = node.settings();
+      model = { provider: s.provider as string, modelId: s.modelId as string };
+    } else if (node.type === "message") {
+      const message = node.settings().message as Entry | null | undefined;
+      if (!isMissing(message) && message?.role === "assistant") {
+        model = { provider: message.provider as string, modelId: message.model as string };
+      }
+    } else if (node.type === "compaction") compaction = node;
+  }
+
+  const messages: AgentMessage[] = [];
+  const append = (node: PathNode) => {
+    if (node.type === "message") {
+      const message = node.entry().message;
+      if (isMissing(message)) {
+        report({ kind: "invalid-entry", id: node.id, message: `message entry ${node.id} has no message; skipped` });
+        return;
+      }
+      messages.push(message as AgentMessage);
+    } else if (node.type === "custom_message") {
+      const e = node.entry();
+      messages.push({
+        role: "custom",
+        customType: e.customType,
+        content: e.content,
+        display: e.display,
+        details: e.details,
+        timestamp: timestampOf(e),
+      } as AgentMessage);
+    } else if (node.type === "branch_summary") {
+      const e = node.entry();
+      if (e.summary) {
+        messages.push({
+          role: "branchSummary",
+          summary: e.summary,
+          fromId: e.fromId,
+          timestamp: timestampOf(e),
+        } as AgentMessage);
+      }
+    }
+  };
+
+  if (!compaction) {
+    for (const node of nodes) append(node);
+  } else {
+    const c = compaction.entry();
+    messages.push({
+      role: "compactionSummary",
+      summary: c.summary,
+      tokensBefore: c.tokensBefore,
+      timestamp: timestampOf(c),
+    } as AgentMessage);
+    const at = nodes.indexOf(compaction);
+    if (Array.isArray(c.retainedTail)) {
+      messages.push(...(c.retainedTail as AgentMessage[]));
+    } else {
+      let kept = false;
+      for (let i = 0; i < at; i++) {
+        if (nodes[i].id === c.firstKeptEntryId) kept = true;
+        if (kept) append(nodes[i]);
+      }
+    }
+    for (let i = at + 1; i < nodes.length; i++) append(nodes[i]);
+  }
+  return { messages, thinkingLevel: thinkingLevel as string, model };
+}
+
+const EMPTY = (): SessionContext => ({ messages: [], thinkingLevel: "off", model: null });
+
+/** Options for {@link buildSessionContext}. */
+export interface BuildContextOptions {
+  /** Receives what was skipped or cut short (a cycle, an entry pi would throw on). */
+  onProblem?: (problem: Problem) => void;
+}
+
+/**
+ * The context pi would send for `leafId`: `{ messages, thinkingLevel, model }`.
+ *
+ * `source` is a parsed session (or its index), or an array of entries as pi holds them.
+ * Without `leafId`, the default leaf (pi's: the last value in file order); with `null`, the
+ * empty context (pi's position before the first entry). An unknown id falls back to the
+ * default leaf, as in pi. Never throws on content and never loops.
+ *
+ * @example
+ * const session = parseSession(bytes);
+ * buildSessionContext(session).messages.length;
+ * buildSessionContext(session, "a1b2c3d4").model; // { provider, modelId } at that entry
+ */
+export function buildSessionContext(
+  source: ContextSource | SessionIndex | readonly SessionEntry[] | readonly unknown[],
+  leafId?: string | null,
+  options: BuildContextOptions = {},
+): SessionContext {
+  if (leafId === null) return EMPTY();
+  const report = options.onProblem ?? (() => {});
+  let nodes: PathNode[];
+  let cycleAt: string | undefined;
+  if (Array.isArray(source)) {
+    ({ nodes, cycleAt } = pathOverArray(source, leafId));
+  } else {
+    const index = "index" in source ? (source as ContextSource).index : (source as SessionIndex);
+    const leaf = (leafId ? index.byId(leafId) : undefined) ?? index.defaultLeaf;
+    if (!leaf) return EMPTY();
+    const path = pathTo(index, leaf);
+    cycleAt = path.cycleAt;
+    nodes = path.records.map((record) => nodeFromRecord(index, record));
+  }
+  if (cycleAt !== undefined) {
+    report({ kind: "parent-cycle", id: cycleAt, message: `the path loops back to ${cycleAt}; cut there` });
+  }
+  return contextOfPath(nodes, report);
+}

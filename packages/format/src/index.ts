@@ -1,0 +1,18 @@
+/**
+ * @pisync/format: pi's session files (JSONL), read exactly as pi reads them.
+ *
+ * @example
+ * import { parseSession, buildSessionContext } from "@pisync/format";
+ * const session = parseSession(bytes);
+ * const { messages, model, thinkingLevel } = buildSessionContext(session);
+ */
+export { type BuildContextOptions, buildSessionContext, type SessionContext } from "./context.js";
+export { completeLength, decodeUtf8, encodeUtf8, forEachLine, type LineSpan, splitLines } from "./jsonl.js";
+export { CURRENT_SESSION_VERSION, v1EntryId } from "./migrate.js";
+export { labelsOf, nameOf, type ParsedSession, parseSession, treeProblems } from "./parse.js";
+export type { Problem, ProblemKind } from "./problems.js";
+export { Envelope, type ScanResult, scanLine } from "./scan.js";
+export * from "./schema.js";
+export { type EntryRecord, indexSession, SessionIndex } from "./session-index.js";
+export { addUsage, emptyTotals, pathTotals, type Totals, usageOfEntry } from "./totals.js";
+export { findCycles, pathTo, type TreePath } from "./tree.js";

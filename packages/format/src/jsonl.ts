@@ -1,0 +1,66 @@
+/**
+ * JSONL framing over bytes.
+ *
+ * pi writes one JSON value per line, terminated by `\n`. We split on the byte 0x0A only:
+ * U+2028/U+2029 are legal inside JSON strings and never end a line (pi's strict framing
+ * does the same). A last line without its `\n` may still be in the middle of a write, so it
+ * is held back rather than parsed.
+ */
+
+/** Where one complete line sits in a byte stream. */
+export interface LineSpan {
+  /** 1-based line number. */
+  line: number;
+  /** Byte offset of the line's first byte. */
+  offset: number;
+  /** Length in bytes, without the terminating `\n` (a trailing `\r` is included). */
+  length: number;
+}
+
+const NEWLINE = 0x0a;
+
+/**
+ * Bytes up to and including the last `\n`: the part of a stream made of complete lines.
+ *
+ * @example completeLength(new TextEncoder().encode('{"a":1}\n{"b"')) // 8
+ */
+export function completeLength(bytes: Uint8Array): number {
+  return bytes.lastIndexOf(NEWLINE) + 1;
+}
+
+/**
+ * Calls `visit` for every complete line of `bytes`, in order, without copying anything.
+ * Returns the number of bytes those lines cover (see {@link completeLength}).
+ */
+export function forEachLine(bytes: Uint8Array, visit: (span: LineSpan) => void, firstLine = 1): number {
+  let start = 0;
+  let line = firstLine;
+  for (;;) {
+    const end = bytes.indexOf(NEWLINE, start);
+    if (end < 0) return start;
+    visit({ line, offset: start, length: end - start });
+    start = end + 1;
+    line++;
+  }
+}
+
+/** Every complete line of `bytes`, as spans. */
+export function splitLines(bytes: Uint8Array): LineSpan[] {
+  const spans: LineSpan[] = [];
+  forEachLine(bytes, (span) => spans.push(span));
+  return spans;
+}
+
+const utf8 = new TextDecoder("utf-8");
+
+/** Decodes UTF-8 as Node's `readFileSync(path, "utf8")` does: broken sequences become U+FFFD. */
+export function decodeUtf8(bytes: Uint8Array): string {
+  return utf8.decode(bytes);
+}
+
+const encoder = new TextEncoder();
+
+/** UTF-8 bytes of a string. */
+export function encodeUtf8(text: string): Uint8Array {
+  return encoder.encode(text);
+}

@@ -1,0 +1,102 @@
+/**
+ * `parseSession`: a whole session file read into memory, as pi reads it on open (v1 and v2
+ * migrated in memory, broken lines skipped), with what was wrong reported instead of thrown.
+ */
+import { encodeUtf8 } from "./jsonl.js";
+import type { Problem } from "./problems.js";
+import { checkEntry, type SessionEntry, type SessionHeader } from "./schema.js";
+import { indexSession, type SessionIndex } from "./session-index.js";
+import { findCycles } from "./tree.js";
+
+/** A session file, read. */
+export interface ParsedSession {
+  /** The header (with `version` set to the current version, as pi reports it after migrating). */
+  header: SessionHeader | undefined;
+  /** The version the file was written in (1 when the header has none). */
+  version: number;
+  /** Every entry in file order, migrated to the current version. */
+  entries: SessionEntry[];
+  /** The leaf pi continues from on open; `null` when there is none. */
+  leafId: string | null;
+  /** Labels by target id (see {@link labelsOf}). */
+  labels: Map<string, string>;
+  /** The name set by the last `session_info` entry in file order, trimmed. */
+  name: string | undefined;
+  /** Everything found wrong, in file order: never thrown. */
+  problems: Problem[];
+  /** The tree index the entries came from. */
+  index: SessionIndex;
+}
+
+/** Labels by target entry: the last label entry per target wins; an empty one clears it. Labels on ids not in the file are left out. */
+export function labelsOf(index: SessionIndex): Map<string, string> {
+  const labels = new Map<string, string>();
+  for (const record of index.records) {
+    if (record.type !== "label" || !record.envelope) continue;
+    const target = record.envelope.targetId as string;
+    const label = record.envelope.hasComplexField ? index.entry(record).label : record.envelope.label;
+    if (label) labels.set(target, label as string);
+    else labels.delete(target);
+  }
+  for (const target of labels.keys()) if (!index.byId(target)) labels.delete(target);
+  return labels;
+}
+
+/** The session name: the last `session_info` in file order, trimmed; empty clears it. */
+export function nameOf(index: SessionIndex): string | undefined {
+  for (let i = index.records.length - 1; i >= 0; i--) {
+    const record = index.records[i];
+    if (record.type !== "session_info") continue;
+    const name = record.envelope?.name;
+    return typeof name === "string" ? name.trim() || undefined : undefined;
+  }
+  return undefined;
+}
+
+/** Tree-level problems (cycles) on top of the index's line-level ones. */
+export function treeProblems(index: SessionIndex): Problem[] {
+  return findCycles(index).map((ids) => ({
+    kind: "parent-cycle" as const,
+    id: ids[0],
+    message: `parentId cycle through ${ids.join(" → ")}`,
+  }));
+}
+
+/**
+ * Reads a whole session file. Accepts the file's bytes (preferred: offsets are bytes) or its
+ * text. Never throws on content.
+ *
+ * @example
+ * const { header, entries, leafId, problems } = parseSession(readFileSync(path));
+ */
+export function parseSession(input: Uint8Array | string): ParsedSession {
+  const bytes = typeof input === "string" ? encodeUtf8(input) : input;
+  const index = indexSession(bytes);
+  const problems = [...index.problems, ...treeProblems(index)];
+  const entries: SessionEntry[] = [];
+  for (const record of index.records) {
+    if (!record.isObject) continue;
+    const entry = index.entry(record);
+    const invalid = record.type && record.id !== undefined ? checkEntry(entry) : undefined;
+    if (invalid && record.type === "message" && (entry.message === undefined || entry.message === null)) {
+      problems.push({
+        kind: "invalid-entry",
+        line: record.line,
+        id: record.id,
+        message: `message entry ${record.id} has no message`,
+      });
+    }
+    entries.push(entry as SessionEntry);
+  }
+  problems.sort((a, b) => (a.line ?? Number.MAX_SAFE_INTEGER) - (b.line ?? Number.MAX_SAFE_INTEGER));
+  return {
+    header: index.header,
+    version: index.version,
+    entries,
+    leafId: index.defaultLeafId,
+    labels: labelsOf(index),
+    name: nameOf(index),
+    problems,
+    index,
+  };
+}

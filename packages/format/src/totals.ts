@@ -1,0 +1,65 @@
+/**
+ * Token and cost totals. Counted: assistant messages' `usage`, and (newer spec) the `usage`
+ * of compaction and branch-summary entries and of tool results that did LLM work.
+ */
+import type { SessionIndex } from "./session-index.js";
+import { pathTo } from "./tree.js";
+
+/** Summed tokens and cost (in dollars). */
+export interface Totals {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  totalTokens: number;
+  cost: number;
+}
+
+export function emptyTotals(): Totals {
+  return { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: 0 };
+}
+
+function num(value: unknown): number {
+  return typeof value === "number" && Number.isFinite(value) ? value : 0;
+}
+
+/** Adds one usage object (pi's shape) into `totals`; ignores anything malformed. */
+export function addUsage(totals: Totals, usage: unknown): Totals {
+  if (!usage || typeof usage !== "object") return totals;
+  const u = usage as Record<string, unknown>;
+  totals.input += num(u.input);
+  totals.output += num(u.output);
+  totals.cacheRead += num(u.cacheRead);
+  totals.cacheWrite += num(u.cacheWrite);
+  totals.totalTokens += num(u.totalTokens);
+  const cost = u.cost as Record<string, unknown> | undefined;
+  totals.cost += num(cost && typeof cost === "object" ? cost.total : undefined);
+  return totals;
+}
+
+/** The usage an entry contributes to totals, if any. */
+export function usageOfEntry(entry: Record<string, unknown>): unknown {
+  if (entry.type === "message") {
+    const message = entry.message as Record<string, unknown> | null | undefined;
+    if (message && typeof message === "object" && (message.role === "assistant" || message.role === "toolResult")) {
+      return message.usage;
+    }
+    return undefined;
+  }
+  if (entry.type === "compaction" || entry.type === "branch_summary") return entry.usage;
+  return undefined;
+}
+
+/** Totals along the path from the root to `leafId` (default leaf when omitted). */
+export function pathTotals(index: SessionIndex, leafId?: string): Totals {
+  const totals = emptyTotals();
+  const leaf = (leafId ? index.byId(leafId) : undefined) ?? index.defaultLeaf;
+  if (!leaf) return totals;
+  for (const record of pathTo(index, leaf).records) {
+    if (record.type !== "compaction" && record.type !== "branch_summary") {
+      if (record.type !== "message" || (record.role !== "assistant" && record.role !== "toolResult")) continue;
+    }
+    addUsage(totals, usageOfEntry(index.entry(record)));
+  }
+  return totals;
+}

@@ -1,0 +1,54 @@
+/**
+ * Walking the tree: paths from a leaf to its root, guarded against parent cycles (pi follows
+ * `parentId` without a guard and loops forever on a cycle).
+ */
+import type { EntryRecord, SessionIndex } from "./session-index.js";
+
+/** A path from the root to a leaf, and whether the walk had to stop at a cycle. */
+export interface TreePath {
+  /** Root first, leaf last. */
+  records: EntryRecord[];
+  /** The id where the walk met an entry already on the path, if it did. */
+  cycleAt?: string;
+}
+
+/** The path from the root down to `leaf`. A cycle ends the walk where it closes. */
+export function pathTo(index: SessionIndex, leaf: EntryRecord): TreePath {
+  const reversed: EntryRecord[] = [];
+  const seen = new Set<number>();
+  let current: EntryRecord | undefined = leaf;
+  let cycleAt: string | undefined;
+  while (current) {
+    if (seen.has(current.index)) {
+      cycleAt = current.id;
+      break;
+    }
+    seen.add(current.index);
+    reversed.push(current);
+    current = index.parentOf(current);
+  }
+  return cycleAt === undefined ? { records: reversed.reverse() } : { records: reversed.reverse(), cycleAt };
+}
+
+/** Ids of entries whose parent chain loops; each cycle is reported once, by its entries. */
+export function findCycles(index: SessionIndex): string[][] {
+  // 0 = unvisited, 1 = on the current walk, 2 = known to reach a root or a known cycle.
+  const state = new Uint8Array(index.records.length);
+  const cycles: string[][] = [];
+  for (const start of index.records) {
+    if (state[start.index] !== 0) continue;
+    const walk: EntryRecord[] = [];
+    let current: EntryRecord | undefined = start;
+    while (current && state[current.index] === 0) {
+      state[current.index] = 1;
+      walk.push(current);
+      current = index.parentOf(current);
+    }
+    if (current && state[current.index] === 1) {
+      const from = walk.indexOf(current);
+      cycles.push(walk.slice(from).map((r) => r.id ?? `line ${r.line}`));
+    }
+    for (const r of walk) state[r.index] = 2;
+  }
+  return cycles;
+}

@@ -1,0 +1,16 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  resolve: { conditions: ["source"] },
+  ssr: { resolve: { conditions: ["source"], externalConditions: ["source"] } },
+  test: {
+    include: [
+      "packages/*/test/**/*.test.ts",
+      "functions/*/test/**/*.test.ts",
+      "infra/test/**/*.test.ts",
+      "scripts/**/*.test.ts",
+    ],
+    testTimeout: 30_000,
+    hookTimeout: 120_000,
+  },
+});
