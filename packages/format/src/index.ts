@@ -9,7 +9,7 @@
 export { type BuildContextOptions, buildSessionContext, type SessionContext } from "./context.js";
 export { completeLength, decodeUtf8, encodeUtf8, forEachLine, type LineSpan, splitLines } from "./jsonl.js";
 export { CURRENT_SESSION_VERSION, v1EntryId } from "./migrate.js";
-export { labelsOf, nameOf, type ParsedSession, parseSession, treeProblems } from "./parse.js";
+export { entryProblems, labelsOf, nameOf, type ParsedSession, parseSession, treeProblems } from "./parse.js";
 export type { Problem, ProblemKind } from "./problems.js";
 export { Envelope, type ScanResult, scanLine } from "./scan.js";
 export * from "./schema.js";

@@ -4,7 +4,7 @@
  */
 import { encodeUtf8 } from "./jsonl.js";
 import type { Problem } from "./problems.js";
-import { checkEntry, type SessionEntry, type SessionHeader } from "./schema.js";
+import type { SessionEntry, SessionHeader } from "./schema.js";
 import { indexSession, type SessionIndex } from "./session-index.js";
 import { findCycles } from "./tree.js";
 
@@ -14,8 +14,8 @@ export interface ParsedSession {
   header: SessionHeader | undefined;
   /** The version the file was written in (1 when the header has none). */
   version: number;
-  /** Every entry in file order, migrated to the current version. */
-  entries: SessionEntry[];
+  /** Every entry in file order, migrated to the current version (parsed on first access). */
+  readonly entries: SessionEntry[];
   /** The leaf pi continues from on open; `null` when there is none. */
   leafId: string | null;
   /** Labels by target id (see {@link labelsOf}). */
@@ -62,23 +62,12 @@ export function treeProblems(index: SessionIndex): Problem[] {
   }));
 }
 
-/**
- * Reads a whole session file. Accepts the file's bytes (preferred: offsets are bytes) or its
- * text. Never throws on content.
- *
- * @example
- * const { header, entries, leafId, problems } = parseSession(readFileSync(path));
- */
-export function parseSession(input: Uint8Array | string): ParsedSession {
-  const bytes = typeof input === "string" ? encodeUtf8(input) : input;
-  const index = indexSession(bytes);
-  const problems = [...index.problems, ...treeProblems(index)];
-  const entries: SessionEntry[] = [];
+/** Entries that cannot take part in a context: a `message` entry without a message (pi throws on it). */
+export function entryProblems(index: SessionIndex): Problem[] {
+  const problems: Problem[] = [];
   for (const record of index.records) {
-    if (!record.isObject) continue;
-    const entry = index.entry(record);
-    const invalid = record.type && record.id !== undefined ? checkEntry(entry) : undefined;
-    if (invalid && record.type === "message" && (entry.message === undefined || entry.message === null)) {
+    const env = record.envelope;
+    if (record.type === "message" && env && (!env.hasMessage || env.messageIsNull)) {
       problems.push({
         kind: "invalid-entry",
         line: record.line,
@@ -86,13 +75,31 @@ export function parseSession(input: Uint8Array | string): ParsedSession {
         message: `message entry ${record.id} has no message`,
       });
     }
-    entries.push(entry as SessionEntry);
   }
+  return problems;
+}
+
+/**
+ * Reads a whole session file. Accepts the file's bytes (preferred: offsets are bytes) or its
+ * text. Never throws on content. Cheap: `entries` are parsed in full only when first read;
+ * {@link buildSessionContext} parses just the entries on its path.
+ *
+ * @example
+ * const { header, entries, leafId, problems } = parseSession(readFileSync(path));
+ */
+export function parseSession(input: Uint8Array | string): ParsedSession {
+  const bytes = typeof input === "string" ? encodeUtf8(input) : input;
+  const index = indexSession(bytes);
+  const problems = [...index.problems, ...treeProblems(index), ...entryProblems(index)];
   problems.sort((a, b) => (a.line ?? Number.MAX_SAFE_INTEGER) - (b.line ?? Number.MAX_SAFE_INTEGER));
+  let entries: SessionEntry[] | undefined;
   return {
     header: index.header,
     version: index.version,
-    entries,
+    get entries() {
+      entries ??= index.records.filter((r) => r.isObject).map((r) => index.entry(r) as SessionEntry);
+      return entries;
+    },
     leafId: index.defaultLeafId,
     labels: labelsOf(index),
     name: nameOf(index),

@@ -35,6 +35,7 @@ export class Envelope {
   /** Whether a `message` key exists, and whether its value is an object. */
   hasMessage = false;
   messageIsObject = false;
+  messageIsNull = false;
 }
 
 /** What a scanned line holds. */
@@ -73,6 +74,13 @@ function isHex(c: number): boolean {
   return (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
 }
 
+/** Byte classes inside a string: 0 plain ASCII, 1 quote, 2 backslash, 3 control, 4 above 0x7f. */
+const STRING_CLASS = new Uint8Array(256);
+for (let c = 0; c < 0x20; c++) STRING_CLASS[c] = 3;
+STRING_CLASS[QUOTE] = 1;
+STRING_CLASS[BACKSLASH] = 2;
+for (let c = 0x80; c < 0x100; c++) STRING_CLASS[c] = 4;
+
 /**
  * Skips a string whose opening quote is at `pos`; returns the position after the closing quote.
  * Sets `lastStringSimple` when it had no escape and no byte above 0x7f.
@@ -81,42 +89,44 @@ let lastStringSimple = true;
 function skipString(b: Uint8Array, pos: number, end: number): number {
   let simple = true;
   let i = pos + 1;
-  while (i < end) {
-    const c = b[i];
-    if (c === QUOTE) {
+  for (;;) {
+    // The hot loop of the whole reader: most bytes of a session are inside strings. No bounds
+    // test: past `end` sits the line's `\n` (class 3) or, at the end of the array, `undefined`
+    // (no class); either stops the loop, and the test below rejects it.
+    let cls = 0;
+    while ((cls = STRING_CLASS[b[i]]) === 0) i++;
+    if (i >= end) throw new Invalid(end);
+    if (cls === 1) {
       lastStringSimple = simple;
       return i + 1;
     }
-    if (c < 0x20) throw new Invalid(i);
-    if (c === BACKSLASH) {
+    if (cls === 4) {
       simple = false;
-      const e = b[i + 1];
-      if (e === 0x75 /* u */) {
-        if (i + 5 >= end || !isHex(b[i + 2]) || !isHex(b[i + 3]) || !isHex(b[i + 4]) || !isHex(b[i + 5])) {
-          throw new Invalid(i);
-        }
-        i += 6;
-        continue;
-      }
-      if (
-        e === QUOTE ||
-        e === BACKSLASH ||
-        e === 0x2f ||
-        e === 0x62 ||
-        e === 0x66 ||
-        e === 0x6e ||
-        e === 0x72 ||
-        e === 0x74
-      ) {
-        i += 2;
-        continue;
-      }
-      throw new Invalid(i);
+      i++;
+      continue;
     }
-    if (c > 0x7f) simple = false;
-    i++;
+    if (cls === 3) throw new Invalid(i);
+    // A backslash: one of \" \\ \/ \b \f \n \r \t, or \u and four hex digits.
+    simple = false;
+    const e = b[i + 1];
+    if (e === 0x75) {
+      if (i + 5 >= end || !isHex(b[i + 2]) || !isHex(b[i + 3]) || !isHex(b[i + 4]) || !isHex(b[i + 5])) {
+        throw new Invalid(i);
+      }
+      i += 6;
+    } else if (
+      e === QUOTE ||
+      e === BACKSLASH ||
+      e === 0x2f ||
+      e === 0x62 ||
+      e === 0x66 ||
+      e === 0x6e ||
+      e === 0x72 ||
+      e === 0x74
+    ) {
+      i += 2;
+    } else throw new Invalid(i);
   }
-  throw new Invalid(end);
 }
 
 function isDigit(c: number): boolean {
@@ -345,6 +355,7 @@ function scanObject(b: Uint8Array, pos: number, end: number, env: Envelope, capt
     i = skipWs(b, i + 1, end);
     if (top && key === "message") {
       env.hasMessage = true;
+      env.messageIsNull = b[i] === 0x6e;
       if (b[i] === OPEN_BRACE) {
         env.messageIsObject = true;
         env.role = env.messageProvider = env.messageModel = undefined;

@@ -1,0 +1,23 @@
+/**
+ * One measured run in a fresh process: `pi` (SessionManager.open + buildSessionContext) or
+ * `pisync` (read + parseSession + buildSessionContext), on the same file. Prints JSON.
+ */
+import { readFileSync } from "node:fs";
+import { SessionManager } from "@mariozechner/pi-coding-agent";
+import { buildSessionContext, parseSession } from "@pisync/format";
+
+const [which, file] = process.argv.slice(2);
+globalThis.gc?.();
+const rssBefore = process.memoryUsage().rss;
+const start = performance.now();
+let messages: number;
+if (which === "pi") {
+  const sm = SessionManager.open(file);
+  messages = sm.buildSessionContext().messages.length;
+} else {
+  const session = parseSession(readFileSync(file));
+  messages = buildSessionContext(session).messages.length;
+}
+const ms = performance.now() - start;
+const peak = process.resourceUsage().maxRSS * 1024;
+console.log(JSON.stringify({ which, ms, extraBytes: peak - rssBefore, messages }));
