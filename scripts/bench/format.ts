@@ -10,6 +10,8 @@ import { join } from "node:path";
 import { cachedSession } from "./generate-session.js";
 
 const runs = Number(process.env.BENCH_RUNS ?? 5);
+// The child imports the compiled library, as its users do.
+execFileSync("npm", ["run", "build", "-w", "@pisync/format"], { stdio: "ignore" });
 const dir = join(process.cwd(), ".bench");
 mkdirSync(dir, { recursive: true });
 const file = cachedSession(dir);
@@ -25,8 +27,10 @@ interface Run {
 function once(which: "pi" | "pisync"): Run {
   const out = execFileSync(
     process.execPath,
-    ["--expose-gc", "--conditions=source", "--import", "tsx", join(import.meta.dirname, "format-child.ts"), which, file],
-    { encoding: "utf8" },
+    ["--expose-gc", join(import.meta.dirname, "format-child.mjs"), which, file],
+    {
+      encoding: "utf8",
+    },
   );
   return JSON.parse(out.trim().split("\n").pop() as string) as Run;
 }
@@ -42,7 +46,11 @@ if (results.pi[0].messages !== results.pisync[0].messages) {
   throw new Error(`context sizes differ: pi ${results.pi[0].messages}, pisync ${results.pisync[0].messages}`);
 }
 console.log(`file: ${mb(size)}, context: ${results.pi[0].messages} messages, ${runs} runs each (medians)`);
-console.log(`pi      open + buildSessionContext: ${pi.ms.toFixed(0)} ms, extra memory ${mb(pi.mem)} (${(pi.mem / size).toFixed(2)}× file)`);
-console.log(`pisync  parseSession + context:     ${ours.ms.toFixed(0)} ms, extra memory ${mb(ours.mem)} (${(ours.mem / size).toFixed(2)}× file)`);
+console.log(
+  `pi      open + buildSessionContext: ${pi.ms.toFixed(0)} ms, extra memory ${mb(pi.mem)} (${(pi.mem / size).toFixed(2)}× file)`,
+);
+console.log(
+  `pisync  parseSession + context:     ${ours.ms.toFixed(0)} ms, extra memory ${mb(ours.mem)} (${(ours.mem / size).toFixed(2)}× file)`,
+);
 console.log(`ratio time pisync/pi: ${(ours.ms / pi.ms).toFixed(3)}  (target ≤ 0.3)`);
 console.log(`ratio extra memory / file size: ${(ours.mem / size).toFixed(2)}  (target ≤ 2)`);

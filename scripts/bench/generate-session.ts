@@ -21,7 +21,10 @@ function seeded(seed: number) {
   };
 }
 
-const WORDS = "the session tree branch compaction model tool result file line byte cloud sync pull share leaf path context".split(" ");
+const WORDS =
+  "the session tree branch compaction model tool result file line byte cloud sync pull share leaf path context".split(
+    " ",
+  );
 
 /** Generates a session file; returns its path. */
 export function generateSession(outDir: string, entries = 20_000, megabytes = 40, seed = 7): string {

@@ -57,17 +57,15 @@ function nodeFromRecord(index: SessionIndex, record: EntryRecord): PathNode {
     id: record.id,
     entry,
     settings: () => {
-      const env = record.envelope;
-      if (!env || env.hasComplexField) return entry();
+      const facts = record.facts;
+      if (!facts) return entry();
       return {
         type: record.type,
-        thinkingLevel: env.thinkingLevel,
-        provider: env.provider,
-        modelId: env.modelId,
-        message: env.hasMessage
-          ? env.messageIsObject
-            ? { role: record.role, provider: env.messageProvider, model: env.messageModel }
-            : entry().message
+        thinkingLevel: facts.thinkingLevel,
+        provider: facts.provider,
+        modelId: facts.modelId,
+        message: facts.hasMessage
+          ? { role: record.role, provider: facts.messageProvider, model: facts.messageModel }
           : undefined,
       };
     },

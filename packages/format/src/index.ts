@@ -11,8 +11,7 @@ export { completeLength, decodeUtf8, encodeUtf8, forEachLine, type LineSpan, spl
 export { CURRENT_SESSION_VERSION, v1EntryId } from "./migrate.js";
 export { entryProblems, labelsOf, nameOf, type ParsedSession, parseSession, treeProblems } from "./parse.js";
 export type { Problem, ProblemKind } from "./problems.js";
-export { Envelope, type ScanResult, scanLine } from "./scan.js";
 export * from "./schema.js";
-export { type EntryRecord, indexSession, SessionIndex } from "./session-index.js";
+export { type EntryFacts, type EntryRecord, indexSession, SessionIndex } from "./session-index.js";
 export { addUsage, emptyTotals, pathTotals, type Totals, usageOfEntry } from "./totals.js";
 export { findCycles, pathTo, type TreePath } from "./tree.js";

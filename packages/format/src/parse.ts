@@ -32,9 +32,9 @@ export interface ParsedSession {
 export function labelsOf(index: SessionIndex): Map<string, string> {
   const labels = new Map<string, string>();
   for (const record of index.records) {
-    if (record.type !== "label" || !record.envelope) continue;
-    const target = record.envelope.targetId as string;
-    const label = record.envelope.hasComplexField ? index.entry(record).label : record.envelope.label;
+    if (record.type !== "label" || !record.facts) continue;
+    const target = record.facts.targetId as string;
+    const label = record.facts.label;
     if (label) labels.set(target, label as string);
     else labels.delete(target);
   }
@@ -47,7 +47,7 @@ export function nameOf(index: SessionIndex): string | undefined {
   for (let i = index.records.length - 1; i >= 0; i--) {
     const record = index.records[i];
     if (record.type !== "session_info") continue;
-    const name = record.envelope?.name;
+    const name = record.facts?.name;
     return typeof name === "string" ? name.trim() || undefined : undefined;
   }
   return undefined;
@@ -66,8 +66,7 @@ export function treeProblems(index: SessionIndex): Problem[] {
 export function entryProblems(index: SessionIndex): Problem[] {
   const problems: Problem[] = [];
   for (const record of index.records) {
-    const env = record.envelope;
-    if (record.type === "message" && env && (!env.hasMessage || env.messageIsNull)) {
+    if (record.type === "message" && record.facts && !record.facts.hasMessage) {
       problems.push({
         kind: "invalid-entry",
         line: record.line,

@@ -3,11 +3,25 @@
  * content. Full entries are parsed on demand ({@link SessionIndex.entry}), so rebuilding a
  * context reads only the entries on its path.
  */
-import { decodeUtf8, forEachLine } from "./jsonl.js";
+import { decodeUtf8, forEachLine, type LineSpan } from "./jsonl.js";
 import { CURRENT_SESSION_VERSION, migrateEntry, migrateRole, type V1Links, v1EntryId } from "./migrate.js";
 import type { Problem } from "./problems.js";
-import { type Envelope, scanLine } from "./scan.js";
 import type { SessionHeader } from "./schema.js";
+
+/** The small fields of an entry that the tree, labels, name and settings need. */
+export interface EntryFacts {
+  targetId?: unknown;
+  label?: unknown;
+  name?: unknown;
+  thinkingLevel?: unknown;
+  provider?: unknown;
+  modelId?: unknown;
+  /** For message entries: whether `message` is neither missing nor null, and its role/provider/model. */
+  hasMessage?: boolean;
+  messageProvider?: unknown;
+  messageModel?: unknown;
+  firstKeptEntryIndex?: unknown;
+}
 
 /** One JSON value after the header, in file order. */
 export interface EntryRecord {
@@ -26,35 +40,69 @@ export interface EntryRecord {
   timestamp: string | undefined;
   /** `message.role` of a message entry, after migration. */
   role: string | undefined;
-  /** The scalar fields captured while scanning. */
-  envelope: Envelope | undefined;
+  facts: EntryFacts | undefined;
   /** Set for v1 files: the links pi's migration gives this entry. */
   v1: V1Links | undefined;
+  /** The parsed entry, kept when it is part of the default leaf's context (see the index's build). */
+  cached: Record<string, unknown> | undefined;
 }
 
-const TORN_MARKER = new TextEncoder().encode('{"type":"');
-
-function containsAfterStart(bytes: Uint8Array, start: number, end: number, needle: Uint8Array): boolean {
-  let from = start + 1;
-  for (;;) {
-    const at = bytes.indexOf(needle[0], from);
-    if (at < 0 || at + needle.length > end) return false;
-    let k = 1;
-    while (k < needle.length && bytes[at + k] === needle[k]) k++;
-    if (k === needle.length) return true;
-    from = at + 1;
-  }
-}
+type Json = Record<string, unknown>;
 
 function asString(value: unknown): string | undefined {
   return typeof value === "string" ? value : undefined;
 }
 
-function isHeader(env: Envelope): boolean {
-  return env.type === "session" && typeof env.id === "string";
+function isObject(value: unknown): value is Json {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
-/** A session file, indexed. Immutable once built. */
+function isHeader(value: unknown): value is SessionHeader {
+  return isObject(value) && value.type === "session" && typeof value.id === "string";
+}
+
+function factsOf(entry: Json): EntryFacts {
+  switch (entry.type) {
+    case "message": {
+      const message = entry.message as Json | null | undefined;
+      const hasMessage = message !== undefined && message !== null;
+      return {
+        hasMessage,
+        messageProvider: hasMessage ? message.provider : undefined,
+        messageModel: hasMessage ? message.model : undefined,
+      };
+    }
+    case "label":
+      return { targetId: entry.targetId, label: entry.label };
+    case "session_info":
+      return { name: entry.name };
+    case "thinking_level_change":
+      return { thinkingLevel: entry.thinkingLevel };
+    case "model_change":
+      return { provider: entry.provider, modelId: entry.modelId };
+    case "compaction":
+      return { firstKeptEntryIndex: entry.firstKeptEntryIndex };
+    default:
+      return {};
+  }
+}
+
+/** Types whose full content goes into a context. */
+const CONTENT_TYPES = new Set(["message", "custom_message", "branch_summary", "compaction"]);
+
+/** What one line holds, once parsed. */
+type Parsed = { ok: true; value: unknown; text: string } | { ok: false; text: string } | { blank: true };
+
+/**
+ * A session file, indexed. Immutable once built.
+ *
+ * Built in one pass over the lines, last to first, each parsed with `JSON.parse` (so a line is
+ * accepted exactly when pi accepts it) and reduced to a small record. Walking backwards, the
+ * entries the default leaf's context needs come first (pi's default leaf is the last line, and
+ * parents precede their children): those are kept parsed, up to the last compaction's kept
+ * range, and everything else is dropped. So reading a session costs one parse of each line, and
+ * memory holds the bytes, the records and that one context.
+ */
 export class SessionIndex {
   /** The header line's JSON, as read (with `version` set to the current one, as pi reports it). */
   header: SessionHeader | undefined = undefined;
@@ -74,93 +122,82 @@ export class SessionIndex {
     this.build();
   }
 
-  private build(): void {
-    const bytes = this.bytes;
-    let seenFirstValue = false;
-    let pendingTitleSlot: { line: number; offset: number; length: number } | undefined;
-    // Index among the file's parsed values, as pi's migration counts them (header = 0).
-    let valueIndex = 0;
-    const recordByValueIndex = new Map<number, number>();
+  private parseLine(span: LineSpan): Parsed {
     // A UTF-8 byte order mark at the very start is trimmed by pi (String.prototype.trim).
-    const bomLength = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+    const bom = span.offset === 0 && this.bytes[0] === 0xef && this.bytes[1] === 0xbb && this.bytes[2] === 0xbf ? 3 : 0;
+    const text = decodeUtf8(this.bytes.subarray(span.offset + bom, span.offset + span.length));
+    // pi skips a line that trims to nothing, and any line JSON.parse refuses.
+    if (text.trim() === "") return { blank: true };
+    try {
+      return { ok: true, value: JSON.parse(text), text };
+    } catch {
+      return { ok: false, text };
+    }
+  }
 
-    this.completeLength = forEachLine(bytes, (span) => {
-      const start = span.offset === 0 ? bomLength : span.offset;
-      const end = span.offset + span.length;
-      if (isBlank(bytes, start, end)) return;
-      const scanned = scanLine(bytes, start, end);
+  private build(): void {
+    const spans: LineSpan[] = [];
+    this.completeLength = forEachLine(this.bytes, (span) => spans.push(span));
+    if (this.completeLength < this.bytes.length) {
+      this.problems.push({
+        kind: "unterminated-line",
+        offset: this.completeLength,
+        length: this.bytes.length - this.completeLength,
+        message: "the last line has no newline yet; held back",
+      });
+    }
+    const skip = this.findHeader(spans);
+    const reversed: EntryRecord[] = [];
+    // Which parsed values pi's v1 migration counts (it indexes them, the header being 0).
+    const isValue = new Uint8Array(spans.length);
+    const keeper = new ContextKeeper();
+    for (let k = spans.length - 1; k >= 0; k--) {
+      if (skip.has(k)) {
+        isValue[k] = 1;
+        continue;
+      }
+      const span = spans[k];
+      const parsed = this.parseLine(span);
+      if ("blank" in parsed) continue;
       const where = { line: span.line, offset: span.offset, length: span.length };
-      if (scanned.kind === "invalid") {
-        const torn = containsAfterStart(bytes, start, end, TORN_MARKER);
+      if (!parsed.ok) {
+        const torn = parsed.text.indexOf('{"type":"', 1) > 0;
         this.problems.push({
           kind: torn ? "torn-line" : "invalid-json",
           ...where,
           message: torn
             ? `line ${span.line} is a torn write with another entry glued onto it; skipped`
-            : `line ${span.line} is not valid JSON (at byte ${scanned.at - span.offset}); skipped`,
+            : `line ${span.line} is not valid JSON; skipped`,
         });
-        return;
+        continue;
       }
-      const currentValueIndex = valueIndex++;
-      if (!seenFirstValue) {
-        seenFirstValue = true;
-        if (scanned.kind === "object" && isHeader(scanned.envelope)) {
-          this.acceptHeader(span.line, start, end, scanned.envelope);
-          return;
-        }
-        if (scanned.kind === "object" && scanned.envelope.type === "title") {
-          // oh-my-pi's fixed-width title slot precedes the header; oh-my-pi reads past it.
-          pendingTitleSlot = where;
-          valueIndex = 0;
-          return;
-        }
-        this.problems.push({
-          kind: "missing-header",
-          ...where,
-          message: "the file does not start with a session header",
-        });
-      } else if (pendingTitleSlot) {
-        const slot = pendingTitleSlot;
-        pendingTitleSlot = undefined;
-        if (scanned.kind === "object" && isHeader(scanned.envelope)) {
-          this.problems.push({
-            kind: "title-slot",
-            ...slot,
-            message: "oh-my-pi title slot before the header; read past",
-          });
-          this.acceptHeader(span.line, start, end, scanned.envelope);
-          return;
-        }
-        this.problems.push({
-          kind: "missing-header",
-          ...slot,
-          message: "the file does not start with a session header",
-        });
-      }
-      if (scanned.kind === "null") {
+      isValue[k] = 1;
+      const value = parsed.value;
+      if (value === null) {
         this.problems.push({ kind: "not-an-entry", ...where, message: `line ${span.line} is null; skipped` });
-        return;
+        continue;
       }
-      if (scanned.kind === "object" && scanned.envelope.type === "session" && this.header) {
+      if (this.header && isObject(value) && value.type === "session") {
         this.problems.push({
           kind: "extra-header",
           ...where,
           message: `line ${span.line} is a second session header; ignored`,
         });
-        return;
+        continue;
       }
-      const env = scanned.kind === "object" ? scanned.envelope : undefined;
+      const entry = isObject(value) ? value : undefined;
       const record: EntryRecord = {
-        index: this.records.length,
+        index: -1,
         ...where,
-        isObject: env !== undefined,
-        type: asString(env?.type),
-        id: asString(env?.id),
-        parentId: asString(env?.parentId) || null,
-        timestamp: asString(env?.timestamp),
-        role: undefined,
-        envelope: env,
+        isObject: entry !== undefined,
+        type: asString(entry?.type),
+        id: asString(entry?.id),
+        parentId: asString(entry?.parentId) || null,
+        timestamp: asString(entry?.timestamp),
+        role: entry && isObject(entry.message) ? asString(migrateRole(entry.message.role, this.version)) : undefined,
+        facts: entry ? factsOf(entry) : undefined,
         v1: undefined,
+        cached: undefined,
       };
       if (!record.type || (record.id === undefined && this.version >= 2)) {
         this.problems.push({
@@ -169,42 +206,29 @@ export class SessionIndex {
           message: `line ${span.line} is not an entry (no type or id)`,
         });
       }
-      recordByValueIndex.set(currentValueIndex, record.index);
-      this.records.push(record);
-    });
-
-    if (pendingTitleSlot) {
-      this.problems.push({
-        kind: "missing-header",
-        ...pendingTitleSlot,
-        message: "the file has a title slot but no header",
-      });
+      if (reversed.length === 0) keeper.start(record);
+      if (entry && keeper.offer(record, entry)) record.cached = migrateEntry(entry, this.version);
+      reversed.push(record);
     }
-    if (this.completeLength < bytes.length) {
-      this.problems.push({
-        kind: "unterminated-line",
-        offset: this.completeLength,
-        length: bytes.length - this.completeLength,
-        message: "the last line has no newline yet; held back",
-      });
+    for (let i = reversed.length - 1; i >= 0; i--) {
+      const record = reversed[i];
+      record.index = this.records.length;
+      this.records.push(record);
     }
     // Without a header, the entries say which version they are: ids mean v2 or later.
     if (!this.header && this.records.some((r) => r.id !== undefined)) this.version = CURRENT_SESSION_VERSION;
-    if (this.version < 2) this.migrateV1(recordByValueIndex);
+    if (this.version < 2) this.migrateV1(spans, isValue);
     for (const record of this.records) {
-      if (record.envelope && record.type === "message")
-        record.role = asString(migrateRole(record.envelope.role, this.version));
-      if (record.id !== undefined) {
-        if (this.byIdMap.has(record.id)) {
-          this.problems.push({
-            kind: "duplicate-id",
-            line: record.line,
-            id: record.id,
-            message: `id ${record.id} is used again at line ${record.line}; the later line wins`,
-          });
-        }
-        this.byIdMap.set(record.id, record.index);
+      if (record.id === undefined) continue;
+      if (this.byIdMap.has(record.id)) {
+        this.problems.push({
+          kind: "duplicate-id",
+          line: record.line,
+          id: record.id,
+          message: `id ${record.id} is used again at line ${record.line}; the later line wins`,
+        });
       }
+      this.byIdMap.set(record.id, record.index);
     }
     for (const record of this.records) {
       if (record.parentId !== null && !this.byIdMap.has(record.parentId)) {
@@ -218,21 +242,68 @@ export class SessionIndex {
     }
   }
 
-  private acceptHeader(line: number, start: number, end: number, env: Envelope): void {
-    const header = JSON.parse(decodeUtf8(this.bytes.subarray(start, end))) as SessionHeader;
-    this.version = typeof env.version === "number" ? env.version : 1;
+  /**
+   * The header is the file's first JSON value (pi's rule). oh-my-pi writes a title slot line
+   * before it, which oh-my-pi itself reads past: so do we. Returns the span indexes consumed.
+   */
+  private findHeader(spans: LineSpan[]): Set<number> {
+    for (let k = 0; k < spans.length; k++) {
+      const first = this.parseLine(spans[k]);
+      if ("blank" in first || !first.ok) continue;
+      if (isHeader(first.value)) {
+        this.acceptHeader(spans[k].line, first.value);
+        return new Set([k]);
+      }
+      const where = { line: spans[k].line, offset: spans[k].offset, length: spans[k].length };
+      if (isObject(first.value) && first.value.type === "title") {
+        for (let j = k + 1; j < spans.length; j++) {
+          const next = this.parseLine(spans[j]);
+          if ("blank" in next || !next.ok) continue;
+          if (isHeader(next.value)) {
+            this.problems.push({
+              kind: "title-slot",
+              ...where,
+              message: "oh-my-pi title slot before the header; read past",
+            });
+            this.acceptHeader(spans[j].line, next.value);
+            return new Set([k, j]);
+          }
+          break;
+        }
+      }
+      this.problems.push({
+        kind: "missing-header",
+        ...where,
+        message: "the file does not start with a session header",
+      });
+      return new Set();
+    }
+    return new Set();
+  }
+
+  private acceptHeader(line: number, header: SessionHeader): void {
+    this.version = typeof header.version === "number" ? header.version : 1;
     this.header = { ...header, version: CURRENT_SESSION_VERSION };
     this.headerLine = line;
   }
 
   /** pi's v1 → v2 migration, on the records: ids by line, a linear parent chain. */
-  private migrateV1(recordByValueIndex: Map<number, number>): void {
+  private migrateV1(spans: LineSpan[], isValue: Uint8Array): void {
+    const recordByValueIndex = new Map<number, number>();
+    const recordByLine = new Map(this.records.map((r) => [r.line, r.index]));
+    let valueIndex = 0;
+    for (let k = 0; k < spans.length; k++) {
+      if (!isValue[k]) continue;
+      const at = recordByLine.get(spans[k].line);
+      if (at !== undefined) recordByValueIndex.set(valueIndex, at);
+      valueIndex++;
+    }
     let previous: string | null = null;
     for (const record of this.records) {
       if (!record.isObject) continue;
       const id = v1EntryId(record.line);
       const links: V1Links = { id, parentId: previous };
-      const target = record.envelope?.firstKeptEntryIndex;
+      const target = record.facts?.firstKeptEntryIndex;
       if (record.type === "compaction" && typeof target === "number") {
         const targetRecord = recordByValueIndex.get(target);
         // pi reads the target's id while migrating in order: only earlier entries have one yet.
@@ -243,6 +314,7 @@ export class SessionIndex {
       record.id = id;
       record.parentId = previous;
       record.v1 = links;
+      record.cached = undefined;
       previous = id;
     }
   }
@@ -270,7 +342,10 @@ export class SessionIndex {
 
   /** The full entry of a record, parsed from its line and migrated to the current version. */
   entry(record: EntryRecord): Record<string, unknown> {
-    const value = JSON.parse(decodeUtf8(this.bytes.subarray(record.offset, record.offset + record.length)));
+    if (record.cached) return record.cached;
+    const bom =
+      record.offset === 0 && this.bytes[0] === 0xef && this.bytes[1] === 0xbb && this.bytes[2] === 0xbf ? 3 : 0;
+    const value = JSON.parse(decodeUtf8(this.bytes.subarray(record.offset + bom, record.offset + record.length)));
     if (!record.isObject) return value;
     return migrateEntry(value, this.version, record.v1);
   }
@@ -305,12 +380,34 @@ export class SessionIndex {
   }
 }
 
-function isBlank(bytes: Uint8Array, start: number, end: number): boolean {
-  for (let i = start; i < end; i++) {
-    const c = bytes[i];
-    if (c !== 0x20 && c !== 0x09 && c !== 0x0d && c !== 0x0b && c !== 0x0c) return false;
+/**
+ * Decides, during the backward pass, which entries the default leaf's context will read: the
+ * path from the last line up, as long as it is inside the last compaction's kept range.
+ */
+class ContextKeeper {
+  private wanted: string | undefined;
+  private state: "all" | "until" | "none" = "all";
+  private keepUntil: unknown;
+
+  start(last: EntryRecord): void {
+    this.wanted = last.id;
   }
-  return true;
+
+  /** Called for each record, last to first, with its entry; true when the entry should be kept. */
+  offer(record: EntryRecord, entry: Json): boolean {
+    if (record.id === undefined || record.id !== this.wanted) return false;
+    this.wanted = record.parentId ?? undefined;
+    const keep = this.state !== "none" && CONTENT_TYPES.has(record.type ?? "");
+    if (this.state === "all" && record.type === "compaction") {
+      // The last compaction on the path: its kept range is all that precedes it in the context.
+      if (Array.isArray(entry.retainedTail)) this.state = "none";
+      else {
+        this.state = "until";
+        this.keepUntil = entry.firstKeptEntryId;
+      }
+    } else if (this.state === "until" && record.id === this.keepUntil) this.state = "none";
+    return keep;
+  }
 }
 
 /**

@@ -1,7 +1,6 @@
-/**
- * One measured run in a fresh process: `pi` (SessionManager.open + buildSessionContext) or
- * `pisync` (read + parseSession + buildSessionContext), on the same file. Prints JSON.
- */
+// One measured run in a fresh process, on the compiled library (as users run it): `pi`
+// (SessionManager.open + buildSessionContext) or `pisync` (read + parseSession +
+// buildSessionContext), on the same file. Prints JSON.
 import { readFileSync } from "node:fs";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { buildSessionContext, parseSession } from "@pisync/format";
@@ -10,7 +9,7 @@ const [which, file] = process.argv.slice(2);
 globalThis.gc?.();
 const rssBefore = process.memoryUsage().rss;
 const start = performance.now();
-let messages: number;
+let messages;
 if (which === "pi") {
   const sm = SessionManager.open(file);
   messages = sm.buildSessionContext().messages.length;
