@@ -37,55 +37,49 @@ export interface ContextSource {
 
 type Entry = Record<string, unknown>;
 
-/** One entry on a path, with its full content parsed only when asked for. */
-interface PathNode {
-  type: string | undefined;
-  id: string | undefined;
-  /** The few fields step 2 needs, without parsing message content when the index has them. */
-  settings(): Entry;
-  entry(): Entry;
+/** How the context rules read the entries of a path: index records, or entry objects as pi holds them. */
+interface PathReader<N> {
+  type(node: N): unknown;
+  id(node: N): unknown;
+  /** The thinking level of a `thinking_level_change`. */
+  thinkingLevel(node: N): unknown;
+  /** The model a `model_change` sets. */
+  modelChange(node: N): SessionContext["model"];
+  /** The model an assistant message sets, or undefined when the node is not one. */
+  assistantModel(node: N): SessionContext["model"] | undefined;
+  entry(node: N): Entry;
 }
 
-function nodeFromRecord(index: SessionIndex, record: EntryRecord): PathNode {
-  let full: Entry | undefined;
-  const entry = () => {
-    full ??= index.entry(record);
-    return full;
-  };
+function indexReader(index: SessionIndex): PathReader<EntryRecord> {
   return {
-    type: record.type,
-    id: record.id,
-    entry,
-    settings: () => {
-      const facts = record.facts;
-      if (!facts) return entry();
-      return {
-        type: record.type,
-        thinkingLevel: facts.thinkingLevel,
-        provider: facts.provider,
-        modelId: facts.modelId,
-        message: facts.hasMessage
-          ? { role: record.role, provider: facts.messageProvider, model: facts.messageModel }
-          : undefined,
-      };
-    },
+    type: (r) => r.type,
+    id: (r) => r.id,
+    thinkingLevel: (r) => r.facts?.thinkingLevel,
+    modelChange: (r) => ({ provider: r.facts?.provider as string, modelId: r.facts?.modelId as string }),
+    assistantModel: (r) =>
+      r.facts?.hasMessage && r.role === "assistant"
+        ? { provider: r.facts.messageProvider as string, modelId: r.facts.messageModel as string }
+        : undefined,
+    entry: (r) => index.entry(r),
   };
 }
 
-function nodeFromEntry(entry: Entry): PathNode {
-  return {
-    type: typeof entry.type === "string" ? entry.type : undefined,
-    id: typeof entry.id === "string" ? entry.id : undefined,
-    entry: () => entry,
-    settings: () => entry,
-  };
-}
+const entryReader: PathReader<Entry> = {
+  type: (e) => e.type,
+  id: (e) => e.id,
+  thinkingLevel: (e) => e.thinkingLevel,
+  modelChange: (e) => ({ provider: e.provider as string, modelId: e.modelId as string }),
+  assistantModel: (e) => {
+    const message = e.message as Entry | null | undefined;
+    return message !== undefined && message !== null && message.role === "assistant"
+      ? { provider: message.provider as string, modelId: message.model as string }
+      : undefined;
+  },
+  entry: (e) => e,
+};
 
 /** pi's walk over a plain entry array: a map by id (last wins), the leaf or the last entry. */
-function pathOverArray(
-  entries: readonly unknown[],
-  leafId: string | undefined,
-): { nodes: PathNode[]; cycleAt?: string } {
+function pathOverArray(entries: readonly unknown[], leafId: string | undefined): { nodes: Entry[]; cycleAt?: string } {
   const byId = new Map<unknown, Entry>();
   for (const e of entries) if (e && typeof e === "object") byId.set((e as Entry).id, e as Entry);
   let leaf = leafId ? byId.get(leafId) : undefined;
@@ -94,12 +88,12 @@ function pathOverArray(
   const seen = new Set<Entry>();
   let current = leaf && typeof leaf === "object" ? leaf : undefined;
   while (current) {
-    if (seen.has(current)) return { nodes: reversed.reverse().map(nodeFromEntry), cycleAt: String(current.id) };
+    if (seen.has(current)) return { nodes: reversed.reverse(), cycleAt: String(current.id) };
     seen.add(current);
     reversed.push(current);
     current = current.parentId ? byId.get(current.parentId) : undefined;
   }
-  return { nodes: reversed.reverse().map(nodeFromEntry) };
+  return { nodes: reversed.reverse() };
 }
 
 function timestampOf(entry: Entry): number {
@@ -111,34 +105,32 @@ function isMissing(value: unknown): boolean {
 }
 
 /** Steps 2–4 over a path, root first. */
-function contextOfPath(nodes: PathNode[], report: (problem: Problem) => void): SessionContext {
+function contextOfPath<N>(nodes: N[], read: PathReader<N>, report: (problem: Problem) => void): SessionContext {
   let thinkingLevel: unknown = "off";
   let model: SessionContext["model"] = null;
-  let compaction: PathNode | undefined;
-  for (const node of nodes) {
-    if (node.type === "thinking_level_change") thinkingLevel = node.settings().thinkingLevel;
-    else if (node.type === "model_change") {
-      const s = node.settings();
-      model = { provider: s.provider as string, modelId: s.modelId as string };
-    } else if (node.type === "message") {
-      const message = node.settings().message as Entry | null | undefined;
-      if (!isMissing(message) && message?.role === "assistant") {
-        model = { provider: message.provider as string, modelId: message.model as string };
-      }
-    } else if (node.type === "compaction") compaction = node;
+  let compactionAt = -1;
+  for (let i = 0; i < nodes.length; i++) {
+    const node = nodes[i];
+    const type = read.type(node);
+    if (type === "thinking_level_change") thinkingLevel = read.thinkingLevel(node);
+    else if (type === "model_change") model = read.modelChange(node);
+    else if (type === "message") model = read.assistantModel(node) ?? model;
+    else if (type === "compaction") compactionAt = i;
   }
 
   const messages: AgentMessage[] = [];
-  const append = (node: PathNode) => {
-    if (node.type === "message") {
-      const message = node.entry().message;
+  const append = (node: N) => {
+    const type = read.type(node);
+    if (type === "message") {
+      const message = read.entry(node).message;
       if (isMissing(message)) {
-        report({ kind: "invalid-entry", id: node.id, message: `message entry ${node.id} has no message; skipped` });
+        const id = read.id(node) as string;
+        report({ kind: "invalid-entry", id, message: `message entry ${id} has no message; skipped` });
         return;
       }
       messages.push(message as AgentMessage);
-    } else if (node.type === "custom_message") {
-      const e = node.entry();
+    } else if (type === "custom_message") {
+      const e = read.entry(node);
       messages.push({
         role: "custom",
         customType: e.customType,
@@ -147,8 +139,8 @@ function contextOfPath(nodes: PathNode[], report: (problem: Problem) => void): S
         details: e.details,
         timestamp: timestampOf(e),
       } as AgentMessage);
-    } else if (node.type === "branch_summary") {
-      const e = node.entry();
+    } else if (type === "branch_summary") {
+      const e = read.entry(node);
       if (e.summary) {
         messages.push({
           role: "branchSummary",
@@ -160,27 +152,26 @@ function contextOfPath(nodes: PathNode[], report: (problem: Problem) => void): S
     }
   };
 
-  if (!compaction) {
+  if (compactionAt < 0) {
     for (const node of nodes) append(node);
   } else {
-    const c = compaction.entry();
+    const c = read.entry(nodes[compactionAt]);
     messages.push({
       role: "compactionSummary",
       summary: c.summary,
       tokensBefore: c.tokensBefore,
       timestamp: timestampOf(c),
     } as AgentMessage);
-    const at = nodes.indexOf(compaction);
     if (Array.isArray(c.retainedTail)) {
       messages.push(...(c.retainedTail as AgentMessage[]));
     } else {
       let kept = false;
-      for (let i = 0; i < at; i++) {
-        if (nodes[i].id === c.firstKeptEntryId) kept = true;
+      for (let i = 0; i < compactionAt; i++) {
+        if (read.id(nodes[i]) === c.firstKeptEntryId) kept = true;
         if (kept) append(nodes[i]);
       }
     }
-    for (let i = at + 1; i < nodes.length; i++) append(nodes[i]);
+    for (let i = compactionAt + 1; i < nodes.length; i++) append(nodes[i]);
   }
   return { messages, thinkingLevel: thinkingLevel as string, model };
 }
@@ -213,20 +204,20 @@ export function buildSessionContext(
 ): SessionContext {
   if (leafId === null) return EMPTY();
   const report = options.onProblem ?? (() => {});
-  let nodes: PathNode[];
-  let cycleAt: string | undefined;
+  const reportCycle = (cycleAt: string | undefined) => {
+    if (cycleAt !== undefined) {
+      report({ kind: "parent-cycle", id: cycleAt, message: `the path loops back to ${cycleAt}; cut there` });
+    }
+  };
   if (Array.isArray(source)) {
-    ({ nodes, cycleAt } = pathOverArray(source, leafId));
-  } else {
-    const index = "index" in source ? (source as ContextSource).index : (source as SessionIndex);
-    const leaf = (leafId ? index.byId(leafId) : undefined) ?? index.defaultLeaf;
-    if (!leaf) return EMPTY();
-    const path = pathTo(index, leaf);
-    cycleAt = path.cycleAt;
-    nodes = path.records.map((record) => nodeFromRecord(index, record));
+    const { nodes, cycleAt } = pathOverArray(source, leafId);
+    reportCycle(cycleAt);
+    return contextOfPath(nodes, entryReader, report);
   }
-  if (cycleAt !== undefined) {
-    report({ kind: "parent-cycle", id: cycleAt, message: `the path loops back to ${cycleAt}; cut there` });
-  }
-  return contextOfPath(nodes, report);
+  const index = "index" in source ? (source as ContextSource).index : (source as SessionIndex);
+  const leaf = (leafId ? index.byId(leafId) : undefined) ?? index.defaultLeaf;
+  if (!leaf) return EMPTY();
+  const path = pathTo(index, leaf);
+  reportCycle(path.cycleAt);
+  return contextOfPath(path.records, indexReader(index), report);
 }

@@ -8,10 +8,20 @@
  */
 export { type BuildContextOptions, buildSessionContext, type SessionContext } from "./context.js";
 export { completeLength, decodeUtf8, encodeUtf8, forEachLine, type LineSpan, splitLines } from "./jsonl.js";
+export {
+  isHeader,
+  type Json,
+  type LineRead,
+  type LineRecord,
+  lineProblem,
+  readLine,
+  recordOf,
+  recordProblem,
+} from "./lines.js";
 export { CURRENT_SESSION_VERSION, v1EntryId } from "./migrate.js";
 export { entryProblems, labelsOf, nameOf, type ParsedSession, parseSession, treeProblems } from "./parse.js";
 export type { Problem, ProblemKind } from "./problems.js";
 export * from "./schema.js";
-export { type EntryFacts, type EntryRecord, indexSession, SessionIndex } from "./session-index.js";
+export { type EntryFacts, type EntryRecord, type IndexParts, indexSession, SessionIndex } from "./session-index.js";
 export { addUsage, emptyTotals, pathTotals, type Totals, usageOfEntry } from "./totals.js";
 export { findCycles, pathTo, type TreePath } from "./tree.js";

@@ -15,15 +15,15 @@ export interface TreePath {
 /** The path from the root down to `leaf`. A cycle ends the walk where it closes. */
 export function pathTo(index: SessionIndex, leaf: EntryRecord): TreePath {
   const reversed: EntryRecord[] = [];
-  const seen = new Set<number>();
+  const seen = new Uint8Array(index.records.length);
   let current: EntryRecord | undefined = leaf;
   let cycleAt: string | undefined;
   while (current) {
-    if (seen.has(current.index)) {
+    if (seen[current.index]) {
       cycleAt = current.id;
       break;
     }
-    seen.add(current.index);
+    seen[current.index] = 1;
     reversed.push(current);
     current = index.parentOf(current);
   }

@@ -1,0 +1,163 @@
+/**
+ * Reading one line of a session file, as pi does (skip lines that trim to nothing and lines
+ * `JSON.parse` refuses), and reducing an entry to the small record the tree index keeps.
+ * Shared by the whole-file reader and by the service, which indexes each appended batch.
+ */
+import { decodeUtf8, type LineSpan } from "./jsonl.js";
+import type { Problem } from "./problems.js";
+import type { SessionHeader } from "./schema.js";
+
+/** The small fields of an entry that the tree, labels, name, settings and context plan need. */
+export interface EntryFacts {
+  targetId?: unknown;
+  label?: unknown;
+  name?: unknown;
+  thinkingLevel?: unknown;
+  provider?: unknown;
+  modelId?: unknown;
+  /** Message entries: whether `message` is neither missing nor null, and its provider/model. */
+  hasMessage?: boolean;
+  messageProvider?: unknown;
+  messageModel?: unknown;
+  /** Compaction entries. */
+  firstKeptEntryId?: unknown;
+  firstKeptEntryIndex?: unknown;
+  hasRetainedTail?: boolean;
+}
+
+/** What the tree index keeps of one line: plain data, storable as JSON. */
+export interface LineRecord {
+  /** 1-based line number in the file. */
+  line: number;
+  /** Byte offset and length of the line (without its `\n`). */
+  offset: number;
+  length: number;
+  /** pi's position of this value among the file's parsed values, the header being 0 (v1 migration counts these). */
+  value: number;
+  /** Whether the value is a JSON object; anything else is junk that pi still keeps (and may take as the leaf). */
+  isObject: boolean;
+  type?: string;
+  id?: string;
+  /** The parent id; `null` for a root. */
+  parentId: string | null;
+  timestamp?: string;
+  /** `message.role` as written (before the v2 → v3 rename). */
+  role?: string;
+  facts?: EntryFacts;
+}
+
+export type Json = Record<string, unknown>;
+
+/** One line, read. */
+export type LineRead = { kind: "blank" } | { kind: "invalid"; torn: boolean } | { kind: "value"; value: unknown };
+
+/** Reads a line: blank (pi skips it silently), invalid JSON (pi skips it), or a JSON value. */
+export function readLine(bytes: Uint8Array, span: LineSpan): LineRead {
+  // A UTF-8 byte order mark at the very start is trimmed by pi (String.prototype.trim).
+  const bom = span.offset === 0 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  const text = decodeUtf8(bytes.subarray(span.offset + bom, span.offset + span.length));
+  if (text.trim() === "") return { kind: "blank" };
+  try {
+    return { kind: "value", value: JSON.parse(text) };
+  } catch {
+    // A torn write followed by the next entry leaves the start of an entry mid-line.
+    return { kind: "invalid", torn: text.indexOf('{"type":"', 1) > 0 };
+  }
+}
+
+/** Parses the entry of a record from the file's bytes. */
+export function parseRecordLine(bytes: Uint8Array, record: Pick<LineRecord, "offset" | "length">): unknown {
+  const bom = record.offset === 0 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  return JSON.parse(decodeUtf8(bytes.subarray(record.offset + bom, record.offset + record.length)));
+}
+
+export function isObject(value: unknown): value is Json {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+export function isHeader(value: unknown): value is SessionHeader {
+  return isObject(value) && value.type === "session" && typeof value.id === "string";
+}
+
+function asString(value: unknown): string | undefined {
+  return typeof value === "string" ? value : undefined;
+}
+
+function factsOf(entry: Json): EntryFacts {
+  switch (entry.type) {
+    case "message": {
+      const message = entry.message as Json | null | undefined;
+      if (message === undefined || message === null) return { hasMessage: false };
+      return { hasMessage: true, messageProvider: message.provider, messageModel: message.model };
+    }
+    case "label":
+      return { targetId: entry.targetId, label: entry.label };
+    case "session_info":
+      return { name: entry.name };
+    case "thinking_level_change":
+      return { thinkingLevel: entry.thinkingLevel };
+    case "model_change":
+      return { provider: entry.provider, modelId: entry.modelId };
+    case "compaction":
+      return {
+        firstKeptEntryId: entry.firstKeptEntryId,
+        firstKeptEntryIndex: entry.firstKeptEntryIndex,
+        hasRetainedTail: Array.isArray(entry.retainedTail),
+      };
+    default:
+      return {};
+  }
+}
+
+/** The record of a parsed value (`null` and extra headers are the caller's to refuse first). */
+export function recordOf(span: LineSpan, value: unknown, valueIndex: number): LineRecord {
+  // Every field is always set, in one order: records stay one object shape (fast to build and
+  // read by the thousand); JSON.stringify drops the undefined ones when a record is stored.
+  const entry = isObject(value) ? value : undefined;
+  const message = entry?.type === "message" && isObject(entry.message) ? entry.message : undefined;
+  return {
+    line: span.line,
+    offset: span.offset,
+    length: span.length,
+    value: valueIndex,
+    isObject: entry !== undefined,
+    type: asString(entry?.type),
+    id: asString(entry?.id),
+    parentId: asString(entry?.parentId) || null,
+    timestamp: asString(entry?.timestamp),
+    role: asString(message?.role),
+    facts: entry ? factsOf(entry) : undefined,
+  };
+}
+
+/** The problem reported for a line that is not kept as an entry, if any. */
+export function lineProblem(span: LineSpan, read: LineRead, hasHeader: boolean): Problem | undefined {
+  const where = { line: span.line, offset: span.offset, length: span.length };
+  if (read.kind === "invalid") {
+    return read.torn
+      ? {
+          kind: "torn-line",
+          ...where,
+          message: `line ${span.line} is a torn write with another entry glued onto it; skipped`,
+        }
+      : { kind: "invalid-json", ...where, message: `line ${span.line} is not valid JSON; skipped` };
+  }
+  if (read.kind !== "value") return undefined;
+  if (read.value === null) return { kind: "not-an-entry", ...where, message: `line ${span.line} is null; skipped` };
+  if (hasHeader && isObject(read.value) && read.value.type === "session") {
+    return { kind: "extra-header", ...where, message: `line ${span.line} is a second session header; ignored` };
+  }
+  return undefined;
+}
+
+/** The problem for a kept value that is not a usable entry (no type, or no id after v1). */
+export function recordProblem(record: LineRecord, version: number): Problem | undefined {
+  if (record.type && (record.id !== undefined || version < 2)) return undefined;
+  return {
+    kind: "not-an-entry",
+    line: record.line,
+    offset: record.offset,
+    length: record.length,
+    message: `line ${record.line} is not an entry (no type or id)`,
+  };
+}
