@@ -10,6 +10,7 @@ export default defineConfig({
       "infra/test/**/*.test.ts",
       "scripts/**/*.test.ts",
     ],
+    globalSetup: ["scripts/test-servers/global-setup.ts"],
     testTimeout: 30_000,
     hookTimeout: 120_000,
   },

@@ -1,0 +1,85 @@
+/**
+ * Blobs as files under one folder. Writes are atomic (temp file, fsync, rename), so a crash
+ * leaves the old object or the new one, never a half-written one.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
+import { dirname, join, relative, sep } from "node:path";
+import { NotFoundError } from "../errors.js";
+import type { BlobStore } from "../ports.js";
+
+const SAFE_KEY = /^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)*$/;
+
+export class FileBlobStore implements BlobStore {
+  constructor(private readonly root: string) {}
+
+  private path(key: string): string {
+    // Keys come from validated ids, but the file system is the last line: no `..`, no absolute paths.
+    if (!SAFE_KEY.test(key) || key.split("/").some((part) => part === "." || part === "..")) {
+      throw new Error(`unsafe blob key: ${key}`);
+    }
+    return join(this.root, ...key.split("/"));
+  }
+
+  async put(key: string, body: Uint8Array): Promise<void> {
+    const path = this.path(key);
+    await mkdir(dirname(path), { recursive: true });
+    const temp = `${path}.${randomBytes(6).toString("hex")}.tmp`;
+    const file = await open(temp, "w");
+    try {
+      await file.writeFile(body);
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+    await rename(temp, path);
+  }
+
+  async get(key: string, range?: { start: number; end: number }): Promise<Uint8Array> {
+    const path = this.path(key);
+    try {
+      if (!range) return new Uint8Array(await readFile(path));
+      const file = await open(path, "r");
+      try {
+        const length = Math.max(0, range.end - range.start);
+        const buffer = new Uint8Array(length);
+        const { bytesRead } = await file.read(buffer, 0, length, range.start);
+        return buffer.subarray(0, bytesRead);
+      } finally {
+        await file.close();
+      }
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new NotFoundError(key);
+      throw error;
+    }
+  }
+
+  async delete(keys: readonly string[]): Promise<void> {
+    await Promise.all(keys.map((key) => rm(this.path(key), { force: true })));
+  }
+
+  async list(prefix: string): Promise<string[]> {
+    const base = join(this.root, ...prefix.split("/").filter(Boolean));
+    const found: string[] = [];
+    const walk = async (dir: string): Promise<void> => {
+      let entries: import("node:fs").Dirent[];
+      try {
+        entries = await readdir(dir, { withFileTypes: true });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
+        throw error;
+      }
+      for (const entry of entries) {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) await walk(path);
+        else if (!entry.name.endsWith(".tmp")) found.push(relative(this.root, path).split(sep).join("/"));
+      }
+    };
+    await walk(base);
+    return found.filter((key) => key.startsWith(prefix)).sort();
+  }
+
+  async uploadUrl(): Promise<string | undefined> {
+    return undefined;
+  }
+}

@@ -1,0 +1,180 @@
+/**
+ * Session metadata in SQLite (better-sqlite3): durable on one machine, no server. A commit is
+ * one SQLite transaction whose head update is conditional on the revision, like the DynamoDB
+ * adapter's conditional transaction.
+ */
+import Database from "better-sqlite3";
+import { RevisionConflictError } from "../errors.js";
+import type { Commit, GenerationState, IndexPage, MetaStore, SessionHead, ShareRecord, TokenRecord } from "../ports.js";
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS heads (
+  user_id TEXT NOT NULL, session_id TEXT NOT NULL, revision INTEGER NOT NULL,
+  updated_at TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (user_id, session_id));
+CREATE INDEX IF NOT EXISTS heads_by_update ON heads (user_id, updated_at DESC, session_id DESC);
+CREATE TABLE IF NOT EXISTS pages (
+  user_id TEXT NOT NULL, session_id TEXT NOT NULL, generation INTEGER NOT NULL, start INTEGER NOT NULL,
+  data TEXT NOT NULL, PRIMARY KEY (user_id, session_id, generation, start));
+CREATE TABLE IF NOT EXISTS generations (
+  user_id TEXT NOT NULL, session_id TEXT NOT NULL, generation INTEGER NOT NULL,
+  data TEXT NOT NULL, PRIMARY KEY (user_id, session_id, generation));
+CREATE TABLE IF NOT EXISTS tokens (hash TEXT PRIMARY KEY, user_id TEXT NOT NULL, id TEXT NOT NULL, data TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS tokens_by_user ON tokens (user_id, id);
+CREATE TABLE IF NOT EXISTS shares (id TEXT PRIMARY KEY, user_id TEXT NOT NULL, data TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS shares_by_user ON shares (user_id);
+`;
+
+/** Cursor: the last row's (updated_at, session_id), base64url JSON. */
+function encodeCursor(head: SessionHead): string {
+  return Buffer.from(JSON.stringify([head.updatedAt, head.sessionId])).toString("base64url");
+}
+
+function decodeCursor(cursor: string): [string, string] | undefined {
+  try {
+    const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+    return Array.isArray(value) && value.length === 2 && value.every((v) => typeof v === "string")
+      ? (value as [string, string])
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export class SqliteMetaStore implements MetaStore {
+  private readonly db: Database.Database;
+
+  constructor(path: string) {
+    this.db = new Database(path);
+    // WAL + synchronous=FULL: a committed transaction survives a crash or power loss.
+    this.db.pragma("journal_mode = WAL");
+    this.db.pragma("synchronous = FULL");
+    this.db.exec(SCHEMA);
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  async getHead(userId: string, sessionId: string): Promise<SessionHead | undefined> {
+    const row = this.db.prepare("SELECT data FROM heads WHERE user_id = ? AND session_id = ?").get(userId, sessionId) as
+      | { data: string }
+      | undefined;
+    return row ? (JSON.parse(row.data) as SessionHead) : undefined;
+  }
+
+  async commit(commit: Commit): Promise<void> {
+    const { head } = commit;
+    const run = this.db.transaction(() => {
+      const data = JSON.stringify(head);
+      if (commit.expectedRevision === null) {
+        const inserted = this.db
+          .prepare(
+            "INSERT INTO heads (user_id, session_id, revision, updated_at, data) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+          )
+          .run(head.userId, head.sessionId, head.revision, head.updatedAt, data);
+        if (inserted.changes === 0) return false;
+      } else {
+        const updated = this.db
+          .prepare(
+            "UPDATE heads SET revision = ?, updated_at = ?, data = ? WHERE user_id = ? AND session_id = ? AND revision = ?",
+          )
+          .run(head.revision, head.updatedAt, data, head.userId, head.sessionId, commit.expectedRevision);
+        if (updated.changes === 0) return false;
+      }
+      const putPage = this.db.prepare(
+        "INSERT INTO pages (user_id, session_id, generation, start, data) VALUES (?, ?, ?, ?, ?)",
+      );
+      for (const page of commit.pages ?? []) {
+        putPage.run(head.userId, head.sessionId, page.generation, page.start, JSON.stringify(page));
+      }
+      if (commit.archive) {
+        this.db
+          .prepare("INSERT OR REPLACE INTO generations (user_id, session_id, generation, data) VALUES (?, ?, ?, ?)")
+          .run(head.userId, head.sessionId, commit.archive.generation, JSON.stringify(commit.archive));
+      }
+      return true;
+    });
+    if (!run.immediate()) throw new RevisionConflictError(await this.getHead(head.userId, head.sessionId));
+  }
+
+  async listHeads(userId: string, options: { limit: number; cursor?: string }) {
+    const after = options.cursor ? decodeCursor(options.cursor) : undefined;
+    const rows = (
+      after
+        ? this.db
+            .prepare(
+              `SELECT data FROM heads WHERE user_id = ? AND (updated_at < ? OR (updated_at = ? AND session_id < ?))
+               ORDER BY updated_at DESC, session_id DESC LIMIT ?`,
+            )
+            .all(userId, after[0], after[0], after[1], options.limit + 1)
+        : this.db
+            .prepare("SELECT data FROM heads WHERE user_id = ? ORDER BY updated_at DESC, session_id DESC LIMIT ?")
+            .all(userId, options.limit + 1)
+    ) as { data: string }[];
+    const heads = rows.slice(0, options.limit).map((row) => JSON.parse(row.data) as SessionHead);
+    const more = rows.length > options.limit;
+    return more ? { heads, cursor: encodeCursor(heads[heads.length - 1]) } : { heads };
+  }
+
+  async getPages(userId: string, sessionId: string, generation: number): Promise<IndexPage[]> {
+    const rows = this.db
+      .prepare("SELECT data FROM pages WHERE user_id = ? AND session_id = ? AND generation = ? ORDER BY start")
+      .all(userId, sessionId, generation) as { data: string }[];
+    return rows.map((row) => JSON.parse(row.data) as IndexPage);
+  }
+
+  async getArchived(userId: string, sessionId: string): Promise<GenerationState[]> {
+    const rows = this.db
+      .prepare("SELECT data FROM generations WHERE user_id = ? AND session_id = ? ORDER BY generation")
+      .all(userId, sessionId) as { data: string }[];
+    return rows.map((row) => JSON.parse(row.data) as GenerationState);
+  }
+
+  async deleteSession(userId: string, sessionId: string): Promise<void> {
+    this.db.transaction(() => {
+      for (const table of ["heads", "pages", "generations"]) {
+        this.db.prepare(`DELETE FROM ${table} WHERE user_id = ? AND session_id = ?`).run(userId, sessionId);
+      }
+    })();
+  }
+
+  async putToken(token: TokenRecord): Promise<void> {
+    this.db
+      .prepare("INSERT INTO tokens (hash, user_id, id, data) VALUES (?, ?, ?, ?)")
+      .run(token.hash, token.userId, token.id, JSON.stringify(token));
+  }
+
+  async findToken(hash: string): Promise<TokenRecord | undefined> {
+    const row = this.db.prepare("SELECT data FROM tokens WHERE hash = ?").get(hash) as { data: string } | undefined;
+    return row ? (JSON.parse(row.data) as TokenRecord) : undefined;
+  }
+
+  async listTokens(userId: string): Promise<TokenRecord[]> {
+    const rows = this.db.prepare("SELECT data FROM tokens WHERE user_id = ? ORDER BY id").all(userId) as {
+      data: string;
+    }[];
+    return rows.map((row) => JSON.parse(row.data) as TokenRecord);
+  }
+
+  async deleteToken(userId: string, id: string): Promise<boolean> {
+    return this.db.prepare("DELETE FROM tokens WHERE user_id = ? AND id = ?").run(userId, id).changes > 0;
+  }
+
+  async putShare(share: ShareRecord): Promise<void> {
+    this.db
+      .prepare("INSERT OR REPLACE INTO shares (id, user_id, data) VALUES (?, ?, ?)")
+      .run(share.id, share.userId, JSON.stringify(share));
+  }
+
+  async getShare(id: string): Promise<ShareRecord | undefined> {
+    const row = this.db.prepare("SELECT data FROM shares WHERE id = ?").get(id) as { data: string } | undefined;
+    return row ? (JSON.parse(row.data) as ShareRecord) : undefined;
+  }
+
+  async listShares(userId: string): Promise<ShareRecord[]> {
+    const rows = this.db.prepare("SELECT data FROM shares WHERE user_id = ?").all(userId) as { data: string }[];
+    return rows
+      .map((row) => JSON.parse(row.data) as ShareRecord)
+      .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+  }
+}

@@ -1,0 +1,166 @@
+/**
+ * The storage ports. Domain code (packages/core) talks to these two interfaces only; adapters
+ * implement them on S3 + DynamoDB (aws/) and on files + SQLite (embedded/). One contract test
+ * suite (test/contract.ts) holds every adapter to the same behaviour.
+ *
+ * Error contract, for every method of both ports:
+ * - a missing object or item is `NotFoundError` (blobs) or `undefined` (metadata), never a
+ *   vendor error;
+ * - a commit whose expected revision is not the stored one is `RevisionConflictError`,
+ *   carrying the stored head so the caller needs no second read;
+ * - anything else (network, permissions) propagates as it is: the caller answers 5xx.
+ */
+import type { LineRecord, Problem } from "@pisync/format";
+
+/** One stored object holding bytes [start, end) of a generation. */
+export interface Segment {
+  key: string;
+  start: number;
+  end: number;
+}
+
+/** The state of one generation: a complete copy of the file's bytes as of one rewrite. */
+export interface GenerationState {
+  generation: number;
+  /** Committed bytes: always a whole number of lines. */
+  length: number;
+  /** Complete lines so far, and pi's count of parsed values so far (header = 0). */
+  lines: number;
+  values: number;
+  segments: Segment[];
+  createdAt: string;
+  /** Why this generation started, when it replaced another. */
+  reason?: string;
+}
+
+/** What the session list and detail show, kept up to date by each commit. */
+export interface SessionSummary {
+  name?: string;
+  cwd?: string;
+  /** The first user message, shortened. */
+  firstMessage?: string;
+  /** The header's timestamp. */
+  startedAt?: string;
+  headerVersion?: number;
+  /** Whether the file has a header (the first line of the generation). */
+  hasHeader: boolean;
+  entries: number;
+  tokens: number;
+  cost: number;
+  /** pi's default leaf: the id of the last value in file order, or null. */
+  leafId: string | null;
+  problemCount: number;
+  /** The first problems found (at most 20), for the metadata answer. */
+  problems: Problem[];
+}
+
+/** One session of one user: the commit point of every change. */
+export interface SessionHead {
+  userId: string;
+  sessionId: string;
+  /** Bumped by every commit; commits are conditional on it. */
+  revision: number;
+  current: GenerationState;
+  /** How many generations exist (archived ones + the current one). */
+  generations: number;
+  summary: SessionSummary;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** Tree records of a run of lines of a generation, written with the commit that adds them. */
+export interface IndexPage {
+  generation: number;
+  /** Byte range of the lines it covers. */
+  start: number;
+  end: number;
+  records: LineRecord[];
+  problems: Problem[];
+}
+
+/** A device token, stored as a hash only. */
+export interface TokenRecord {
+  /** SHA-256 of the token, hex. */
+  hash: string;
+  userId: string;
+  /** A short public id, to list and revoke tokens without their secret. */
+  id: string;
+  name: string;
+  createdAt: string;
+}
+
+/** A read-only link to a session. */
+export interface ShareRecord {
+  id: string;
+  userId: string;
+  sessionId: string;
+  /** Pinned to one branch, or live and whole when absent. */
+  leafId?: string;
+  createdAt: string;
+  expiresAt: string;
+  revokedAt?: string;
+  /** Whether credentials are masked in what the share shows. */
+  maskSecrets: boolean;
+}
+
+/** What one commit writes, all or nothing. */
+export interface Commit {
+  head: SessionHead;
+  /** The revision the stored head must have; `null` when the session must not exist yet. */
+  expectedRevision: number | null;
+  /** Index pages to add (their keys are new). */
+  pages?: IndexPage[];
+  /** A generation being replaced, kept readable. */
+  archive?: GenerationState;
+}
+
+/** Raw bytes: S3 objects, or files. Keys are made by the domain from validated ids. */
+export interface BlobStore {
+  /** Writes an object whole (replacing any object with that key). */
+  put(key: string, body: Uint8Array): Promise<void>;
+  /** Reads an object, or bytes [start, end) of it. @throws NotFoundError */
+  get(key: string, range?: { start: number; end: number }): Promise<Uint8Array>;
+  /** Deletes objects; missing ones are ignored. */
+  delete(keys: readonly string[]): Promise<void>;
+  /** Every key under a prefix. */
+  list(prefix: string): Promise<string[]>;
+  /**
+   * A URL a client can PUT up to `maxBytes` to, straight into `key` (S3 presigned PUT).
+   * `undefined` when the store has no such path: the API then takes the upload itself.
+   */
+  uploadUrl(key: string, expiresInSeconds: number, maxBytes: number): Promise<string | undefined>;
+}
+
+/** Session heads, tree index pages, tokens and shares: DynamoDB, or SQLite. */
+export interface MetaStore {
+  getHead(userId: string, sessionId: string): Promise<SessionHead | undefined>;
+  /** The commit point (see {@link Commit}). @throws RevisionConflictError */
+  commit(commit: Commit): Promise<void>;
+  /** A user's sessions, most recently updated first. */
+  listHeads(
+    userId: string,
+    options: { limit: number; cursor?: string },
+  ): Promise<{ heads: SessionHead[]; cursor?: string }>;
+  /** The index pages of one generation, in byte order. */
+  getPages(userId: string, sessionId: string, generation: number): Promise<IndexPage[]>;
+  /** Archived generations, oldest first. */
+  getArchived(userId: string, sessionId: string): Promise<GenerationState[]>;
+  /** Removes the head, pages and archived generations of a session. */
+  deleteSession(userId: string, sessionId: string): Promise<void>;
+
+  putToken(token: TokenRecord): Promise<void>;
+  findToken(hash: string): Promise<TokenRecord | undefined>;
+  listTokens(userId: string): Promise<TokenRecord[]>;
+  /** @returns whether a token with that id existed for that user. */
+  deleteToken(userId: string, id: string): Promise<boolean>;
+
+  putShare(share: ShareRecord): Promise<void>;
+  getShare(id: string): Promise<ShareRecord | undefined>;
+  listShares(userId: string): Promise<ShareRecord[]>;
+}
+
+/** Both ports, as the domain receives them. */
+export interface Stores {
+  blobs: BlobStore;
+  meta: MetaStore;
+}

@@ -1,0 +1,250 @@
+/**
+ * The one suite every storage adapter must pass (run by embedded.test.ts and aws.test.ts).
+ * It pins down the port's error contract: missing blobs are NotFoundError, stale commits are
+ * RevisionConflictError carrying the stored head, and a failed commit writes nothing.
+ */
+import { randomUUID } from "node:crypto";
+import { beforeAll, describe, expect, it } from "vitest";
+import {
+  type GenerationState,
+  type IndexPage,
+  NotFoundError,
+  RevisionConflictError,
+  type SessionHead,
+  type Stores,
+} from "../src/index.js";
+
+const bytes = (text: string) => new TextEncoder().encode(text);
+const text = (data: Uint8Array) => new TextDecoder().decode(data);
+
+function generation(n: number, length = 0): GenerationState {
+  return { generation: n, length, lines: 0, values: 0, segments: [], createdAt: "2026-01-01T00:00:00.000Z" };
+}
+
+export function head(userId: string, sessionId: string, revision: number, updatedAt: string): SessionHead {
+  return {
+    userId,
+    sessionId,
+    revision,
+    current: generation(1, revision * 10),
+    generations: 1,
+    summary: { hasHeader: true, entries: revision, tokens: 0, cost: 0, leafId: null, problemCount: 0, problems: [] },
+    createdAt: "2026-01-01T00:00:00.000Z",
+    updatedAt,
+  };
+}
+
+function page(generationNumber: number, start: number, end: number): IndexPage {
+  return {
+    generation: generationNumber,
+    start,
+    end,
+    records: [
+      { line: 1, offset: start, length: end - start - 1, value: 1, isObject: true, parentId: null, id: `e${start}` },
+    ],
+    problems: [],
+  };
+}
+
+export function describeStoreContract(name: string, makeStores: () => Promise<Stores>) {
+  describe(`storage contract: ${name}`, () => {
+    let stores: Stores;
+    // Every test uses fresh ids, so the suite needs no cleanup between tests.
+    const user = () => `u-${randomUUID()}`;
+    beforeAll(async () => {
+      stores = await makeStores();
+    });
+
+    describe("blobs", () => {
+      it("put then get returns the bytes; a range returns that slice", async () => {
+        const key = `t/${randomUUID()}/a`;
+        await stores.blobs.put(key, bytes("hello, world\n"));
+        expect(text(await stores.blobs.get(key))).toBe("hello, world\n");
+        expect(text(await stores.blobs.get(key, { start: 7, end: 12 }))).toBe("world");
+        expect(text(await stores.blobs.get(key, { start: 3, end: 3 }))).toBe("");
+      });
+
+      it("put replaces an object whole", async () => {
+        const key = `t/${randomUUID()}/a`;
+        await stores.blobs.put(key, bytes("first version, longer"));
+        await stores.blobs.put(key, bytes("second"));
+        expect(text(await stores.blobs.get(key))).toBe("second");
+      });
+
+      it("a missing object is NotFoundError, whole or ranged", async () => {
+        const key = `t/${randomUUID()}/missing`;
+        await expect(stores.blobs.get(key)).rejects.toBeInstanceOf(NotFoundError);
+        await expect(stores.blobs.get(key, { start: 0, end: 4 })).rejects.toBeInstanceOf(NotFoundError);
+      });
+
+      it("lists keys under a prefix in order, and deletes (missing keys ignored)", async () => {
+        const prefix = `t/${randomUUID()}/`;
+        for (const k of ["b/2", "a/1", "b/1"]) await stores.blobs.put(`${prefix}${k}`, bytes(k));
+        await stores.blobs.put(`t/${randomUUID()}/other`, bytes("x"));
+        expect(await stores.blobs.list(prefix)).toEqual([`${prefix}a/1`, `${prefix}b/1`, `${prefix}b/2`]);
+        await stores.blobs.delete([`${prefix}a/1`, `${prefix}nope`]);
+        expect(await stores.blobs.list(prefix)).toEqual([`${prefix}b/1`, `${prefix}b/2`]);
+      });
+
+      it("binary bytes survive as they are (broken UTF-8, NUL, CRLF)", async () => {
+        const key = `t/${randomUUID()}/bin`;
+        const data = new Uint8Array([0x7b, 0xe2, 0x80, 0x00, 0x0d, 0x0a, 0xff, 0x0a]);
+        await stores.blobs.put(key, data);
+        expect([...(await stores.blobs.get(key))]).toEqual([...data]);
+      });
+    });
+
+    describe("metadata", () => {
+      it("a missing head is undefined", async () => {
+        expect(await stores.meta.getHead(user(), "nope")).toBeUndefined();
+      });
+
+      it("creates a head only when none exists; a second create conflicts with the stored head", async () => {
+        const u = user();
+        const first = head(u, "s1", 1, "2026-01-01T00:00:01.000Z");
+        await stores.meta.commit({ head: first, expectedRevision: null, pages: [page(1, 0, 10)] });
+        expect(await stores.meta.getHead(u, "s1")).toEqual(first);
+        const error = await stores.meta
+          .commit({
+            head: head(u, "s1", 1, "2026-01-01T00:00:02.000Z"),
+            expectedRevision: null,
+            pages: [page(1, 10, 20)],
+          })
+          .catch((e) => e);
+        expect(error).toBeInstanceOf(RevisionConflictError);
+        expect((error as RevisionConflictError).current).toEqual(first);
+        // The failed commit wrote nothing: no page at 10.
+        expect((await stores.meta.getPages(u, "s1", 1)).map((p) => p.start)).toEqual([0]);
+      });
+
+      it("updates conditionally on the revision; a stale revision conflicts and writes nothing", async () => {
+        const u = user();
+        await stores.meta.commit({ head: head(u, "s", 1, "2026-01-01T00:00:01.000Z"), expectedRevision: null });
+        const second = head(u, "s", 2, "2026-01-01T00:00:02.000Z");
+        await stores.meta.commit({ head: second, expectedRevision: 1, pages: [page(1, 0, 10)] });
+        const stale = await stores.meta
+          .commit({ head: head(u, "s", 2, "2026-01-01T00:00:03.000Z"), expectedRevision: 1, pages: [page(1, 10, 20)] })
+          .catch((e) => e);
+        expect(stale).toBeInstanceOf(RevisionConflictError);
+        expect((stale as RevisionConflictError).current?.revision).toBe(2);
+        expect(await stores.meta.getHead(u, "s")).toEqual(second);
+        expect((await stores.meta.getPages(u, "s", 1)).map((p) => p.start)).toEqual([0]);
+      });
+
+      it("of eight concurrent commits at one revision, exactly one wins", async () => {
+        const u = user();
+        await stores.meta.commit({ head: head(u, "s", 1, "2026-01-01T00:00:01.000Z"), expectedRevision: null });
+        const results = await Promise.allSettled(
+          Array.from({ length: 8 }, (_, i) =>
+            stores.meta.commit({
+              head: { ...head(u, "s", 2, `2026-01-01T00:00:0${i + 2}.000Z`) },
+              expectedRevision: 1,
+              pages: [page(1, 100 + i, 200)],
+            }),
+          ),
+        );
+        expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+        for (const r of results) {
+          if (r.status === "rejected") expect(r.reason).toBeInstanceOf(RevisionConflictError);
+        }
+        expect(await stores.meta.getPages(u, "s", 1)).toHaveLength(1);
+      });
+
+      it("pages come back by generation, in byte order; archives are kept", async () => {
+        const u = user();
+        await stores.meta.commit({
+          head: head(u, "s", 1, "2026-01-01T00:00:01.000Z"),
+          expectedRevision: null,
+          pages: [page(1, 300, 400), page(1, 0, 100), page(1, 100, 300)],
+        });
+        await stores.meta.commit({
+          head: head(u, "s", 2, "2026-01-01T00:00:02.000Z"),
+          expectedRevision: 1,
+          pages: [page(2, 0, 50)],
+          archive: generation(1, 400),
+        });
+        expect((await stores.meta.getPages(u, "s", 1)).map((p) => p.start)).toEqual([0, 100, 300]);
+        expect((await stores.meta.getPages(u, "s", 2)).map((p) => p.start)).toEqual([0]);
+        expect(await stores.meta.getArchived(u, "s")).toEqual([generation(1, 400)]);
+      });
+
+      it("lists a user's sessions newest first, page by page, and nobody else's", async () => {
+        const u = user();
+        for (let i = 1; i <= 5; i++) {
+          await stores.meta.commit({
+            head: head(u, `s${i}`, 1, `2026-01-0${i}T00:00:00.000Z`),
+            expectedRevision: null,
+          });
+        }
+        await stores.meta.commit({
+          head: head(user(), "other", 1, "2026-02-01T00:00:00.000Z"),
+          expectedRevision: null,
+        });
+        const first = await stores.meta.listHeads(u, { limit: 2 });
+        expect(first.heads.map((h) => h.sessionId)).toEqual(["s5", "s4"]);
+        const second = await stores.meta.listHeads(u, { limit: 2, cursor: first.cursor });
+        expect(second.heads.map((h) => h.sessionId)).toEqual(["s3", "s2"]);
+        const third = await stores.meta.listHeads(u, { limit: 2, cursor: second.cursor });
+        expect(third.heads.map((h) => h.sessionId)).toEqual(["s1"]);
+        expect(third.cursor).toBeUndefined();
+      });
+
+      it("deletes a session's head, pages and archives, and nothing else", async () => {
+        const u = user();
+        for (const s of ["a", "b"]) {
+          await stores.meta.commit({
+            head: head(u, s, 1, "2026-01-01T00:00:00.000Z"),
+            expectedRevision: null,
+            pages: [page(1, 0, 10)],
+            archive: generation(0),
+          });
+        }
+        await stores.meta.deleteSession(u, "a");
+        expect(await stores.meta.getHead(u, "a")).toBeUndefined();
+        expect(await stores.meta.getPages(u, "a", 1)).toEqual([]);
+        expect(await stores.meta.getArchived(u, "a")).toEqual([]);
+        expect(await stores.meta.getHead(u, "b")).toBeDefined();
+        expect(await stores.meta.getPages(u, "b", 1)).toHaveLength(1);
+      });
+
+      it("keeps tokens by hash, lists them per user, revokes by id for their owner only", async () => {
+        const [a, b] = [user(), user()];
+        const token = {
+          hash: randomUUID(),
+          userId: a,
+          id: "t1",
+          name: "laptop",
+          createdAt: "2026-01-01T00:00:00.000Z",
+        };
+        await stores.meta.putToken(token);
+        expect(await stores.meta.findToken(token.hash)).toEqual(token);
+        expect(await stores.meta.findToken("nope")).toBeUndefined();
+        expect(await stores.meta.listTokens(a)).toEqual([token]);
+        expect(await stores.meta.deleteToken(b, "t1")).toBe(false);
+        expect(await stores.meta.deleteToken(a, "t1")).toBe(true);
+        expect(await stores.meta.findToken(token.hash)).toBeUndefined();
+      });
+
+      it("keeps shares by id and lists them per user, newest first", async () => {
+        const u = user();
+        const share = (id: string, createdAt: string) => ({
+          id,
+          userId: u,
+          sessionId: "s",
+          createdAt,
+          expiresAt: "2099-01-01T00:00:00.000Z",
+          maskSecrets: true,
+        });
+        await stores.meta.putShare(share(`a-${u}`, "2026-01-01T00:00:00.000Z"));
+        await stores.meta.putShare(share(`b-${u}`, "2026-01-02T00:00:00.000Z"));
+        expect((await stores.meta.getShare(`a-${u}`))?.sessionId).toBe("s");
+        expect((await stores.meta.listShares(u)).map((s) => s.id)).toEqual([`b-${u}`, `a-${u}`]);
+        await stores.meta.putShare({
+          ...share(`a-${u}`, "2026-01-01T00:00:00.000Z"),
+          revokedAt: "2026-01-03T00:00:00.000Z",
+        });
+        expect((await stores.meta.getShare(`a-${u}`))?.revokedAt).toBe("2026-01-03T00:00:00.000Z");
+      });
+    });
+  });
+}

@@ -1,0 +1,23 @@
+/** vitest globalSetup: the storage servers every `npm test` runs against. */
+import type { TestProject } from "vitest/node";
+import { startDynamoDbLocal, startS3rver } from "./servers.js";
+
+export const TEST_BUCKET = "pisync-test";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    dynamodbEndpoint: string;
+    s3Endpoint: string;
+    s3Bucket: string;
+  }
+}
+
+export default async function setup(project: TestProject) {
+  const [dynamodb, s3] = await Promise.all([startDynamoDbLocal(), startS3rver([TEST_BUCKET])]);
+  project.provide("dynamodbEndpoint", dynamodb.endpoint);
+  project.provide("s3Endpoint", s3.endpoint);
+  project.provide("s3Bucket", TEST_BUCKET);
+  return async () => {
+    await Promise.all([dynamodb.stop(), s3.stop()]);
+  };
+}
