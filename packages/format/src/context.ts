@@ -221,3 +221,29 @@ export function buildSessionContext(
   reportCycle(path.cycleAt);
   return contextOfPath(path.records, indexReader(index), report);
 }
+
+/**
+ * The records whose full entries {@link buildSessionContext} reads for `leafId`: the last
+ * compaction on the path, its kept range (unless it carries `retainedTail`) and what follows,
+ * only of the types that become messages. A store that fetches entries from elsewhere loads
+ * these (and only these) before building the context.
+ */
+export function recordsForContext(index: SessionIndex, leafId?: string | null): EntryRecord[] {
+  if (leafId === null) return [];
+  const leaf = (leafId ? index.byId(leafId) : undefined) ?? index.defaultLeaf;
+  if (!leaf) return [];
+  const path = pathTo(index, leaf).records;
+  let compactionAt = -1;
+  for (let i = 0; i < path.length; i++) if (path[i].type === "compaction") compactionAt = i;
+  const contributes = (r: EntryRecord) =>
+    r.type === "message" || r.type === "custom_message" || r.type === "branch_summary";
+  if (compactionAt < 0) return path.filter(contributes);
+  const compaction = path[compactionAt];
+  const needed = [compaction];
+  if (!compaction.facts?.hasRetainedTail) {
+    const from = path.findIndex((r, i) => i < compactionAt && r.id === compaction.facts?.firstKeptEntryId);
+    if (from >= 0) needed.push(...path.slice(from, compactionAt).filter(contributes));
+  }
+  needed.push(...path.slice(compactionAt + 1).filter(contributes));
+  return needed.sort((a, b) => a.index - b.index);
+}

@@ -6,14 +6,16 @@
  * const session = parseSession(bytes);
  * const { messages, model, thinkingLevel } = buildSessionContext(session);
  */
-export { type BuildContextOptions, buildSessionContext, type SessionContext } from "./context.js";
+export { type BuildContextOptions, buildSessionContext, recordsForContext, type SessionContext } from "./context.js";
 export { completeLength, decodeUtf8, encodeUtf8, forEachLine, type LineSpan, splitLines } from "./jsonl.js";
 export {
   isHeader,
+  isObject,
   type Json,
   type LineRead,
   type LineRecord,
   lineProblem,
+  parseRecordLine,
   readLine,
   recordOf,
   recordProblem,

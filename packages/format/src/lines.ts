@@ -51,10 +51,14 @@ export type Json = Record<string, unknown>;
 /** One line, read. */
 export type LineRead = { kind: "blank" } | { kind: "invalid"; torn: boolean } | { kind: "value"; value: unknown };
 
-/** Reads a line: blank (pi skips it silently), invalid JSON (pi skips it), or a JSON value. */
-export function readLine(bytes: Uint8Array, span: LineSpan): LineRead {
-  // A UTF-8 byte order mark at the very start is trimmed by pi (String.prototype.trim).
-  const bom = span.offset === 0 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+/**
+ * Reads a line: blank (pi skips it silently), invalid JSON (pi skips it), or a JSON value.
+ * `atFileStart`: whether the span starts the file (`bytes` may hold just part of a file).
+ */
+export function readLine(bytes: Uint8Array, span: LineSpan, atFileStart = span.offset === 0): LineRead {
+  // A UTF-8 byte order mark at the very start of the file is trimmed by pi (String.prototype.trim).
+  const at = span.offset;
+  const bom = atFileStart && bytes[at] === 0xef && bytes[at + 1] === 0xbb && bytes[at + 2] === 0xbf ? 3 : 0;
   const text = decodeUtf8(bytes.subarray(span.offset + bom, span.offset + span.length));
   if (text.trim() === "") return { kind: "blank" };
   try {
@@ -65,10 +69,14 @@ export function readLine(bytes: Uint8Array, span: LineSpan): LineRead {
   }
 }
 
-/** Parses the entry of a record from the file's bytes. */
-export function parseRecordLine(bytes: Uint8Array, record: Pick<LineRecord, "offset" | "length">): unknown {
-  const bom = record.offset === 0 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
-  return JSON.parse(decodeUtf8(bytes.subarray(record.offset + bom, record.offset + record.length)));
+/**
+ * Parses a record's entry from bytes holding its line at `record.offset - base` (the whole file:
+ * base 0; a slice of it: the slice's file offset).
+ */
+export function parseRecordLine(bytes: Uint8Array, record: Pick<LineRecord, "offset" | "length">, base = 0): unknown {
+  const at = record.offset - base;
+  const bom = record.offset === 0 && bytes[at] === 0xef && bytes[at + 1] === 0xbb && bytes[at + 2] === 0xbf ? 3 : 0;
+  return JSON.parse(decodeUtf8(bytes.subarray(at + bom, at + record.length)));
 }
 
 export function isObject(value: unknown): value is Json {

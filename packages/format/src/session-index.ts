@@ -34,6 +34,8 @@ export interface EntryRecord extends LineRecord {
 export interface IndexParts {
   /** The header as written, if the file has one. */
   header: SessionHeader | undefined;
+  /** The format version, when known without the header (an index rebuilt from stored records). */
+  version?: number;
   headerLine?: number;
   /** Records of the lines after the header, in file order; the index takes them over (and numbers them). */
   records: LineRecord[];
@@ -72,13 +74,16 @@ export class SessionIndex {
     this.problems = [...parts.problems];
     const written = parts.header;
     // Without a header, the entries say which version they are: ids mean v2 or later.
-    this.version = written
-      ? typeof written.version === "number"
-        ? written.version
-        : 1
-      : parts.records.some((r) => r.id !== undefined)
-        ? CURRENT_SESSION_VERSION
-        : 1;
+    this.version =
+      parts.version !== undefined
+        ? parts.version
+        : written
+          ? typeof written.version === "number"
+            ? written.version
+            : 1
+          : parts.records.some((r) => r.id !== undefined)
+            ? CURRENT_SESSION_VERSION
+            : 1;
     this.header = written ? { ...written, version: CURRENT_SESSION_VERSION } : undefined;
     // The records become the index's own (no copy: there can be millions).
     this.records = parts.records as EntryRecord[];
@@ -161,6 +166,18 @@ export class SessionIndex {
   /** The default leaf's id; `null` when the file has no entries or ends with a value that has no id. */
   get defaultLeafId(): string | null {
     return this.defaultLeaf?.id ?? null;
+  }
+
+  /**
+   * Hands the index entries read elsewhere (by line number, as written): for an index built
+   * from stored records, whose lines live in another store.
+   */
+  prime(entries: Iterable<[line: number, entry: Json]>): void {
+    const byLine = new Map(this.records.map((r) => [r.line, r]));
+    for (const [line, entry] of entries) {
+      const record = byLine.get(line);
+      if (record?.isObject) this.cache.set(line, migrateEntry(entry, this.version, record.v1));
+    }
   }
 
   /** The full entry of a record, parsed from its line and migrated to the current version. */

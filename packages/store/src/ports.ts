@@ -76,6 +76,8 @@ export interface IndexPage {
   end: number;
   records: LineRecord[];
   problems: Problem[];
+  /** A short preview of each message-like entry, by line number (the tree shows it). */
+  previews?: Record<number, string>;
 }
 
 /** A device token, stored as a hash only. */

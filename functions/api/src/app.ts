@@ -1,0 +1,71 @@
+/**
+ * `createApp(deps)`: the whole HTTP API as one Hono app. The Lambda entry and the Node entry
+ * are thin translators around it; tests call `app.request()` directly.
+ */
+import { Appender, DEFAULT_APPEND_LIMITS, Reader, Tokens } from "@pisync/core";
+import type { Stores } from "@pisync/store";
+import { Hono } from "hono";
+import { type AuthEnv, bearerAuth } from "./auth.js";
+import type { BodyLimits } from "./body.js";
+import { onError } from "./errors.js";
+import { openApiDocument } from "./openapi.js";
+import { sessionRoutes } from "./routes/sessions.js";
+import { tokenRoutes } from "./routes/tokens.js";
+import { uploadRoutes } from "./routes/uploads.js";
+
+export interface AppLimits extends BodyLimits {
+  /** A single large line uploaded outside the append request (pi keeps images inline). */
+  maxUploadBytes: number;
+  /** Lines per append. */
+  maxLines: number;
+}
+
+/** Lambda takes 6 MB per request, and a binary body travels base64-encoded (4/3 larger). */
+export const DEFAULT_LIMITS: AppLimits = {
+  maxRequestBytes: 4 * 1024 * 1024,
+  maxBodyBytes: 16 * 1024 * 1024,
+  maxUploadBytes: 64 * 1024 * 1024,
+  maxLines: DEFAULT_APPEND_LIMITS.maxLines,
+};
+
+export interface AppDeps {
+  stores: Stores;
+  limits?: Partial<AppLimits>;
+  clock?: () => Date;
+  /** Where errors are logged (never with request secrets). */
+  log?: (line: string) => void;
+}
+
+export interface Services {
+  appender: Appender;
+  reader: Reader;
+  tokens: Tokens;
+  stores: Stores;
+  limits: AppLimits;
+  clock: () => Date;
+}
+
+export function createApp(deps: AppDeps) {
+  const clock = deps.clock ?? (() => new Date());
+  const limits = { ...DEFAULT_LIMITS, ...deps.limits };
+  const services: Services = {
+    appender: new Appender(deps.stores, clock, { maxLines: limits.maxLines }),
+    reader: new Reader(deps.stores),
+    tokens: new Tokens(deps.stores.meta, clock),
+    stores: deps.stores,
+    limits,
+    clock,
+  };
+  const app = new Hono<AuthEnv>();
+  app.onError((error, c) => onError(error, c, deps.log));
+  app.notFound((c) => c.json({ error: `no route ${c.req.method} ${new URL(c.req.url).pathname}` }, 404));
+  app.get("/healthz", (c) => c.json({ ok: true }));
+  app.get("/openapi.json", (c) => c.json(openApiDocument));
+  app.use("/v1/*", bearerAuth(services.tokens));
+  app.route("/v1/sessions", sessionRoutes(services));
+  app.route("/v1/uploads", uploadRoutes(services));
+  app.route("/v1/tokens", tokenRoutes(services));
+  return app;
+}
+
+export type App = ReturnType<typeof createApp>;

@@ -1,0 +1,16 @@
+/** Bearer-token authentication: every /v1 route runs as the token's user, and only as them. */
+import type { Tokens } from "@pisync/core";
+import { createMiddleware } from "hono/factory";
+
+export type AuthEnv = { Variables: { userId: string; tokenId: string } };
+
+export function bearerAuth(tokens: Tokens) {
+  return createMiddleware<AuthEnv>(async (c, next) => {
+    const header = c.req.header("Authorization") ?? "";
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    const record = await tokens.authenticate(match?.[1]);
+    c.set("userId", record.userId);
+    c.set("tokenId", record.id);
+    await next();
+  });
+}

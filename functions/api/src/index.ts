@@ -1,0 +1,2 @@
+/** @pisync/api: the HTTP API, for Lambda and for one machine. */
+export { type App, type AppDeps, type AppLimits, createApp, DEFAULT_LIMITS } from "./app.js";

@@ -1,0 +1,34 @@
+/** /v1/tokens: a user's device tokens (their hashes only): list, create, revoke. */
+import { NotFound } from "@pisync/core";
+import { Hono } from "hono";
+import * as z from "zod/mini";
+import type { Services } from "../app.js";
+import type { AuthEnv } from "../auth.js";
+import { parseJson } from "../validate.js";
+
+const CreateToken = z.object({ name: z.string().check(z.minLength(1), z.maxLength(100)) });
+
+export function tokenRoutes(services: Services) {
+  const app = new Hono<AuthEnv>();
+  app.get("/", async (c) => {
+    const tokens = await services.tokens.list(c.get("userId"));
+    return c.json({
+      tokens: tokens.map((t) => ({
+        id: t.id,
+        name: t.name,
+        createdAt: t.createdAt,
+        current: t.id === c.get("tokenId"),
+      })),
+    });
+  });
+  app.post("/", async (c) => {
+    const { name } = await parseJson(CreateToken, c);
+    const { token, record } = await services.tokens.create(c.get("userId"), name);
+    return c.json({ id: record.id, name: record.name, token }, 201);
+  });
+  app.delete("/:id", async (c) => {
+    if (!(await services.tokens.revoke(c.get("userId"), c.req.param("id")))) throw new NotFound("no such token");
+    return c.body(null, 204);
+  });
+  return app;
+}

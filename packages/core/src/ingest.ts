@@ -1,0 +1,186 @@
+/**
+ * Indexing an appended body: its lines become tree records (stored with the commit), its
+ * problems are reported, and the session's summary moves forward. Every complete line is
+ * kept verbatim whatever it holds; only what pi can read becomes an entry.
+ */
+import {
+  addUsage,
+  emptyTotals,
+  forEachLine,
+  isHeader,
+  isObject,
+  type Json,
+  type LineRecord,
+  type LineSpan,
+  lineProblem,
+  type Problem,
+  readLine,
+  recordOf,
+  recordProblem,
+  type SessionHeader,
+  usageOfEntry,
+  v1EntryId,
+} from "@pisync/format";
+import type { GenerationState, SessionSummary } from "@pisync/store";
+import { BadRequest } from "./errors.js";
+
+/** Where the body starts in its generation. */
+export interface IngestStart {
+  offset: number;
+  /** The next line's number (1 for a new file) and pi's next value index (see LineRecord.value). */
+  line: number;
+  values: number;
+  /** The header's version, once known. */
+  version: number;
+}
+
+export interface IngestedBody {
+  header?: SessionHeader;
+  records: LineRecord[];
+  problems: Problem[];
+  /** A short text for message entries, by line (the tree's preview). */
+  previews: Record<number, string>;
+  /** Lines and pi's values in the generation after this body. */
+  lines: number;
+  values: number;
+  /** Parsed entries of the records, in order (for the summary). */
+  entries: unknown[];
+}
+
+const PREVIEW_LENGTH = 120;
+
+/** The text of a message's content: a string, or its text parts joined. */
+export function contentText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .map((part) => (isObject(part) && part.type === "text" && typeof part.text === "string" ? part.text : ""))
+    .filter(Boolean)
+    .join(" ");
+}
+
+/** A one-line preview of an entry, for the tree. */
+export function previewOf(entry: unknown): string | undefined {
+  if (!isObject(entry)) return undefined;
+  let text = "";
+  if (entry.type === "message" && isObject(entry.message)) {
+    const m = entry.message;
+    if (m.role === "bashExecution") text = `$ ${m.command ?? ""}`;
+    else if (m.role === "toolResult") text = `${m.toolName ?? "tool"}: ${contentText(m.content)}`;
+    else {
+      text = contentText(m.content);
+      if (!text && Array.isArray(m.content)) {
+        const call = m.content.find((p) => isObject(p) && p.type === "toolCall") as Json | undefined;
+        if (call) text = `→ ${call.name}`;
+      }
+    }
+  } else if (entry.type === "compaction" || entry.type === "branch_summary") text = String(entry.summary ?? "");
+  else if (entry.type === "custom_message") text = contentText(entry.content);
+  else if (entry.type === "session_info") text = String(entry.name ?? "");
+  else if (entry.type === "label") text = String(entry.label ?? "");
+  text = text.replace(/\s+/g, " ").trim();
+  return text ? (text.length > PREVIEW_LENGTH ? `${text.slice(0, PREVIEW_LENGTH - 1)}…` : text) : undefined;
+}
+
+/**
+ * Indexes a body of complete lines appended at `start`. At offset 0 the first JSON value must
+ * be the session header, and its id must be `sessionId`; oh-my-pi's title slot line may come
+ * before it (oh-my-pi writes one; it is stored like any line and read past).
+ */
+export function ingestBody(body: Uint8Array, start: IngestStart, sessionId: string): IngestedBody {
+  const result: IngestedBody = {
+    records: [],
+    problems: [],
+    previews: {},
+    lines: start.line - 1,
+    values: start.values,
+    entries: [],
+  };
+  const spans: LineSpan[] = [];
+  forEachLine(body, (span) => spans.push(span), start.line);
+  let awaitingHeader = start.offset === 0;
+  let version = start.version;
+  let sawTitle = false;
+  for (const local of spans) {
+    const span: LineSpan = { line: local.line, offset: start.offset + local.offset, length: local.length };
+    const read = readLine(body, local, span.offset === 0);
+    result.lines = local.line;
+    if (awaitingHeader && read.kind === "value") {
+      if (isHeader(read.value)) {
+        if (read.value.id !== sessionId) {
+          throw new BadRequest(`the header's id ${JSON.stringify(read.value.id)} is not the session id ${sessionId}`);
+        }
+        result.header = read.value;
+        version = typeof read.value.version === "number" ? read.value.version : 1;
+        awaitingHeader = false;
+        result.values++;
+        continue;
+      }
+      if (!sawTitle && isObject(read.value) && read.value.type === "title") {
+        sawTitle = true;
+        result.problems.push({
+          kind: "title-slot",
+          ...span,
+          message: "oh-my-pi title slot before the header; read past",
+        });
+        continue;
+      }
+      throw new BadRequest("at offset 0 the first JSON value must be the session header");
+    }
+    const problem = lineProblem(span, read, !awaitingHeader || start.offset > 0);
+    if (read.kind === "value") result.values++;
+    if (problem) result.problems.push(problem);
+    if (problem || read.kind !== "value") continue;
+    const record = recordOf(span, read.value, result.values - 1);
+    const invalid = recordProblem(record, version);
+    if (invalid) result.problems.push(invalid);
+    result.records.push(record);
+    result.entries.push(read.value);
+    const preview = previewOf(read.value);
+    if (preview) result.previews[record.line] = preview;
+  }
+  if (awaitingHeader) throw new BadRequest("at offset 0 the body must hold the session header");
+  return result;
+}
+
+const MAX_PROBLEM_SAMPLES = 20;
+
+/** The summary after a body: counts, name, leaf, first message, tokens and cost. */
+export function advanceSummary(summary: SessionSummary, body: IngestedBody, version: number): SessionSummary {
+  const next: SessionSummary = { ...summary, problems: [...summary.problems] };
+  if (body.header) {
+    next.hasHeader = true;
+    next.cwd = typeof body.header.cwd === "string" ? body.header.cwd : undefined;
+    next.startedAt = typeof body.header.timestamp === "string" ? body.header.timestamp : undefined;
+    next.headerVersion = version;
+  }
+  const totals = emptyTotals();
+  body.records.forEach((record, i) => {
+    const entry = body.entries[i];
+    next.entries++;
+    next.leafId = version < 2 && record.isObject ? v1EntryId(record.line) : (record.id ?? null);
+    if (!isObject(entry)) return;
+    if (record.type === "session_info") {
+      next.name = typeof entry.name === "string" ? entry.name.trim() || undefined : undefined;
+    }
+    if (next.firstMessage === undefined && record.type === "message" && isObject(entry.message)) {
+      if (entry.message.role === "user") next.firstMessage = body.previews[record.line] ?? "";
+    }
+    addUsage(totals, usageOfEntry(entry));
+  });
+  next.tokens += totals.totalTokens;
+  next.cost = Math.round((next.cost + totals.cost) * 1e6) / 1e6;
+  next.problemCount += body.problems.length;
+  next.problems.push(...body.problems.slice(0, MAX_PROBLEM_SAMPLES - next.problems.length));
+  return next;
+}
+
+/** The summary of an empty generation. */
+export function emptySummary(): SessionSummary {
+  return { hasHeader: false, entries: 0, tokens: 0, cost: 0, leafId: null, problemCount: 0, problems: [] };
+}
+
+/** The generation state after a body. */
+export function advanceGeneration(state: GenerationState, body: IngestedBody, length: number): GenerationState {
+  return { ...state, length: state.length + length, lines: body.lines, values: body.values };
+}

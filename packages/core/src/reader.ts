@@ -1,0 +1,215 @@
+/**
+ * Reading sessions back: metadata, the list, raw bytes, the tree, and the context pi would
+ * send, rebuilt from the stored index pages and only the bytes of the entries it needs.
+ */
+import {
+  buildSessionContext,
+  type LineRecord,
+  labelsOf,
+  type Problem,
+  parseRecordLine,
+  recordsForContext,
+  type SessionContext,
+  SessionIndex,
+} from "@pisync/format";
+import { type GenerationState, NotFoundError, type SessionHead, type Stores } from "@pisync/store";
+import { BadRequest, NotFound } from "./errors.js";
+import { checkId, sessionPrefix } from "./keys.js";
+import { readRange } from "./segments.js";
+
+/** A session as the list and the detail show it. */
+export interface SessionView {
+  id: string;
+  generation: number;
+  generations: number;
+  bytes: number;
+  entries: number;
+  name?: string;
+  cwd?: string;
+  firstMessage?: string;
+  tokens: number;
+  cost: number;
+  leafId: string | null;
+  createdAt: string;
+  updatedAt: string;
+  startedAt?: string;
+  problemCount: number;
+  problems: Problem[];
+}
+
+export interface TreeNode {
+  id: string;
+  parentId: string | null;
+  type?: string;
+  role?: string;
+  timestamp?: string;
+  label?: string;
+  preview?: string;
+}
+
+export function viewOf(head: SessionHead): SessionView {
+  const s = head.summary;
+  return {
+    id: head.sessionId,
+    generation: head.current.generation,
+    generations: head.generations,
+    bytes: head.current.length,
+    entries: s.entries,
+    name: s.name,
+    cwd: s.cwd,
+    firstMessage: s.firstMessage,
+    tokens: s.tokens,
+    cost: s.cost,
+    leafId: s.leafId,
+    createdAt: head.createdAt,
+    updatedAt: head.updatedAt,
+    startedAt: s.startedAt,
+    problemCount: s.problemCount,
+    problems: s.problems,
+  };
+}
+
+/** Retries a read once with a fresh head when a segment was merged away meanwhile. */
+async function withFreshHead<T>(load: () => Promise<SessionHead>, read: (head: SessionHead) => Promise<T>): Promise<T> {
+  try {
+    return await read(await load());
+  } catch (error) {
+    if (!(error instanceof NotFoundError)) throw error;
+    return read(await load());
+  }
+}
+
+export class Reader {
+  constructor(private readonly stores: Stores) {}
+
+  async head(userId: string, sessionId: string): Promise<SessionHead> {
+    const head = await this.stores.meta.getHead(userId, checkId("session id", sessionId));
+    if (!head) throw new NotFound("no such session");
+    return head;
+  }
+
+  async list(userId: string, options: { limit: number; cursor?: string }) {
+    const { heads, cursor } = await this.stores.meta.listHeads(userId, options);
+    return { sessions: heads.map(viewOf), cursor };
+  }
+
+  /** A generation's state: the current one, or an archived one by number. */
+  async generationState(userId: string, sessionId: string, generation?: number) {
+    const head = await this.head(userId, sessionId);
+    if (generation === undefined || generation === head.current.generation) return { head, state: head.current };
+    const archived = (await this.stores.meta.getArchived(userId, sessionId)).find((g) => g.generation === generation);
+    if (!archived) throw new NotFound(`no generation ${generation}`);
+    return { head, state: archived };
+  }
+
+  async generations(userId: string, sessionId: string): Promise<GenerationState[]> {
+    const head = await this.head(userId, sessionId);
+    const archived = await this.stores.meta.getArchived(userId, sessionId);
+    return [...archived, head.current]
+      .map((g) => ({ ...g, segments: [] }))
+      .map(({ segments: _, ...g }) => g as GenerationState);
+  }
+
+  /** Bytes [start, end) of a generation (the whole of it by default). */
+  async raw(userId: string, sessionId: string, options: { generation?: number; start?: number; end?: number } = {}) {
+    const load = async () => (await this.generationState(userId, sessionId, options.generation)).state;
+    let total = 0;
+    const bytes = await withFreshHead(
+      async () => ({ current: await load() }) as SessionHead,
+      async ({ current }) => {
+        total = current.length;
+        const start = Math.min(options.start ?? 0, total);
+        const end = Math.min(options.end ?? total, total);
+        if (end < start) throw new BadRequest("the range ends before it starts");
+        return readRange(this.stores.blobs, current.segments, start, end);
+      },
+    );
+    return { bytes, total };
+  }
+
+  /** The tree index of a generation, rebuilt from its pages. */
+  async index(head: SessionHead, state: GenerationState) {
+    const pages = await this.stores.meta.getPages(head.userId, head.sessionId, state.generation);
+    const records: LineRecord[] = [];
+    const problems: Problem[] = [];
+    const previews: Record<number, string> = {};
+    for (const page of pages) {
+      if (page.start >= state.length) continue; // never committed: cannot happen, but never trust it
+      records.push(...page.records);
+      problems.push(...page.problems);
+      Object.assign(previews, page.previews ?? {});
+    }
+    const index = new SessionIndex({
+      header: undefined,
+      version: head.summary.headerVersion ?? 3,
+      records,
+      problems,
+      completeLength: state.length,
+      load: () => {
+        throw new Error("entry content was not loaded");
+      },
+    });
+    return { index, previews };
+  }
+
+  async tree(userId: string, sessionId: string): Promise<{ leafId: string | null; entries: TreeNode[] }> {
+    const head = await this.head(userId, sessionId);
+    const { index, previews } = await this.index(head, head.current);
+    const labels = labelsOf(index);
+    const entries: TreeNode[] = [];
+    for (const record of index.records) {
+      if (record.id === undefined) continue;
+      entries.push({
+        id: record.id,
+        parentId: record.parentId,
+        type: record.type,
+        role: record.role,
+        timestamp: record.timestamp,
+        label: labels.get(record.id),
+        preview: previews[record.line],
+      });
+    }
+    return { leafId: index.defaultLeafId, entries };
+  }
+
+  /**
+   * The context pi would send for `leafId` (the default leaf without it): only the entries the
+   * context holds are fetched, with one ranged GET per segment they lie in.
+   */
+  async context(
+    userId: string,
+    sessionId: string,
+    leafId?: string,
+  ): Promise<SessionContext & { leafId: string | null }> {
+    const head = await this.head(userId, sessionId);
+    const { index } = await this.index(head, head.current);
+    if (leafId !== undefined && !index.byId(leafId)) throw new NotFound(`no entry ${leafId} in this session`);
+    const needed = recordsForContext(index, leafId);
+    await withFreshHead(
+      async () => this.head(userId, sessionId),
+      async (fresh) => {
+        const loaded: [number, Record<string, unknown>][] = [];
+        for (const segment of fresh.current.segments) {
+          const inside = needed.filter((r) => r.offset >= segment.start && r.offset < segment.end);
+          if (inside.length === 0) continue;
+          const from = inside[0].offset;
+          const to = inside[inside.length - 1].offset + inside[inside.length - 1].length;
+          const bytes = await readRange(this.stores.blobs, [segment], from, to);
+          for (const record of inside)
+            loaded.push([record.line, parseRecordLine(bytes, record, from) as Record<string, unknown>]);
+        }
+        index.prime(loaded);
+      },
+    );
+    const context = buildSessionContext(index, leafId);
+    return { ...context, leafId: leafId ?? index.defaultLeafId };
+  }
+
+  /** Removes every object and item of a session. */
+  async delete(userId: string, sessionId: string): Promise<void> {
+    await this.head(userId, sessionId);
+    await this.stores.meta.deleteSession(userId, sessionId);
+    const keys = await this.stores.blobs.list(sessionPrefix(userId, sessionId));
+    await this.stores.blobs.delete(keys);
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * Device tokens: `pst_` + 32 random bytes (base64url). Only their SHA-256 is stored; a token
+ * is shown once, when created. Each has a short public id to list and revoke it.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import type { MetaStore, TokenRecord } from "@pisync/store";
+import { Unauthorized } from "./errors.js";
+import { checkId } from "./keys.js";
+
+export function hashToken(token: string): string {
+  return createHash("sha256").update(token).digest("hex");
+}
+
+export function createToken(): string {
+  return `pst_${randomBytes(32).toString("base64url")}`;
+}
+
+const TOKEN_SHAPE = /^pst_[A-Za-z0-9_-]{43}$/;
+
+export class Tokens {
+  constructor(
+    private readonly meta: MetaStore,
+    private readonly clock: () => Date = () => new Date(),
+  ) {}
+
+  /** Creates a token for `userId`; returns the secret (shown once) and its record. */
+  async create(userId: string, name: string): Promise<{ token: string; record: TokenRecord }> {
+    checkId("user id", userId);
+    const token = createToken();
+    const record: TokenRecord = {
+      hash: hashToken(token),
+      userId,
+      id: randomBytes(6).toString("hex"),
+      name: name.slice(0, 100),
+      createdAt: this.clock().toISOString(),
+    };
+    await this.meta.putToken(record);
+    return { token, record };
+  }
+
+  /** The user a bearer token belongs to. @throws Unauthorized */
+  async authenticate(token: string | undefined): Promise<TokenRecord> {
+    if (!token || !TOKEN_SHAPE.test(token)) throw new Unauthorized("a valid bearer token is required");
+    const record = await this.meta.findToken(hashToken(token));
+    if (!record) throw new Unauthorized("unknown token");
+    return record;
+  }
+
+  list(userId: string): Promise<TokenRecord[]> {
+    return this.meta.listTokens(userId);
+  }
+
+  revoke(userId: string, id: string): Promise<boolean> {
+    return this.meta.deleteToken(userId, id);
+  }
+}
