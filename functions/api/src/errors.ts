@@ -15,7 +15,7 @@ import {
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 
-const STATUS = new Map<Function, 400 | 401 | 404 | 409 | 410 | 412 | 413>([
+const STATUS = new Map<abstract new (...args: never[]) => DomainError, 400 | 401 | 404 | 409 | 410 | 412 | 413>([
   [BadRequest, 400],
   [Unauthorized, 401],
   [NotFound, 404],
@@ -27,7 +27,7 @@ const STATUS = new Map<Function, 400 | 401 | 404 | 409 | 410 | 412 | 413>([
 
 export function onError(error: Error, c: Context, log: (line: string) => void = console.error): Response {
   if (error instanceof DomainError) {
-    const status = STATUS.get(error.constructor) ?? 400;
+    const status = STATUS.get(error.constructor as abstract new (...args: never[]) => DomainError) ?? 400;
     const body: Record<string, unknown> = { error: error.message };
     if (error instanceof OffsetConflict) {
       c.header("Upload-Offset", String(error.committed));

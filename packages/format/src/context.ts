@@ -241,7 +241,12 @@ export function recordsForContext(index: SessionIndex, leafId?: string | null): 
   const compaction = path[compactionAt];
   const needed = [compaction];
   if (!compaction.facts?.hasRetainedTail) {
-    const from = path.findIndex((r, i) => i < compactionAt && r.id === compaction.facts?.firstKeptEntryId);
+    // As migrateEntry sets it: a v1 compaction's index becomes the id of the entry it named.
+    const firstKept =
+      compaction.v1 && typeof compaction.facts?.firstKeptEntryIndex === "number"
+        ? compaction.v1.firstKeptEntryId
+        : compaction.facts?.firstKeptEntryId;
+    const from = path.findIndex((r, i) => i < compactionAt && r.id === firstKept);
     if (from >= 0) needed.push(...path.slice(from, compactionAt).filter(contributes));
   }
   needed.push(...path.slice(compactionAt + 1).filter(contributes));

@@ -48,3 +48,42 @@ export function loadCorpus(root: string): Fixture[] {
       expected: JSON.parse(readFileSync(jsonl.replace(/\.jsonl$/, ".expected.json"), "utf8")) as Expected,
     }));
 }
+
+/** Files pi cannot read at all (it overwrites them, hangs, or throws on open): no answer of pi's to compare. */
+export const PI_HAS_NO_ANSWER = new Set([
+  "bad-header.jsonl",
+  "omp-title-slot.jsonl",
+  "zero-byte.jsonl",
+  "parent-cycle.jsonl",
+  "null-line.jsonl",
+]);
+
+export function baseName(fixture: Fixture): string {
+  return fixture.name.split("/").pop() ?? fixture.name;
+}
+
+/**
+ * pi's recorded contexts that a faithful reader must reproduce, as [leaf, expected] pairs:
+ * leaf `undefined` is the default leaf. Left out: leaves where pi threw, v1 leaves other than
+ * the default (pi's v1 ids are random), and leaves after a compaction with retainedTail (the
+ * newer spec answers there; `specDerived` holds that answer, used instead when present).
+ */
+export function comparableContexts(
+  fixture: Fixture,
+  isV1: boolean,
+  followsRetainedTail: (leafId: string) => boolean,
+): [leafId: string | null | undefined, expected: unknown, compare: "context" | "messages"][] {
+  const expected = fixture.expected;
+  const out: [string | null | undefined, unknown, "context" | "messages"][] = [];
+  for (const [key, want] of Object.entries(expected.contexts ?? {})) {
+    const isDefault = key === expected.defaultLeafKey;
+    if (isV1 && !isDefault) continue;
+    if ((want as { piThrows?: unknown }).piThrows) continue;
+    const leafId = key === "null" ? null : key === "undefined" || (isV1 && isDefault) ? undefined : key;
+    const spec = expected.specDerived?.contexts[key];
+    if (spec) out.push([leafId, spec, "messages"]);
+    else if (expected.specDerived && leafId && followsRetainedTail(leafId)) continue;
+    else out.push([leafId, want, "context"]);
+  }
+  return out;
+}
