@@ -70,6 +70,7 @@ type App = ReturnType<typeof makeApp>;
 export function client(app: App, token: string) {
   const auth = { Authorization: `Bearer ${token}` };
   return {
+    auth,
     head: (id: string) => app.request(`/v1/sessions/${id}`, { method: "HEAD", headers: auth }),
     patch: (id: string, offset: number | undefined, body: Uint8Array | string, extra: Record<string, string> = {}) =>
       app.request(`/v1/sessions/${id}`, {
