@@ -130,7 +130,7 @@ for (const name of ["embedded", "aws"] as const) {
     });
 
     describe("bad requests: a precise 4xx, and nothing stored", () => {
-      const cases: [string, number, RegExp, (id: string, offset: number) => Promise<Response>][] = [
+      const cases: [string, number, RegExp, (id: string, offset: number) => Response | Promise<Response>][] = [
         ["a body without its final newline", 400, /newline/, (id, o) => c.patch(id, o, '{"type":"label"')],
         ["an empty body", 400, /empty/, (id, o) => c.patch(id, o, "")],
         ["no Upload-Offset", 400, /Upload-Offset/, (id) => c.patch(id, undefined, line("x"))],
