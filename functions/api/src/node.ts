@@ -1,0 +1,68 @@
+/**
+ * pisync on one machine: the same app on the embedded store (files + SQLite), served by Node.
+ */
+import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { serve } from "@hono/node-server";
+import { Tokens } from "@pisync/core";
+import { embeddedStores } from "@pisync/store/embedded";
+import { createApp } from "./app.js";
+
+export interface NodeServerOptions {
+  port: number;
+  host: string;
+  dataDir: string;
+  log?: (line: string) => void;
+}
+
+/** The user the one-machine server creates on first start. */
+export const LOCAL_USER = "local";
+
+/** The token file of the local user, readable by its owner only. */
+export function localTokenPath(dataDir: string): string {
+  return join(dataDir, "local-token");
+}
+
+/** Creates the local user's token on first start; returns it (and whether it is new). */
+export async function ensureLocalToken(dataDir: string, tokens: Tokens): Promise<{ token: string; created: boolean }> {
+  const path = localTokenPath(dataDir);
+  if (existsSync(path)) {
+    const token = readFileSync(path, "utf8").trim();
+    try {
+      await tokens.authenticate(token);
+      return { token, created: false };
+    } catch {
+      // The file outlived its token (revoked): make a new one.
+    }
+  }
+  const { token } = await tokens.create(LOCAL_USER, "created by npm start");
+  writeFileSync(path, `${token}\n`, { mode: 0o600 });
+  chmodSync(path, 0o600);
+  return { token, created: true };
+}
+
+export async function startNodeServer(options: NodeServerOptions) {
+  const log = options.log ?? ((line: string) => console.log(line));
+  const stores = embeddedStores(options.dataDir);
+  const app = createApp({ stores });
+  const { token, created } = await ensureLocalToken(options.dataDir, new Tokens(stores.meta));
+  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
+    const s = serve({ fetch: app.fetch, port: options.port, hostname: options.host }, () => resolve(s));
+  });
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : options.port;
+  const url = `http://${options.host}:${port}`;
+  log(`pisync listening on ${url} (embedded store in ${options.dataDir})`);
+  if (created)
+    log(`first start: created user "${LOCAL_USER}"; its token (also in ${localTokenPath(options.dataDir)}):`);
+  else log(`token of user "${LOCAL_USER}" (in ${localTokenPath(options.dataDir)}):`);
+  log(token);
+  return {
+    url,
+    token,
+    async close() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      stores.close();
+    },
+  };
+}

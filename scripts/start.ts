@@ -1,0 +1,41 @@
+/**
+ * `npm start`: pisync on this machine, on the embedded store.
+ *   npm start -- [--port 8787] [--host 127.0.0.1] [--data DIR]
+ */
+import { parseArgs } from "node:util";
+import { defaultDataDir, startNodeServer } from "@pisync/api";
+import * as z from "zod/mini";
+
+const Flags = z.object({
+  port: z.pipe(z.string().check(z.regex(/^\d{1,5}$/, "--port takes a number")), z.transform(Number)),
+  host: z.string().check(z.minLength(1)),
+  data: z.string().check(z.minLength(1)),
+});
+
+function usage(message: string): never {
+  console.error(`${message}\nusage: npm start -- [--port 8787] [--host 127.0.0.1] [--data DIR]`);
+  process.exit(2);
+}
+
+let values: Record<string, unknown>;
+try {
+  ({ values } = parseArgs({
+    options: {
+      port: { type: "string", default: "8787" },
+      host: { type: "string", default: "127.0.0.1" },
+      data: { type: "string" },
+    },
+  }));
+} catch (error) {
+  usage((error as Error).message);
+}
+const flags = Flags.safeParse({ ...values, data: values.data ?? defaultDataDir() });
+if (!flags.success) usage(z.prettifyError(flags.error));
+
+const server = await startNodeServer({ port: flags.data.port, host: flags.data.host, dataDir: flags.data.data });
+const stop = async () => {
+  await server.close();
+  process.exit(0);
+};
+process.on("SIGINT", stop);
+process.on("SIGTERM", stop);
