@@ -24,13 +24,16 @@ async function start(port: number) {
         resolve();
       }
     });
+    child.stderr.on("data", (chunk) => {
+      output += chunk;
+    });
     child.on("exit", (code) => reject(new Error(`npm start exited (${code}):\n${output}`)));
   });
   const token = (/pst_\S{43}/.exec(output) as RegExpExecArray)[0];
   const stop = () =>
     new Promise<void>((resolve) => {
       child.once("exit", () => resolve());
-      child.kill("SIGTERM");
+      process.kill(-(child.pid as number), "SIGTERM");
     });
   return { url: `http://127.0.0.1:${port}`, token, output, stop };
 }
