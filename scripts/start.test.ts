@@ -30,11 +30,20 @@ async function start(port: number) {
     child.on("exit", (code) => reject(new Error(`npm start exited (${code}):\n${output}`)));
   });
   const token = (/pst_\S{43}/.exec(output) as RegExpExecArray)[0];
-  const stop = () =>
-    new Promise<void>((resolve) => {
-      child.once("exit", () => resolve());
-      process.kill(-(child.pid as number), "SIGTERM");
-    });
+  const group = -(child.pid as number);
+  const alive = () => {
+    try {
+      process.kill(group, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const stop = async () => {
+    if (alive()) process.kill(group, "SIGTERM");
+    for (let i = 0; i < 100 && alive(); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(alive(), "npm start stops on SIGTERM").toBe(false);
+  };
   return { url: `http://127.0.0.1:${port}`, token, output, stop };
 }
 
@@ -52,7 +61,7 @@ it("serves the API with a ready token, and keeps the data across restarts", asyn
   expect(r.status).toBe(200);
   await first.stop();
 
-  const second = await start(port);
+  const second = await start(await freePort());
   expect(second.token).toBe(first.token);
   const raw = await fetch(`${second.url}/v1/sessions/s/raw`, { headers: { Authorization: `Bearer ${second.token}` } });
   expect(await raw.text()).toBe(header);
