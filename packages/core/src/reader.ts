@@ -79,8 +79,43 @@ async function withFreshHead<T>(load: () => Promise<SessionHead>, read: (head: S
   }
 }
 
+/** The pages of a generation read so far, up to `length` bytes. */
+interface KnownPages {
+  length: number;
+  records: LineRecord[];
+  problems: Problem[];
+  previews: Record<number, string>;
+}
+
+/** A small least-recently-used map. */
+class Lru<V> {
+  private readonly map = new Map<string, V>();
+  constructor(private readonly capacity: number) {}
+  get(key: string): V | undefined {
+    const value = this.map.get(key);
+    if (value !== undefined) {
+      this.map.delete(key);
+      this.map.set(key, value);
+    }
+    return value;
+  }
+  set(key: string, value: V): void {
+    this.map.delete(key);
+    this.map.set(key, value);
+    if (this.map.size > this.capacity) this.map.delete(this.map.keys().next().value as string);
+  }
+}
+
 export class Reader {
-  constructor(private readonly stores: Stores) {}
+  private readonly pages: Lru<KnownPages>;
+
+  constructor(
+    private readonly stores: Stores,
+    /** How many generations' pages to keep in memory. */
+    cachedGenerations = 16,
+  ) {
+    this.pages = new Lru(cachedGenerations);
+  }
 
   async head(userId: string, sessionId: string): Promise<SessionHead> {
     const head = await this.stores.meta.getHead(userId, checkId("session id", sessionId));
@@ -127,22 +162,30 @@ export class Reader {
     return { bytes, total };
   }
 
-  /** The tree index of a generation, rebuilt from its pages. */
+  /**
+   * The tree index of a generation, rebuilt from its pages. Pages already read are kept (a
+   * generation only grows), so a session read again costs only the pages appended since.
+   */
   async index(head: SessionHead, state: GenerationState) {
-    const pages = await this.stores.meta.getPages(head.userId, head.sessionId, state.generation);
-    const records: LineRecord[] = [];
-    const problems: Problem[] = [];
-    const previews: Record<number, string> = {};
-    for (const page of pages) {
+    // A deleted and recreated session reuses generation numbers: creation times tell them apart.
+    const key = `${head.userId}/${head.sessionId}/${head.createdAt}/${state.generation}/${state.createdAt}`;
+    let known = this.pages.get(key);
+    if (known && known.length > state.length) known = undefined;
+    const fresh = await this.stores.meta.getPages(head.userId, head.sessionId, state.generation, known?.length ?? 0);
+    const loaded: KnownPages = known ?? { length: 0, records: [], problems: [], previews: {} };
+    for (const page of fresh) {
       if (page.start >= state.length) continue; // never committed: cannot happen, but never trust it
-      records.push(...page.records);
-      problems.push(...page.problems);
-      Object.assign(previews, page.previews ?? {});
+      loaded.records.push(...page.records);
+      loaded.problems.push(...page.problems);
+      Object.assign(loaded.previews, page.previews ?? {});
     }
+    loaded.length = state.length;
+    this.pages.set(key, loaded);
+    const { records, problems, previews } = loaded;
     const index = new SessionIndex({
       header: undefined,
       version: head.summary.headerVersion ?? 3,
-      records,
+      records: [...records],
       problems,
       completeLength: state.length,
       load: () => {

@@ -143,8 +143,8 @@ export interface MetaStore {
     userId: string,
     options: { limit: number; cursor?: string },
   ): Promise<{ heads: SessionHead[]; cursor?: string }>;
-  /** The index pages of one generation, in byte order. */
-  getPages(userId: string, sessionId: string, generation: number): Promise<IndexPage[]>;
+  /** The index pages of one generation, in byte order; from `from` on (pages starting at or after it) when given. */
+  getPages(userId: string, sessionId: string, generation: number, from?: number): Promise<IndexPage[]>;
   /** Archived generations, oldest first. */
   getArchived(userId: string, sessionId: string): Promise<GenerationState[]>;
   /** Removes the head, pages and archived generations of a session. */

@@ -164,6 +164,8 @@ export function describeStoreContract(name: string, makeStores: () => Promise<St
           archive: generation(1, 400),
         });
         expect((await stores.meta.getPages(u, "s", 1)).map((p) => p.start)).toEqual([0, 100, 300]);
+        expect((await stores.meta.getPages(u, "s", 1, 100)).map((p) => p.start)).toEqual([100, 300]);
+        expect((await stores.meta.getPages(u, "s", 1, 101)).map((p) => p.start)).toEqual([300]);
         expect((await stores.meta.getPages(u, "s", 2)).map((p) => p.start)).toEqual([0]);
         expect(await stores.meta.getArchived(u, "s")).toEqual([generation(1, 400)]);
       });

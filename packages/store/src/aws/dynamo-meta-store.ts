@@ -147,11 +147,16 @@ export class DynamoMetaStore implements MetaStore {
       : { heads };
   }
 
-  async getPages(userId: string, sessionId: string, generation: number): Promise<IndexPage[]> {
+  async getPages(userId: string, sessionId: string, generation: number, from = 0): Promise<IndexPage[]> {
+    // Fixed-width hex keeps sort keys in byte order: one range query, from `from` to the generation's end.
     const items = await this.queryAll({
       TableName: this.table,
-      KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
-      ExpressionAttributeValues: { ":pk": sessionPk(userId, sessionId), ":prefix": `G#${hex(generation, 8)}#` },
+      KeyConditionExpression: "pk = :pk AND sk BETWEEN :from AND :to",
+      ExpressionAttributeValues: {
+        ":pk": sessionPk(userId, sessionId),
+        ":from": `G#${hex(generation, 8)}#${hex(from, 16)}`,
+        ":to": `G#${hex(generation, 8)}#~`,
+      },
       ConsistentRead: true,
     });
     return items.map((item) => JSON.parse(item.data as string) as IndexPage);

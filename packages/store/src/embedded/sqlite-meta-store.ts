@@ -116,10 +116,12 @@ export class SqliteMetaStore implements MetaStore {
     return more ? { heads, cursor: encodeCursor(heads[heads.length - 1]) } : { heads };
   }
 
-  async getPages(userId: string, sessionId: string, generation: number): Promise<IndexPage[]> {
+  async getPages(userId: string, sessionId: string, generation: number, from = 0): Promise<IndexPage[]> {
     const rows = this.db
-      .prepare("SELECT data FROM pages WHERE user_id = ? AND session_id = ? AND generation = ? ORDER BY start")
-      .all(userId, sessionId, generation) as { data: string }[];
+      .prepare(
+        "SELECT data FROM pages WHERE user_id = ? AND session_id = ? AND generation = ? AND start >= ? ORDER BY start",
+      )
+      .all(userId, sessionId, generation, from) as { data: string }[];
     return rows.map((row) => JSON.parse(row.data) as IndexPage);
   }
 
