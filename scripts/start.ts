@@ -1,9 +1,11 @@
 /**
- * `npm start`: pisync on this machine, on the embedded store.
- *   npm start -- [--port 8787] [--host 127.0.0.1] [--data DIR]
+ * `npm start`: pisync on this machine, on the embedded store, and the watcher that backs up
+ * this machine's pi sessions into it.
+ *   npm start -- [--port 8787] [--host 127.0.0.1] [--data DIR] [--no-watch] [--root DIR]...
  */
 import { parseArgs } from "node:util";
 import { defaultDataDir, startNodeServer } from "@pisync/api";
+import { Api, createLogger, defaultRoots, StateStore, Watcher } from "@pisync/cli";
 import * as z from "zod/mini";
 
 const Flags = z.object({
@@ -13,7 +15,9 @@ const Flags = z.object({
 });
 
 function usage(message: string): never {
-  console.error(`${message}\nusage: npm start -- [--port 8787] [--host 127.0.0.1] [--data DIR]`);
+  console.error(
+    `${message}\nusage: npm start -- [--port 8787] [--host 127.0.0.1] [--data DIR] [--no-watch] [--root DIR]...`,
+  );
   process.exit(2);
 }
 
@@ -33,7 +37,16 @@ const flags = Flags.safeParse({ ...values, data: values.data ?? defaultDataDir()
 if (!flags.success) usage(z.prettifyError(flags.error));
 
 const server = await startNodeServer({ port: flags.data.port, host: flags.data.host, dataDir: flags.data.data });
+let watcher: Watcher | undefined;
+if (!values["no-watch"]) {
+  const roots = (values.root as string[] | undefined) ?? defaultRoots();
+  const api = new Api({ endpoint: server.url, token: server.token });
+  watcher = new Watcher({ api, state: new StateStore(server.url), log: createLogger(false) }, { roots });
+  console.log(`backing up the pi sessions in ${roots.join(", ")}`);
+  watcher.start();
+}
 const stop = async () => {
+  watcher?.stop();
   await server.close();
   process.exit(0);
 };

@@ -1,0 +1,19 @@
+// Bundles the CLI into one file with no runtime dependency beyond Node >= 20.
+import { build } from "esbuild";
+
+const result = await build({
+  entryPoints: [new URL("./src/bin.ts", import.meta.url).pathname],
+  outfile: new URL("./dist/pisync.mjs", import.meta.url).pathname,
+  bundle: true,
+  minify: true,
+  platform: "node",
+  target: "node20",
+  format: "esm",
+  conditions: ["source"],
+  mainFields: ["module", "main"],
+
+  legalComments: "none",
+  metafile: true,
+});
+const bytes = Object.values(result.metafile.outputs)[0].bytes;
+console.log(`packages/cli/dist/pisync.mjs: ${(bytes / 1024).toFixed(1)} KB`);

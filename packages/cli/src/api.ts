@@ -1,0 +1,155 @@
+/**
+ * The HTTP client of the sync service. Network errors, 429 and 5xx are retried with
+ * exponential backoff and full jitter; a request that keeps failing throws `Transient`, which
+ * callers treat as "try again later" (nothing is dropped, nothing spins).
+ */
+import { gzipSync } from "node:zlib";
+import type { Login } from "./config.js";
+
+/** The server answered with an error status. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: Record<string, unknown>,
+  ) {
+    super(typeof body.error === "string" ? body.error : `HTTP ${status}`);
+  }
+}
+
+/** The server could not be reached or kept failing: try again later. */
+export class Transient extends Error {}
+
+export interface ApiOptions {
+  /** Attempts per request before `Transient` (default 6). */
+  attempts?: number;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+const sleeper = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export interface AppendAnswer {
+  offset: number;
+  generation: number;
+  retry: boolean;
+  problems: { kind: string; line?: number; message: string }[];
+}
+
+export class Api {
+  private readonly attempts: number;
+  private readonly sleep: (ms: number) => Promise<void>;
+
+  constructor(
+    readonly login: Login,
+    options: ApiOptions = {},
+  ) {
+    this.attempts = options.attempts ?? 6;
+    this.sleep = options.sleep ?? sleeper;
+  }
+
+  private url(path: string): string {
+    return `${this.login.endpoint}${path}`;
+  }
+
+  /** One request with retries; answers any status below 500 (but 429). */
+  async request(method: string, path: string, init: { headers?: Record<string, string>; body?: Uint8Array } = {}) {
+    let lastError = "";
+    for (let attempt = 0; attempt < this.attempts; attempt++) {
+      if (attempt > 0) await this.sleep(Math.random() * Math.min(30_000, 250 * 2 ** attempt));
+      try {
+        const response = await fetch(path.startsWith("http") ? path : this.url(path), {
+          method,
+          headers: { Authorization: `Bearer ${this.login.token}`, ...init.headers },
+          body: init.body as Uint8Array<ArrayBuffer> | undefined,
+          signal: AbortSignal.timeout(120_000),
+        });
+        if (response.status >= 500 || response.status === 429) {
+          lastError = `HTTP ${response.status}`;
+          await response.arrayBuffer().catch(() => {});
+          continue;
+        }
+        return response;
+      } catch (error) {
+        lastError = (error as Error).message;
+      }
+    }
+    throw new Transient(`${method} ${path}: ${lastError}`);
+  }
+
+  private async expectOk(response: Response): Promise<Response> {
+    if (response.ok) return response;
+    let body: Record<string, unknown> = {};
+    try {
+      body = (await response.json()) as Record<string, unknown>;
+    } catch {}
+    throw new ApiError(response.status, body);
+  }
+
+  /** Committed length and generation; undefined when the session is not in the cloud. */
+  async head(sessionId: string): Promise<{ offset: number; generation: number } | undefined> {
+    const r = await this.request("HEAD", `/v1/sessions/${encodeURIComponent(sessionId)}`);
+    if (r.status === 404) return undefined;
+    await this.expectOk(r);
+    return {
+      offset: Number(r.headers.get("Upload-Offset")),
+      generation: Number((r.headers.get("ETag") ?? "").replace(/\D/g, "")),
+    };
+  }
+
+  /** PATCH (append at `offset`) or PUT (a new generation); throws ApiError on 4xx. */
+  async write(
+    sessionId: string,
+    body: Uint8Array,
+    options: { offset: number; generation?: number; replace?: boolean; uploadId?: string },
+  ): Promise<AppendAnswer> {
+    const headers: Record<string, string> = { "Upload-Offset": String(options.offset) };
+    if (options.generation !== undefined) headers["If-Match"] = `"${options.generation}"`;
+    let payload: Uint8Array | undefined;
+    if (options.uploadId) headers["Pisync-Upload"] = options.uploadId;
+    else {
+      payload = gzipSync(body);
+      headers["Content-Encoding"] = "gzip";
+    }
+    const r = await this.request(options.replace ? "PUT" : "PATCH", `/v1/sessions/${encodeURIComponent(sessionId)}`, {
+      headers,
+      body: payload,
+    });
+    return (await (await this.expectOk(r)).json()) as AppendAnswer;
+  }
+
+  /** Uploads one large line outside the append request; returns the upload id to append. */
+  async upload(sessionId: string, bytes: Uint8Array): Promise<string> {
+    const r = await this.request("POST", `/v1/sessions/${encodeURIComponent(sessionId)}/uploads`, {
+      headers: { "Content-Type": "application/json" },
+      body: Buffer.from(JSON.stringify({ length: bytes.length })),
+    });
+    const { uploadId, url, authorization } = (await (await this.expectOk(r)).json()) as {
+      uploadId: string;
+      url: string;
+      authorization: boolean;
+    };
+    // The bearer token goes to this API only, never to a presigned storage URL.
+    const put = authorization
+      ? await this.request("PUT", url, { body: bytes })
+      : await fetch(url, { method: "PUT", body: bytes as Uint8Array<ArrayBuffer> });
+    if (!put.ok) throw new Transient(`upload failed: HTTP ${put.status}`);
+    return uploadId;
+  }
+
+  /** Bytes [start, end) of the current generation. */
+  async range(sessionId: string, start: number, end: number): Promise<Uint8Array> {
+    if (end <= start) return new Uint8Array(0);
+    const r = await this.request("GET", `/v1/sessions/${encodeURIComponent(sessionId)}/raw`, {
+      headers: { Range: `bytes=${start}-${end - 1}`, "Accept-Encoding": "identity" },
+    });
+    return new Uint8Array(await (await this.expectOk(r)).arrayBuffer());
+  }
+
+  async raw(sessionId: string): Promise<Uint8Array> {
+    const r = await this.request("GET", `/v1/sessions/${encodeURIComponent(sessionId)}/raw`);
+    return new Uint8Array(await (await this.expectOk(r)).arrayBuffer());
+  }
+
+  async json<T>(path: string): Promise<T> {
+    return (await (await this.expectOk(await this.request("GET", path))).json()) as T;
+  }
+}

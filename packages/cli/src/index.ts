@@ -1,0 +1,9 @@
+/** @pisync/cli as a library: the sync engine, for `npm start` and the pi package. */
+export { Api, ApiError, Transient } from "./api.js";
+export { loadLogin } from "./config.js";
+export { createLogger, type Logger } from "./log.js";
+export { main } from "./main.js";
+export { defaultRoots, piFileName, piFolderName, piSessionsRoot } from "./paths.js";
+export { StateStore } from "./state.js";
+export { type SyncContext, type SyncResult, syncFile, Unauthorized } from "./sync.js";
+export { sessionFiles, Watcher } from "./watch.js";

@@ -1,0 +1,276 @@
+/**
+ * Backing up one session file: send every complete line the server does not have yet, exactly
+ * once, whatever crashed before.
+ *
+ * - Only complete lines are sent (up to the last `\n`); a partial last line waits.
+ * - Bytes go in batches of at most 1 MiB, gzip-compressed, at the offset the server confirmed.
+ *   A line too large for a request goes through an upload (see the API).
+ * - The state remembers the confirmed offset and a fingerprint of the bytes before it. When the
+ *   file no longer continues them (pi migrated or rewrote it, oh-my-pi replaced it, it was
+ *   truncated), or the server disagrees (409, 412, 404), the file is reconciled with the
+ *   server: if the cloud copy is a prefix of the file, sending resumes where it ends;
+ *   otherwise the whole file becomes a new generation (the cloud keeps the old one).
+ */
+import { statSync } from "node:fs";
+import { isHeader, isObject } from "@pisync/format";
+import { type Api, ApiError, Transient } from "./api.js";
+import { readRange } from "./files.js";
+import type { Logger } from "./log.js";
+import { type FileState, fingerprint, type StateStore } from "./state.js";
+
+export { Transient };
+
+/** Login refused or revoked: nothing can be sent until the user logs in again. */
+export class Unauthorized extends Error {}
+
+export interface SyncContext {
+  api: Api;
+  state: StateStore;
+  log: Logger;
+  /** Uncompressed bytes per request (default 1 MiB). */
+  batchBytes?: number;
+  /** Lines longer than this go through an upload (default 3 MiB). */
+  uploadOver?: number;
+  /** Called with bytes as they are confirmed (progress bars). */
+  onProgress?: (bytes: number) => void;
+}
+
+export type SyncResult =
+  | { status: "synced"; sessionId: string; sent: number; generation: number; bytes: number }
+  | { status: "idle" | "behind"; sessionId?: string; sent: number }
+  | { status: "gone" }
+  | { status: "skipped"; reason: string };
+
+const NEWLINE = 0x0a;
+const MiB = 1024 * 1024;
+
+/** Bytes up to and including the file's last `\n` (reads backwards, 1 MiB at a time). */
+export function completeLengthOf(path: string, size: number): number {
+  let end = size;
+  while (end > 0) {
+    const start = Math.max(0, end - MiB);
+    const chunk = readRange(path, start, end);
+    const at = chunk.lastIndexOf(NEWLINE);
+    if (at >= 0) return start + at + 1;
+    end = start;
+  }
+  return 0;
+}
+
+/** The session id of a file: its header's (an oh-my-pi title slot line may come first). */
+export function sessionIdOf(path: string, complete: number): string | undefined {
+  const head = readRange(path, 0, Math.min(complete, 4 * MiB));
+  let start = 0;
+  for (let line = 0; line < 2 && start < head.length; line++) {
+    const end = head.indexOf(NEWLINE, start);
+    if (end < 0) return undefined;
+    let value: unknown;
+    try {
+      value = JSON.parse(new TextDecoder().decode(head.subarray(start, end)));
+    } catch {
+      return undefined;
+    }
+    if (isHeader(value)) return value.id;
+    if (!(isObject(value) && value.type === "title")) return undefined;
+    start = end + 1;
+  }
+  return undefined;
+}
+
+function now(): string {
+  return new Date().toISOString();
+}
+
+/** Whether the cloud's bytes [0, n) look like the file's: equal first and last 4 KiB. */
+async function cloudMatches(api: Api, path: string, sessionId: string, n: number): Promise<boolean> {
+  if (n === 0) return true;
+  const windows: [number, number][] =
+    n <= 8192
+      ? [[0, n]]
+      : [
+          [0, 4096],
+          [n - 4096, n],
+        ];
+  for (const [start, end] of windows) {
+    const cloud = await api.range(sessionId, start, end);
+    const local = readRange(path, start, end);
+    if (cloud.length !== local.length || !cloud.every((b, i) => b === local[i])) return false;
+  }
+  return true;
+}
+
+class SessionSync {
+  private reconciles = 0;
+
+  constructor(
+    private readonly ctx: SyncContext,
+    private readonly path: string,
+    private readonly sessionId: string,
+    private complete: number,
+  ) {}
+
+  private save(change: Partial<FileState> & { sent: number; generation: number }): FileState {
+    const state: FileState = {
+      ...this.ctx.state.get(this.path),
+      ...change,
+      sessionId: this.sessionId,
+      fingerprint: fingerprint(this.path, change.sent),
+      local: this.complete,
+      updatedAt: now(),
+    };
+    this.ctx.state.set(this.path, state);
+    return state;
+  }
+
+  /** Where sending should start, after asking the server. May start a new generation. */
+  async reconcile(): Promise<{ state: FileState; behind?: boolean }> {
+    if (++this.reconciles > 4) throw new Transient("the server kept changing under this file; trying later");
+    const { api } = this.ctx;
+    const cloud = await api.head(this.sessionId);
+    if (!cloud || cloud.offset === 0) return { state: this.save({ sent: 0, generation: 0, diverged: false }) };
+    const n = Math.min(cloud.offset, this.complete);
+    if (await cloudMatches(api, this.path, this.sessionId, n)) {
+      if (cloud.offset <= this.complete) {
+        return { state: this.save({ sent: cloud.offset, generation: cloud.generation }) };
+      }
+      // The cloud holds more than this file: another machine went on. Nothing to send until
+      // this file changes; then it diverges, and becomes a generation of its own.
+      return { state: this.save({ sent: this.complete, generation: cloud.generation }), behind: true };
+    }
+    // The file no longer continues the cloud copy: rewritten here, or written elsewhere too.
+    const previous = this.ctx.state.get(this.path);
+    const diverged = previous !== undefined && cloud.generation === previous.generation && cloud.offset > previous.sent;
+    const first = this.batch(0);
+    const answer = await this.send(first, 0, { replace: true });
+    this.ctx.log.event("generation", {
+      path: this.path,
+      sessionId: this.sessionId,
+      generation: answer.generation,
+      reason: diverged ? "another machine wrote this session too" : "the file was rewritten",
+    });
+    return { state: this.save({ sent: answer.offset, generation: answer.generation, diverged }) };
+  }
+
+  /** The next batch from `start`: whole lines, at most the batch size unless one line is larger. */
+  batch(start: number): { start: number; end: number; upload: boolean } {
+    const limit = this.ctx.batchBytes ?? MiB;
+    const end = Math.min(this.complete, start + limit);
+    const chunk = readRange(this.path, start, end);
+    const cut = chunk.lastIndexOf(NEWLINE);
+    if (cut >= 0) return { start, end: start + cut + 1, upload: false };
+    // One line longer than a batch: find its end.
+    let lineEnd = end;
+    while (lineEnd < this.complete) {
+      const next = readRange(this.path, lineEnd, Math.min(this.complete, lineEnd + MiB));
+      const at = next.indexOf(NEWLINE);
+      if (at >= 0) {
+        lineEnd += at + 1;
+        break;
+      }
+      lineEnd += next.length;
+    }
+    return { start, end: lineEnd, upload: lineEnd - start > (this.ctx.uploadOver ?? 3 * MiB) };
+  }
+
+  async send(
+    range: { start: number; end: number; upload: boolean },
+    generation: number,
+    options: { replace?: boolean } = {},
+  ) {
+    const { api } = this.ctx;
+    const bytes = readRange(this.path, range.start, range.end);
+    const uploadId = range.upload ? await api.upload(this.sessionId, bytes) : undefined;
+    return api.write(this.sessionId, bytes, {
+      offset: range.start,
+      generation: generation > 0 && !options.replace ? generation : undefined,
+      replace: options.replace,
+      uploadId,
+    });
+  }
+
+  async run(checkServer: boolean): Promise<SyncResult> {
+    const { ctx } = this;
+    let state = ctx.state.get(this.path);
+    if (state && checkServer) {
+      // On start: does the server still hold what the state says it confirmed?
+      const cloud = await ctx.api.head(this.sessionId);
+      if (!cloud || cloud.offset !== state.sent || cloud.generation !== state.generation) state = undefined;
+    }
+    // Does the file still continue what the server confirmed?
+    if (
+      !state ||
+      state.sessionId !== this.sessionId ||
+      state.sent > this.complete ||
+      fingerprint(this.path, state.sent) !== state.fingerprint
+    ) {
+      const reconciled = await this.reconcile();
+      if (reconciled.behind) return { status: "behind", sessionId: this.sessionId, sent: reconciled.state.sent };
+      state = reconciled.state;
+    }
+    const startedAt = state.sent;
+    while (state.sent < this.complete) {
+      const range = this.batch(state.sent);
+      try {
+        const answer = await this.send(range, state.generation);
+        state = this.save({ sent: answer.offset, generation: answer.generation, lastError: undefined });
+        ctx.onProgress?.(range.end - range.start);
+        for (const problem of answer.problems) {
+          ctx.log.event("problem", { path: this.path, sessionId: this.sessionId, message: problem.message });
+        }
+      } catch (error) {
+        if (!(error instanceof ApiError)) throw error;
+        if (error.status === 401) throw new Unauthorized(error.message);
+        if (error.status === 409 || error.status === 412 || error.status === 404) {
+          const reconciled = await this.reconcile();
+          if (reconciled.behind) return { status: "behind", sessionId: this.sessionId, sent: reconciled.state.sent };
+          state = reconciled.state;
+          continue;
+        }
+        // A request the server refuses as it is (400, 413): retrying would not help.
+        this.save({ sent: state.sent, generation: state.generation, lastError: error.message });
+        return { status: "skipped", reason: error.message };
+      }
+    }
+    if (state.sent === startedAt) return { status: "idle", sessionId: this.sessionId, sent: state.sent };
+    return {
+      status: "synced",
+      sessionId: this.sessionId,
+      sent: state.sent,
+      generation: state.generation,
+      bytes: state.sent - startedAt,
+    };
+  }
+}
+
+/** Sends what the server does not have of one file. Throws `Transient` (retry later) or `Unauthorized`. */
+export async function syncFile(
+  path: string,
+  ctx: SyncContext,
+  options: { checkServer?: boolean } = {},
+): Promise<SyncResult> {
+  let size: number;
+  try {
+    const stat = statSync(path);
+    if (!stat.isFile()) return { status: "skipped", reason: "not a file" };
+    size = stat.size;
+  } catch {
+    return { status: "gone" };
+  }
+  const complete = completeLengthOf(path, size);
+  if (complete === 0) return { status: "idle", sent: 0 };
+  const sessionId = sessionIdOf(path, complete);
+  if (!sessionId) {
+    return { status: "skipped", reason: "no session header on the first line: nothing names this session" };
+  }
+  const result = await new SessionSync(ctx, path, sessionId, complete).run(options.checkServer ?? false);
+  if (result.status === "synced") {
+    ctx.log.event("synced", {
+      path,
+      sessionId,
+      bytes: result.bytes,
+      offset: result.sent,
+      generation: result.generation,
+    });
+  }
+  return result;
+}
