@@ -24,6 +24,8 @@ function usage(message: string): never {
 let values: Record<string, unknown>;
 try {
   ({ values } = parseArgs({
+    // Node 20's parseArgs has no negated flags: --no-watch is taken out first.
+    args: process.argv.slice(2).filter((arg) => arg !== "--no-watch"),
     options: {
       port: { type: "string", default: "8787" },
       host: { type: "string", default: "127.0.0.1" },
@@ -38,7 +40,7 @@ if (!flags.success) usage(z.prettifyError(flags.error));
 
 const server = await startNodeServer({ port: flags.data.port, host: flags.data.host, dataDir: flags.data.data });
 let watcher: Watcher | undefined;
-if (!values["no-watch"]) {
+if (!process.argv.includes("--no-watch")) {
   const roots = (values.root as string[] | undefined) ?? defaultRoots();
   const api = new Api({ endpoint: server.url, token: server.token });
   watcher = new Watcher({ api, state: new StateStore(server.url), log: createLogger(false) }, { roots });

@@ -1,0 +1,239 @@
+/**
+ * End to end against `npm start`: pi's real SessionManager writes sessions while the bundled
+ * `pisync watch` runs, is killed with SIGKILL at random moments and restarted, and talks
+ * through a proxy that fails requests (some answers lost after the server committed). At the
+ * end every cloud copy equals its local file, byte for byte.
+ */
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SessionManager } from "@mariozechner/pi-coding-agent";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { piFileName, piFolderName } from "../src/paths.js";
+import { buildCli, completeBytes, eventually, faultyProxy, machine, type Server, startServer } from "./harness.js";
+
+let server: Server;
+let dataDir: string;
+
+beforeAll(async () => {
+  buildCli();
+  dataDir = mkdtempSync(join(tmpdir(), "pisync-e2e-data-"));
+  server = await startServer(dataDir);
+}, 120_000);
+
+afterAll(async () => {
+  await server?.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+const usage = {
+  input: 10,
+  output: 5,
+  cacheRead: 0,
+  cacheWrite: 0,
+  totalTokens: 15,
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0.001 },
+};
+
+function assistant(text: string) {
+  return {
+    role: "assistant" as const,
+    content: [{ type: "text" as const, text }],
+    api: "anthropic-messages",
+    provider: "anthropic",
+    model: "claude-sonnet-4-5",
+    usage,
+    stopReason: "stop" as const,
+    timestamp: Date.now(),
+  };
+}
+
+async function cloudBytes(id: string): Promise<Buffer | undefined> {
+  const r = await fetch(`${server.url}/v1/sessions/${id}/raw`, {
+    headers: { Authorization: `Bearer ${server.token}`, "Accept-Encoding": "identity" },
+  });
+  return r.ok ? Buffer.from(await r.arrayBuffer()) : undefined;
+}
+
+async function generations(id: string): Promise<number> {
+  const r = await fetch(`${server.url}/v1/sessions/${id}`, { headers: { Authorization: `Bearer ${server.token}` } });
+  return ((await r.json()) as { generation: number }).generation;
+}
+
+/** Waits until every file's cloud copy equals its complete lines. */
+async function expectBackedUp(files: { path: string; id: string }[], timeoutMs = 60_000) {
+  const failure = await eventually(async () => {
+    for (const { path, id } of files) {
+      const local = completeBytes(path);
+      const cloud = await cloudBytes(id);
+      if (!cloud) return `${id}: not in the cloud`;
+      if (!cloud.equals(local)) return `${id}: cloud ${cloud.length} bytes, local ${local.length}`;
+    }
+    return undefined;
+  }, timeoutMs);
+  expect(failure).toBeUndefined();
+}
+
+describe("pisync watch, end to end", () => {
+  it("pi writes, the watcher is SIGKILLed and restarted, requests fail: nothing lost, nothing twice", async () => {
+    let failureRate = 0.2;
+    const proxy = await faultyProxy(server.url, () => failureRate);
+    const m = machine(proxy.url, server.token);
+    try {
+      let watcher = m.watch();
+      const sessions = Array.from({ length: 4 }, (_, i) => {
+        const cwd = `/home/dev/project-${i}`;
+        return SessionManager.create(cwd, join(m.sessionsRoot, piFolderName(cwd)));
+      });
+      let kills = 0;
+      for (let round = 0; round < 30; round++) {
+        for (const [i, sm] of sessions.entries()) {
+          sm.appendMessage({ role: "user", content: `round ${round} of session ${i}`, timestamp: Date.now() });
+          sm.appendMessage(assistant(`answer ${round}`.repeat(1 + (round % 5) * 40)));
+          if (round % 7 === 3) sm.appendLabelChange(sm.getLeafId() as string, `mark ${round}`);
+        }
+        await new Promise((r) => setTimeout(r, 20 + Math.random() * 60));
+        if (round % 6 === 5 || Math.random() < 0.15) {
+          watcher.child.kill("SIGKILL");
+          await new Promise((r) => watcher.child.once("exit", r));
+          kills++;
+          watcher = m.watch();
+        }
+      }
+      failureRate = 0;
+      const files = sessions.map((sm) => ({ path: sm.getSessionFile() as string, id: sm.getSessionId() }));
+      await expectBackedUp(files);
+      for (const { id } of files) expect(await generations(id)).toBe(1);
+      expect(proxy.failures()).toBeGreaterThan(0);
+      expect(kills).toBeGreaterThanOrEqual(5);
+      watcher.child.kill("SIGTERM");
+    } finally {
+      await proxy.close();
+      await m.cleanup();
+    }
+  }, 180_000);
+
+  it("a v2 file pi migrates in place, and a file truncated and rewritten, become new generations", async () => {
+    const m = machine(server.url, server.token);
+    try {
+      const watcher = m.watch();
+      const folder = join(m.sessionsRoot, piFolderName("/home/dev/legacy"));
+      mkdirSync(folder, { recursive: true });
+      const v2 = readFileSync(new URL("../../format/test/fixtures/edge/v2-hookmessage.jsonl", import.meta.url))
+        .toString()
+        .replaceAll("edge-v2", "e2e-v2");
+      const v2Path = join(folder, piFileName("2025-06-01T12:00:00.000Z", "e2e-v2"));
+      writeFileSync(v2Path, v2);
+      await expectBackedUp([{ path: v2Path, id: "e2e-v2" }]);
+      // pi migrates v2 → v3 on open and rewrites the file in place.
+      SessionManager.open(v2Path);
+      expect(readFileSync(v2Path, "utf8")).not.toBe(v2);
+      await expectBackedUp([{ path: v2Path, id: "e2e-v2" }]);
+      expect(await generations("e2e-v2")).toBe(2);
+      const first = await fetch(`${server.url}/v1/sessions/e2e-v2/raw?generation=1`, {
+        headers: { Authorization: `Bearer ${server.token}` },
+      });
+      expect(await first.text()).toBe(v2);
+
+      // Truncated, then written again with other lines.
+      const sm = SessionManager.create("/home/dev/rewrite", join(m.sessionsRoot, piFolderName("/home/dev/rewrite")));
+      sm.appendMessage({ role: "user", content: "first version", timestamp: 1 });
+      sm.appendMessage(assistant("long answer ".repeat(200)));
+      const path = sm.getSessionFile() as string;
+      await expectBackedUp([{ path, id: sm.getSessionId() }]);
+      const header = readFileSync(path, "utf8").split("\n")[0];
+      truncateSync(path, 0);
+      appendFileSync(
+        path,
+        `${header}\n${JSON.stringify({ type: "message", id: "r0000001", parentId: null, timestamp: new Date().toISOString(), message: { role: "user", content: "rewritten", timestamp: 2 } })}\n`,
+      );
+      await expectBackedUp([{ path, id: sm.getSessionId() }]);
+      expect(await generations(sm.getSessionId())).toBe(2);
+      watcher.child.kill("SIGTERM");
+    } finally {
+      await m.cleanup();
+    }
+  }, 120_000);
+
+  it("a 20 MB single line, and 300 files appearing at once", async () => {
+    const m = machine(server.url, server.token);
+    try {
+      const watcher = m.watch();
+      const sm = SessionManager.create("/home/dev/images", join(m.sessionsRoot, piFolderName("/home/dev/images")));
+      sm.appendMessage({ role: "user", content: "a picture", timestamp: 1 });
+      sm.appendMessage({
+        role: "toolResult",
+        toolCallId: "call_1",
+        toolName: "screenshot",
+        content: [{ type: "image", data: "A".repeat(20 * 1024 * 1024), mimeType: "image/png" }],
+        isError: false,
+        timestamp: 2,
+      });
+      sm.appendMessage(assistant("nice"));
+      const big = { path: sm.getSessionFile() as string, id: sm.getSessionId() };
+
+      const many: { path: string; id: string }[] = [];
+      const folder = join(m.sessionsRoot, piFolderName("/home/dev/many"));
+      mkdirSync(folder, { recursive: true });
+      for (let i = 0; i < 300; i++) {
+        const id = `many-${i}`;
+        const path = join(folder, piFileName(new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(), id));
+        writeFileSync(
+          path,
+          `${JSON.stringify({ type: "session", version: 3, id, timestamp: "2026-01-01T00:00:00.000Z", cwd: "/home/dev/many" })}\n` +
+            `${JSON.stringify({ type: "message", id: "a0000001", parentId: null, timestamp: "2026-01-01T00:00:01.000Z", message: { role: "user", content: `file ${i}`, timestamp: 1 } })}\n`,
+        );
+        many.push({ path, id });
+      }
+      await expectBackedUp([big, ...many], 120_000);
+      watcher.child.kill("SIGTERM");
+    } finally {
+      await m.cleanup();
+    }
+  }, 180_000);
+
+  it("pull reproduces a session byte for byte where pi looks, and pi lists it; watch continues it", async () => {
+    const a = machine(server.url, server.token);
+    const b = machine(server.url, server.token);
+    try {
+      const sm = SessionManager.create("/home/alice/app", join(a.sessionsRoot, piFolderName("/home/alice/app")));
+      sm.appendMessage({ role: "user", content: "move me", timestamp: 1 });
+      sm.appendMessage(assistant("ok"));
+      const path = sm.getSessionFile() as string;
+      expect(a.run(["push"]).code).toBe(0);
+
+      const pulled = b.run(["pull", sm.getSessionId(), "--cwd", "/Users/alice/app"]);
+      expect(pulled.code, pulled.stderr).toBe(0);
+      expect(pulled.stderr).toContain("cwd remapped: /home/alice/app → /Users/alice/app");
+      const target = pulled.stdout.trim();
+      expect(target.startsWith(join(b.sessionsRoot, piFolderName("/Users/alice/app")))).toBe(true);
+      expect(readFileSync(target).equals(readFileSync(path))).toBe(true);
+      const listed = await SessionManager.list(
+        "/Users/alice/app",
+        join(b.sessionsRoot, piFolderName("/Users/alice/app")),
+      );
+      expect(listed.map((s) => s.id)).toContain(sm.getSessionId());
+
+      // Pulling again is fine; a different file at the target is never overwritten.
+      expect(b.run(["pull", sm.getSessionId(), "--cwd", "/Users/alice/app"]).code).toBe(0);
+      appendFileSync(target, "{}\n");
+      const refused = b.run(["pull", sm.getSessionId(), "--cwd", "/Users/alice/app"]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain("not overwritten");
+      truncateSync(target, readFileSync(path).length);
+
+      // Continued on machine B: watch sends only the new lines (no new generation).
+      const continued = SessionManager.open(target);
+      continued.appendMessage({ role: "user", content: "continued on B", timestamp: 3 });
+      continued.appendMessage(assistant("still here"));
+      expect(b.run(["push"]).code).toBe(0);
+      expect((await cloudBytes(sm.getSessionId()))?.equals(completeBytes(target))).toBe(true);
+      expect(await generations(sm.getSessionId())).toBe(1);
+      expect(b.run(["pull", "../etc"]).code).toBe(2);
+      expect(b.run(["pull", "no-such-session"]).code).toBe(4);
+    } finally {
+      await a.cleanup();
+      await b.cleanup();
+    }
+  }, 120_000);
+});

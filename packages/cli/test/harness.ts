@@ -1,0 +1,187 @@
+/**
+ * End-to-end harness: the real `npm start` server, a fault-injecting proxy in front of it,
+ * and the bundled `pisync` run as a child process with its own HOME.
+ */
+import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { freePort } from "../../../scripts/test-servers/servers.js";
+
+export const cliPath = new URL("../dist/pisync.mjs", import.meta.url).pathname;
+
+/** Builds the bundle under test (the file users run). */
+export function buildCli(): void {
+  execFileSync(process.execPath, [new URL("../build.mjs", import.meta.url).pathname], { stdio: "ignore" });
+}
+
+export interface Server {
+  url: string;
+  token: string;
+  stop(): Promise<void>;
+}
+
+/** `npm start` on a fresh data folder (without its own watcher: tests run theirs). */
+export async function startServer(dataDir: string): Promise<Server> {
+  const port = await freePort();
+  const child = spawn("npm", ["start", "--", "--port", String(port), "--data", dataDir, "--no-watch"], {
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  let output = "";
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`npm start did not start:\n${output}`)), 60_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk;
+      if (/pst_\S{43}\n/.test(output)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout?.on("data", onData);
+    child.stderr?.on("data", onData);
+    child.on("exit", (code) => reject(new Error(`npm start exited (${code}):\n${output}`)));
+  });
+  const token = (/pst_\S{43}/.exec(output) as RegExpExecArray)[0];
+  return { url: `http://127.0.0.1:${port}`, token, stop: () => stopGroup(child) };
+}
+
+async function stopGroup(child: ChildProcess): Promise<void> {
+  const group = -(child.pid as number);
+  const alive = () => {
+    try {
+      process.kill(group, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (alive()) process.kill(group, "SIGTERM");
+  for (let i = 0; i < 100 && alive(); i++) await new Promise((r) => setTimeout(r, 50));
+  if (alive()) process.kill(group, "SIGKILL");
+}
+
+/**
+ * A proxy that fails a share of requests: some answered 503 without reaching the server, some
+ * forwarded and then cut (the server committed, the client never hears: the retry must be
+ * recognised as one).
+ */
+export async function faultyProxy(target: string, failureRate: () => number) {
+  const port = await freePort();
+  let failures = 0;
+  const server: Server & ReturnType<typeof createServer> = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const roll = Math.random();
+    const rate = failureRate();
+    if (roll < rate / 2) {
+      failures++;
+      res.writeHead(503).end("injected failure");
+      return;
+    }
+    try {
+      const upstream = await fetch(`${target}${req.url}`, {
+        method: req.method,
+        headers: Object.fromEntries(
+          Object.entries(req.headers).filter(([k]) => !["host", "connection", "content-length"].includes(k)),
+        ) as Record<string, string>,
+        body: chunks.length && req.method !== "GET" && req.method !== "HEAD" ? Buffer.concat(chunks) : undefined,
+      });
+      const body = Buffer.from(await upstream.arrayBuffer());
+      if (roll < rate) {
+        failures++;
+        req.socket.destroy(); // the answer is lost
+        return;
+      }
+      const headers: Record<string, string> = {};
+      upstream.headers.forEach((v, k) => {
+        if (!["content-encoding", "content-length", "transfer-encoding", "connection"].includes(k)) headers[k] = v;
+      });
+      res.writeHead(upstream.status, headers).end(body);
+    } catch {
+      res.writeHead(502).end();
+    }
+  }) as never;
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", () => resolve()));
+  return {
+    url: `http://127.0.0.1:${port}`,
+    failures: () => failures,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** A fake user's machine: HOME, XDG folders and a pi agent folder, in one temp folder. */
+export function machine(endpoint: string, token: string) {
+  const home = mkdtempSync(join(tmpdir(), "pisync-home-"));
+  const children: ChildProcess[] = [];
+  const agentDir = join(home, ".pi", "agent");
+  mkdirSync(join(agentDir, "sessions"), { recursive: true });
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, ".config"),
+    XDG_STATE_HOME: join(home, ".local", "state"),
+    PI_CODING_AGENT_DIR: agentDir,
+    PISYNC_ENDPOINT: endpoint,
+    PISYNC_TOKEN: token,
+  };
+  return {
+    home,
+    env,
+    sessionsRoot: join(agentDir, "sessions"),
+    /** Runs a pisync command to completion. */
+    run(args: string[], extraEnv: NodeJS.ProcessEnv = {}) {
+      const result = spawnSync(process.execPath, [cliPath, ...args], {
+        env: { ...env, ...extraEnv },
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+    },
+    /** Starts `pisync watch --json`. */
+    watch(extraArgs: string[] = []) {
+      const child = spawn(process.execPath, [cliPath, "watch", "--json", ...extraArgs], {
+        env,
+        stdio: ["ignore", "ignore", "pipe"],
+      });
+      children.push(child);
+      let log = "";
+      child.stderr?.on("data", (chunk) => {
+        log += chunk;
+      });
+      return { child, log: () => log };
+    },
+    /** Stops its watchers, then removes the machine's folder. */
+    async cleanup() {
+      for (const child of children) {
+        if (child.exitCode === null && child.signalCode === null) {
+          child.kill("SIGKILL");
+          await new Promise((r) => child.once("exit", r));
+        }
+      }
+      rmSync(home, { recursive: true, force: true, maxRetries: 5 });
+    },
+  };
+}
+
+/** The bytes of a file up to its last newline. */
+export function completeBytes(path: string): Buffer {
+  const bytes = readFileSync(path);
+  return bytes.subarray(0, bytes.lastIndexOf(10) + 1);
+}
+
+/** Polls until `check` passes or the time is up; returns the last failure message. */
+export async function eventually(
+  check: () => Promise<string | undefined>,
+  timeoutMs = 60_000,
+): Promise<string | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  let last: string | undefined;
+  while (Date.now() < deadline) {
+    last = await check();
+    if (last === undefined) return undefined;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return last;
+}
