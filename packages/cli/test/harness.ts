@@ -4,7 +4,7 @@
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer, type Server } from "node:http";
+import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "../../../scripts/test-servers/servers.js";
@@ -70,7 +70,7 @@ async function stopGroup(child: ChildProcess): Promise<void> {
 export async function faultyProxy(target: string, failureRate: () => number) {
   const port = await freePort();
   let failures = 0;
-  const server: Server & ReturnType<typeof createServer> = createServer(async (req, res) => {
+  const server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const roll = Math.random();
@@ -102,7 +102,7 @@ export async function faultyProxy(target: string, failureRate: () => number) {
     } catch {
       res.writeHead(502).end();
     }
-  }) as never;
+  });
   await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", () => resolve()));
   return {
     url: `http://127.0.0.1:${port}`,
