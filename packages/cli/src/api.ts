@@ -3,8 +3,9 @@
  * exponential backoff and full jitter; a request that keeps failing throws `Transient`, which
  * callers treat as "try again later" (nothing is dropped, nothing spins).
  */
-import { gzipSync } from "node:zlib";
+import { gunzipSync, gzipSync } from "node:zlib";
 import type { Login } from "./config.js";
+import { type HttpResponse, httpRequest } from "./http.js";
 
 /** The server answered with an error status. */
 export class ApiError extends Error {
@@ -51,20 +52,22 @@ export class Api {
   }
 
   /** One request with retries; answers any status below 500 (but 429). */
-  async request(method: string, path: string, init: { headers?: Record<string, string>; body?: Uint8Array } = {}) {
+  async request(
+    method: string,
+    path: string,
+    init: { headers?: Record<string, string>; body?: Uint8Array; bearer?: boolean } = {},
+  ): Promise<HttpResponse> {
     let lastError = "";
+    const headers = {
+      ...(init.bearer === false ? {} : { Authorization: `Bearer ${this.login.token}` }),
+      ...init.headers,
+    };
     for (let attempt = 0; attempt < this.attempts; attempt++) {
       if (attempt > 0) await this.sleep(Math.random() * Math.min(30_000, 250 * 2 ** attempt));
       try {
-        const response = await fetch(path.startsWith("http") ? path : this.url(path), {
-          method,
-          headers: { Authorization: `Bearer ${this.login.token}`, ...init.headers },
-          body: init.body as Uint8Array<ArrayBuffer> | undefined,
-          signal: AbortSignal.timeout(120_000),
-        });
+        const response = await httpRequest(method, path.startsWith("http") ? path : this.url(path), headers, init.body);
         if (response.status >= 500 || response.status === 429) {
           lastError = `HTTP ${response.status}`;
-          await response.arrayBuffer().catch(() => {});
           continue;
         }
         return response;
@@ -75,11 +78,14 @@ export class Api {
     throw new Transient(`${method} ${path}: ${lastError}`);
   }
 
-  private async expectOk(response: Response): Promise<Response> {
-    if (response.ok) return response;
+  private expectOk(response: HttpResponse): HttpResponse {
+    if (response.status >= 200 && response.status < 300) {
+      if (response.headers["content-encoding"] === "gzip") return { ...response, body: gunzipSync(response.body) };
+      return response;
+    }
     let body: Record<string, unknown> = {};
     try {
-      body = (await response.json()) as Record<string, unknown>;
+      body = JSON.parse(response.body.toString("utf8"));
     } catch {}
     throw new ApiError(response.status, body);
   }
@@ -88,10 +94,10 @@ export class Api {
   async head(sessionId: string): Promise<{ offset: number; generation: number } | undefined> {
     const r = await this.request("HEAD", `/v1/sessions/${encodeURIComponent(sessionId)}`);
     if (r.status === 404) return undefined;
-    await this.expectOk(r);
+    this.expectOk(r);
     return {
-      offset: Number(r.headers.get("Upload-Offset")),
-      generation: Number((r.headers.get("ETag") ?? "").replace(/\D/g, "")),
+      offset: Number(r.headers["upload-offset"]),
+      generation: Number(String(r.headers.etag ?? "").replace(/\D/g, "")),
     };
   }
 
@@ -113,7 +119,7 @@ export class Api {
       headers,
       body: payload,
     });
-    return (await (await this.expectOk(r)).json()) as AppendAnswer;
+    return JSON.parse(this.expectOk(r).body.toString("utf8")) as AppendAnswer;
   }
 
   /** Uploads one large line outside the append request; returns the upload id to append. */
@@ -122,16 +128,14 @@ export class Api {
       headers: { "Content-Type": "application/json" },
       body: Buffer.from(JSON.stringify({ length: bytes.length })),
     });
-    const { uploadId, url, authorization } = (await (await this.expectOk(r)).json()) as {
+    const { uploadId, url, authorization } = JSON.parse(this.expectOk(r).body.toString("utf8")) as {
       uploadId: string;
       url: string;
       authorization: boolean;
     };
     // The bearer token goes to this API only, never to a presigned storage URL.
-    const put = authorization
-      ? await this.request("PUT", url, { body: bytes })
-      : await fetch(url, { method: "PUT", body: bytes as Uint8Array<ArrayBuffer> });
-    if (!put.ok) throw new Transient(`upload failed: HTTP ${put.status}`);
+    const put = await this.request("PUT", url, { body: bytes, bearer: authorization });
+    if (put.status < 200 || put.status >= 300) throw new Transient(`upload failed: HTTP ${put.status}`);
     return uploadId;
   }
 
@@ -141,15 +145,17 @@ export class Api {
     const r = await this.request("GET", `/v1/sessions/${encodeURIComponent(sessionId)}/raw`, {
       headers: { Range: `bytes=${start}-${end - 1}`, "Accept-Encoding": "identity" },
     });
-    return new Uint8Array(await (await this.expectOk(r)).arrayBuffer());
+    return new Uint8Array(this.expectOk(r).body);
   }
 
   async raw(sessionId: string): Promise<Uint8Array> {
-    const r = await this.request("GET", `/v1/sessions/${encodeURIComponent(sessionId)}/raw`);
-    return new Uint8Array(await (await this.expectOk(r)).arrayBuffer());
+    const r = await this.request("GET", `/v1/sessions/${encodeURIComponent(sessionId)}/raw`, {
+      headers: { "Accept-Encoding": "gzip" },
+    });
+    return new Uint8Array(this.expectOk(r).body);
   }
 
   async json<T>(path: string): Promise<T> {
-    return (await (await this.expectOk(await this.request("GET", path))).json()) as T;
+    return JSON.parse(this.expectOk(await this.request("GET", path)).body.toString("utf8")) as T;
   }
 }

@@ -44,22 +44,26 @@ export type SyncResult =
 const NEWLINE = 0x0a;
 const MiB = 1024 * 1024;
 
-/** Bytes up to and including the file's last `\n` (reads backwards, 1 MiB at a time). */
+/** Bytes up to and including the file's last `\n` (reads backwards: 64 KiB, then 1 MiB at a time). */
 export function completeLengthOf(path: string, size: number): number {
   let end = size;
+  let step = 64 * 1024;
   while (end > 0) {
-    const start = Math.max(0, end - MiB);
+    const start = Math.max(0, end - step);
     const chunk = readRange(path, start, end);
     const at = chunk.lastIndexOf(NEWLINE);
     if (at >= 0) return start + at + 1;
     end = start;
+    step = MiB;
   }
   return 0;
 }
 
 /** The session id of a file: its header's (an oh-my-pi title slot line may come first). */
 export function sessionIdOf(path: string, complete: number): string | undefined {
-  const head = readRange(path, 0, Math.min(complete, 4 * MiB));
+  // Headers are short; a title slot is fixed-width: 64 KiB holds both, else read up to 4 MiB.
+  let head = readRange(path, 0, Math.min(complete, 64 * 1024));
+  if (head.indexOf(NEWLINE, head.indexOf(NEWLINE) + 1) < 0) head = readRange(path, 0, Math.min(complete, 4 * MiB));
   let start = 0;
   for (let line = 0; line < 2 && start < head.length; line++) {
     const end = head.indexOf(NEWLINE, start);

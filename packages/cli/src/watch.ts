@@ -75,23 +75,45 @@ export class Watcher {
 
   private readonly watched = new Set<string>();
 
-  /** Watches a root with events; where that fails (no such folder yet, no events), polls it. */
+  /**
+   * Watches a root and the folders under it, one non-recursive watcher per folder (pi's layout
+   * is `root/--<cwd>--/*.jsonl`: a few dozen folders, far lighter than a recursive watch that
+   * tracks every file); a folder that appears is watched and scanned. Where that fails (no such
+   * folder yet, no events), the root is polled.
+   */
   private follow(root: string): boolean {
     if (this.watched.has(root)) return true;
     try {
-      const watcher = watch(root, { recursive: true }, (_event, name) => {
-        if (name?.endsWith(".jsonl")) this.schedule(join(root, name.toString()));
-      });
-      watcher.on("error", () => {
-        this.watched.delete(root);
-        this.startPolling();
-      });
-      this.watchers.push(watcher);
+      this.watchFolder(root, 0);
       this.watched.add(root);
       return true;
     } catch {
       this.startPolling();
       return false;
+    }
+  }
+
+  private readonly folders = new Set<string>();
+
+  private watchFolder(dir: string, depth: number): void {
+    if (this.folders.has(dir) || depth > 4 || this.stopped) return;
+    const watcher = watch(dir, (_event, name) => {
+      if (!name) return;
+      const path = join(dir, name.toString());
+      if (path.endsWith(".jsonl")) this.schedule(path);
+      else if (isFolder(path)) {
+        this.watchFolder(path, depth + 1);
+        for (const file of sessionFiles(path)) this.schedule(file);
+      }
+    });
+    watcher.on("error", () => {
+      this.folders.delete(dir);
+      watcher.close();
+    });
+    this.watchers.push(watcher);
+    this.folders.add(dir);
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (entry.isDirectory()) this.watchFolder(join(dir, entry.name), depth + 1);
     }
   }
 
