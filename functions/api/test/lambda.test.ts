@@ -1,0 +1,108 @@
+/**
+ * The Lambda entry, invoked with API Gateway v2 (HTTP API) and function-URL events — base64
+ * gzip bodies in, binary and gzip answers out — against DynamoDB Local and s3rver.
+ */
+import { gunzipSync, gzipSync } from "node:zlib";
+import { Tokens } from "@pisync/core";
+import type { Stores } from "@pisync/store";
+import type { LambdaContext, LambdaEvent } from "hono/aws-lambda";
+import { beforeAll, describe, expect, it } from "vitest";
+import { testAwsStores } from "../../../packages/store/test/aws-clients.js";
+import { createHandler } from "../src/lambda.js";
+
+type Kind = "http-api" | "function-url";
+
+/** A payload-format-2.0 event, as API Gateway HTTP APIs and function URLs send them. */
+function event(kind: Kind, method: string, path: string, headers: Record<string, string>, body?: Uint8Array): LambdaEvent {
+  const [rawPath, rawQueryString = ""] = path.split("?");
+  return {
+    version: "2.0",
+    routeKey: kind === "http-api" ? "$default" : "$default",
+    rawPath,
+    rawQueryString,
+    headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v])),
+    requestContext: {
+      accountId: kind === "function-url" ? "anonymous" : "123456789012",
+      apiId: kind === "function-url" ? "abcdefgh" : "api123",
+      domainName: kind === "function-url" ? "abcdefgh.lambda-url.eu-west-1.on.aws" : "api123.execute-api.eu-west-1.amazonaws.com",
+      domainPrefix: "abcdefgh",
+      http: { method, path: rawPath, protocol: "HTTP/1.1", sourceIp: "203.0.113.7", userAgent: "pisync-test" },
+      requestId: "r1",
+      routeKey: "$default",
+      stage: "$default",
+      time: "29/Nov/2026:13:00:00 +0000",
+      timeEpoch: 1795957200000,
+    },
+    body: body ? Buffer.from(body).toString("base64") : undefined,
+    isBase64Encoded: body !== undefined,
+  } as LambdaEvent;
+}
+
+const context = {} as LambdaContext;
+
+describe("the Lambda entry", () => {
+  let handler: ReturnType<typeof createHandler>;
+  let token: string;
+  let stores: Stores;
+  beforeAll(async () => {
+    stores = await testAwsStores();
+    handler = createHandler(stores);
+    token = (await new Tokens(stores.meta).create("lambda-user", "test")).token;
+  });
+
+  for (const kind of ["http-api", "function-url"] as const) {
+    it(`${kind}: appends a gzip body, answers HEAD, serves raw bytes (binary, and gzip)`, async () => {
+      const id = `lambda-${kind}`;
+      const lines =
+        `${JSON.stringify({ type: "session", version: 3, id, timestamp: "2026-01-01T00:00:00.000Z", cwd: "/w" })}\n` +
+        `${JSON.stringify({ type: "message", id: "a1", parentId: null, timestamp: "2026-01-01T00:00:01.000Z", message: { role: "user", content: "héllo \u2028 ☕", timestamp: 1 } })}\n`;
+      const bytes = new TextEncoder().encode(lines);
+      const auth = { Authorization: `Bearer ${token}` };
+      const appended = (await handler(
+        event(kind, "PATCH", `/v1/sessions/${id}`, { ...auth, "Upload-Offset": "0", "Content-Encoding": "gzip" }, gzipSync(bytes)),
+        context,
+      )) as { statusCode: number; headers: Record<string, string>; body: string };
+      expect(appended.statusCode, appended.body).toBe(200);
+      expect(appended.headers["upload-offset"]).toBe(String(bytes.length));
+
+      const head = (await handler(event(kind, "HEAD", `/v1/sessions/${id}`, auth), context)) as {
+        statusCode: number;
+        headers: Record<string, string>;
+      };
+      expect(head.statusCode).toBe(200);
+      expect(head.headers["upload-offset"]).toBe(String(bytes.length));
+
+      const raw = (await handler(event(kind, "GET", `/v1/sessions/${id}/raw`, auth), context)) as {
+        statusCode: number;
+        body: string;
+        isBase64Encoded: boolean;
+      };
+      expect(raw.statusCode).toBe(200);
+      const rawBytes = raw.isBase64Encoded ? Buffer.from(raw.body, "base64") : Buffer.from(raw.body);
+      expect(rawBytes.equals(Buffer.from(bytes))).toBe(true);
+
+      const gz = (await handler(event(kind, "GET", `/v1/sessions/${id}/raw`, { ...auth, "Accept-Encoding": "gzip" }), context)) as {
+        statusCode: number;
+        body: string;
+        isBase64Encoded: boolean;
+        headers: Record<string, string>;
+      };
+      expect(gz.headers["content-encoding"]).toBe("gzip");
+      expect(gz.isBase64Encoded).toBe(true);
+      expect(gunzipSync(Buffer.from(gz.body, "base64")).equals(Buffer.from(bytes))).toBe(true);
+
+      const context2 = (await handler(event(kind, "GET", `/v1/sessions/${id}/context?leaf=a1`, auth), context)) as {
+        statusCode: number;
+        body: string;
+      };
+      expect(JSON.parse(context2.body).messages[0].content).toBe("héllo \u2028 ☕");
+    });
+  }
+
+  it("refuses a missing token with 401, and answers /healthz without one", async () => {
+    const denied = (await handler(event("function-url", "GET", "/v1/sessions", {}), context)) as { statusCode: number };
+    expect(denied.statusCode).toBe(401);
+    const health = (await handler(event("function-url", "GET", "/healthz", {}), context)) as { statusCode: number };
+    expect(health.statusCode).toBe(200);
+  });
+});
