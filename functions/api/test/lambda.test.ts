@@ -13,7 +13,13 @@ import { createHandler } from "../src/lambda.js";
 type Kind = "http-api" | "function-url";
 
 /** A payload-format-2.0 event, as API Gateway HTTP APIs and function URLs send them. */
-function event(kind: Kind, method: string, path: string, headers: Record<string, string>, body?: Uint8Array): LambdaEvent {
+function event(
+  kind: Kind,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: Uint8Array,
+): LambdaEvent {
   const [rawPath, rawQueryString = ""] = path.split("?");
   return {
     version: "2.0",
@@ -24,7 +30,8 @@ function event(kind: Kind, method: string, path: string, headers: Record<string,
     requestContext: {
       accountId: kind === "function-url" ? "anonymous" : "123456789012",
       apiId: kind === "function-url" ? "abcdefgh" : "api123",
-      domainName: kind === "function-url" ? "abcdefgh.lambda-url.eu-west-1.on.aws" : "api123.execute-api.eu-west-1.amazonaws.com",
+      domainName:
+        kind === "function-url" ? "abcdefgh.lambda-url.eu-west-1.on.aws" : "api123.execute-api.eu-west-1.amazonaws.com",
       domainPrefix: "abcdefgh",
       http: { method, path: rawPath, protocol: "HTTP/1.1", sourceIp: "203.0.113.7", userAgent: "pisync-test" },
       requestId: "r1",
@@ -59,7 +66,13 @@ describe("the Lambda entry", () => {
       const bytes = new TextEncoder().encode(lines);
       const auth = { Authorization: `Bearer ${token}` };
       const appended = (await handler(
-        event(kind, "PATCH", `/v1/sessions/${id}`, { ...auth, "Upload-Offset": "0", "Content-Encoding": "gzip" }, gzipSync(bytes)),
+        event(
+          kind,
+          "PATCH",
+          `/v1/sessions/${id}`,
+          { ...auth, "Upload-Offset": "0", "Content-Encoding": "gzip" },
+          gzipSync(bytes),
+        ),
         context,
       )) as { statusCode: number; headers: Record<string, string>; body: string };
       expect(appended.statusCode, appended.body).toBe(200);
@@ -81,7 +94,10 @@ describe("the Lambda entry", () => {
       const rawBytes = raw.isBase64Encoded ? Buffer.from(raw.body, "base64") : Buffer.from(raw.body);
       expect(rawBytes.equals(Buffer.from(bytes))).toBe(true);
 
-      const gz = (await handler(event(kind, "GET", `/v1/sessions/${id}/raw`, { ...auth, "Accept-Encoding": "gzip" }), context)) as {
+      const gz = (await handler(
+        event(kind, "GET", `/v1/sessions/${id}/raw`, { ...auth, "Accept-Encoding": "gzip" }),
+        context,
+      )) as {
         statusCode: number;
         body: string;
         isBase64Encoded: boolean;
