@@ -1,0 +1,190 @@
+/**
+ * pisync on AWS: costs nothing while idle, scales with use.
+ * - S3: the raw bytes (segments), private, encrypted, TLS only;
+ * - DynamoDB: heads, tree pages, tokens, shares; on demand, point-in-time recovery, TTL;
+ * - Lambda (arm64, Node 22) behind a function URL (HTTPS, 6 MB payloads, binary and gzip
+ *   bodies base64-encoded by the Lambda adapter); larger lines go straight to S3 presigned;
+ * - the share-signing key in Secrets Manager (never in code or in the template);
+ * - least-privilege grants, log retention, alarms on errors and throttles.
+ */
+import { fileURLToPath } from "node:url";
+import {
+  CfnOutput,
+  aws_cloudwatch as cloudwatch,
+  Duration,
+  aws_dynamodb as dynamodb,
+  aws_iam as iam,
+  aws_lambda as lambda,
+  aws_logs as logs,
+  aws_lambda_nodejs as nodejs,
+  RemovalPolicy,
+  Stack,
+  type StackProps,
+  aws_s3 as s3,
+  aws_secretsmanager as secrets,
+} from "aws-cdk-lib";
+import type { Construct } from "constructs";
+
+const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
+
+export interface PisyncStackProps extends StackProps {
+  /** Days a share link may live at most (default 90). */
+  maxShareDays?: number;
+}
+
+export class PisyncStack extends Stack {
+  readonly bucket: s3.Bucket;
+  readonly table: dynamodb.Table;
+  readonly api: lambda.Function;
+
+  constructor(scope: Construct, id: string, props: PisyncStackProps = {}) {
+    super(scope, id, props);
+
+    this.bucket = new s3.Bucket(this, "Sessions", {
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+      lifecycleRules: [
+        // A failed multipart upload leaves parts that cost money and serve nothing.
+        { id: "abort-incomplete-multipart", abortIncompleteMultipartUploadAfter: Duration.days(1) },
+        // Large lines are uploaded here, then copied into a segment by the append that commits them.
+        { id: "expire-abandoned-uploads", prefix: "uploads/", expiration: Duration.days(2) },
+        // Old generations and merged-away segments are kept (they are the backup), but cold:
+        // Intelligent-Tiering moves what is not read to cheaper tiers by itself.
+        {
+          id: "cold-sessions",
+          prefix: "sessions/",
+          transitions: [{ storageClass: s3.StorageClass.INTELLIGENT_TIERING, transitionAfter: Duration.days(30) }],
+        },
+      ],
+    });
+
+    this.table = new dynamodb.Table(this, "Metadata", {
+      partitionKey: { name: "pk", type: dynamodb.AttributeType.STRING },
+      sortKey: { name: "sk", type: dynamodb.AttributeType.STRING },
+      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      encryption: dynamodb.TableEncryption.AWS_MANAGED,
+      timeToLiveAttribute: "expiresAt",
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    this.table.addGlobalSecondaryIndex({
+      indexName: "gsi1",
+      partitionKey: { name: "gsi1pk", type: dynamodb.AttributeType.STRING },
+      sortKey: { name: "gsi1sk", type: dynamodb.AttributeType.STRING },
+    });
+
+    const shareKey = new secrets.Secret(this, "ShareSigningKey", {
+      description: "HMAC-SHA256 key that signs pisync share links",
+      generateSecretString: { passwordLength: 64, excludePunctuation: true },
+    });
+
+    const logGroup = new logs.LogGroup(this, "ApiLogs", {
+      retention: logs.RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+
+    // Least privilege, spelled out: no managed policies, no action wildcards.
+    const role = new iam.Role(this, "ApiRole", { assumedBy: new iam.ServicePrincipal("lambda.amazonaws.com") });
+    role.addToPolicy(
+      new iam.PolicyStatement({
+        actions: ["logs:CreateLogStream", "logs:PutLogEvents"],
+        resources: [logGroup.logGroupArn],
+      }),
+    );
+    role.addToPolicy(
+      new iam.PolicyStatement({
+        actions: ["s3:GetObject", "s3:PutObject", "s3:DeleteObject"],
+        resources: [this.bucket.arnForObjects("sessions/*"), this.bucket.arnForObjects("uploads/*")],
+      }),
+    );
+    role.addToPolicy(
+      new iam.PolicyStatement({
+        actions: ["s3:ListBucket"],
+        resources: [this.bucket.bucketArn],
+        conditions: { StringLike: { "s3:prefix": ["sessions/*", "uploads/*"] } },
+      }),
+    );
+    role.addToPolicy(
+      new iam.PolicyStatement({
+        actions: [
+          "dynamodb:GetItem",
+          "dynamodb:PutItem",
+          "dynamodb:DeleteItem",
+          "dynamodb:Query",
+          "dynamodb:BatchWriteItem",
+          "dynamodb:ConditionCheckItem",
+        ],
+        resources: [this.table.tableArn, `${this.table.tableArn}/index/gsi1`],
+      }),
+    );
+    shareKey.grantRead(role);
+
+    this.api = new nodejs.NodejsFunction(this, "Api", {
+      role,
+      entry: `${repoRoot}functions/api/src/lambda.ts`,
+      handler: "handler",
+      projectRoot: repoRoot,
+      depsLockFilePath: `${repoRoot}package-lock.json`,
+      runtime: lambda.Runtime.NODEJS_22_X,
+      architecture: lambda.Architecture.ARM_64,
+      memorySize: 1024,
+      timeout: Duration.seconds(30),
+      logGroup,
+      environment: {
+        PISYNC_BUCKET: this.bucket.bucketName,
+        PISYNC_TABLE: this.table.tableName,
+        PISYNC_SHARE_KEY_SECRET: shareKey.secretArn,
+        PISYNC_MAX_SHARE_DAYS: String(props.maxShareDays ?? 90),
+        NODE_OPTIONS: "--enable-source-maps",
+      },
+      bundling: {
+        format: nodejs.OutputFormat.ESM,
+        target: "node22",
+        minify: true,
+        sourceMap: true,
+        mainFields: ["module", "main"],
+        // Bundle the pinned AWS SDK rather than the runtime's: tested versions only.
+        externalModules: [],
+        esbuildArgs: { "--conditions": "source" },
+        banner: "import{createRequire as __cr}from'module';const require=__cr(import.meta.url);",
+      },
+    });
+
+    const url = this.api.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.NONE });
+
+    new cloudwatch.Alarm(this, "ApiErrors", {
+      alarmDescription: "pisync API: invocations that failed",
+      metric: this.api.metricErrors({ period: Duration.minutes(5) }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    new cloudwatch.Alarm(this, "ApiThrottles", {
+      alarmDescription: "pisync API: throttled invocations",
+      metric: this.api.metricThrottles({ period: Duration.minutes(5) }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    new cloudwatch.Alarm(this, "TableThrottles", {
+      alarmDescription: "pisync metadata table: throttled requests",
+      metric: new cloudwatch.MathExpression({
+        expression: "reads + writes",
+        usingMetrics: {
+          reads: this.table.metric("ReadThrottleEvents", { period: Duration.minutes(5), statistic: "Sum" }),
+          writes: this.table.metric("WriteThrottleEvents", { period: Duration.minutes(5), statistic: "Sum" }),
+        },
+        period: Duration.minutes(5),
+      }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+
+    new CfnOutput(this, "Endpoint", { value: url.url, description: "pisync login --endpoint <this>" });
+    new CfnOutput(this, "TableName", { value: this.table.tableName });
+    new CfnOutput(this, "BucketName", { value: this.bucket.bucketName });
+  }
+}

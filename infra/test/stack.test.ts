@@ -1,0 +1,114 @@
+/** The synthesized template, asserted; and cdk-nag's AwsSolutions checks pass. */
+import { App, Validations } from "aws-cdk-lib";
+import { Match, Template } from "aws-cdk-lib/assertions";
+import { AwsSolutionsChecks } from "cdk-nag";
+import { beforeAll, describe, expect, it } from "vitest";
+import { acknowledgeNagFindings } from "../lib/nag.js";
+import { PisyncStack } from "../lib/pisync-stack.js";
+
+describe("the pisync stack", () => {
+  let template: Template;
+  beforeAll(() => {
+    const app = new App();
+    template = Template.fromStack(new PisyncStack(app, "Test"));
+  }, 120_000);
+
+  it("keeps bytes in a private, encrypted, TLS-only bucket with lifecycle rules", () => {
+    template.hasResourceProperties("AWS::S3::Bucket", {
+      PublicAccessBlockConfiguration: {
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      },
+      BucketEncryption: {
+        ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: "AES256" } }],
+      },
+      LifecycleConfiguration: {
+        Rules: Match.arrayWith([
+          Match.objectLike({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 } }),
+          Match.objectLike({ Prefix: "uploads/", ExpirationInDays: 2 }),
+          Match.objectLike({
+            Prefix: "sessions/",
+            Transitions: [{ StorageClass: "INTELLIGENT_TIERING", TransitionInDays: 30 }],
+          }),
+        ]),
+      },
+    });
+    template.hasResourceProperties("AWS::S3::BucketPolicy", {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: "Deny", Condition: { Bool: { "aws:SecureTransport": "false" } } }),
+        ]),
+      },
+    });
+  });
+
+  it("keeps metadata in an on-demand table with point-in-time recovery, TTL and the listing index", () => {
+    template.hasResourceProperties("AWS::DynamoDB::Table", {
+      BillingMode: "PAY_PER_REQUEST",
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      TimeToLiveSpecification: { AttributeName: "expiresAt", Enabled: true },
+      KeySchema: [
+        { AttributeName: "pk", KeyType: "HASH" },
+        { AttributeName: "sk", KeyType: "RANGE" },
+      ],
+      GlobalSecondaryIndexes: [Match.objectLike({ IndexName: "gsi1" })],
+    });
+  });
+
+  it("runs the API on arm64 Node 22 behind a function URL, with the secret's ARN (never its value)", () => {
+    template.hasResourceProperties("AWS::Lambda::Function", {
+      Runtime: "nodejs22.x",
+      Architectures: ["arm64"],
+      Environment: {
+        Variables: Match.objectLike({
+          PISYNC_BUCKET: Match.anyValue(),
+          PISYNC_TABLE: Match.anyValue(),
+          PISYNC_SHARE_KEY_SECRET: { Ref: Match.stringLikeRegexp("ShareSigningKey") },
+        }),
+      },
+    });
+    template.hasResourceProperties("AWS::Lambda::Url", { AuthType: "NONE" });
+    template.hasResourceProperties("AWS::SecretsManager::Secret", {
+      GenerateSecretString: Match.objectLike({ PasswordLength: 64 }),
+    });
+    template.hasResourceProperties("AWS::Logs::LogGroup", { RetentionInDays: 30 });
+    template.hasOutput("Endpoint", {});
+  });
+
+  it("grants least privilege: no managed policies, no action wildcards", () => {
+    const roles = template.findResources("AWS::IAM::Role");
+    for (const role of Object.values(roles)) expect(role.Properties.ManagedPolicyArns).toBeUndefined();
+    const policies = template.findResources("AWS::IAM::Policy");
+    const actions = Object.values(policies).flatMap((p) =>
+      p.Properties.PolicyDocument.Statement.flatMap((s: { Action: string | string[] }) => [s.Action].flat()),
+    );
+    expect(actions.length).toBeGreaterThan(0);
+    for (const action of actions) expect(action).not.toMatch(/\*/);
+  });
+
+  it("alarms on function errors and throttles, and on table throttles", () => {
+    template.resourceCountIs("AWS::CloudWatch::Alarm", 3);
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", { MetricName: "Errors", Threshold: 1 });
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", { MetricName: "Throttles", Threshold: 1 });
+  });
+});
+
+describe("cdk-nag AwsSolutions", () => {
+  function synthWithNag(acknowledge: boolean) {
+    const app = new App();
+    const stack = new PisyncStack(app, "Nag");
+    if (acknowledge) acknowledgeNagFindings(stack);
+    Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+    return () => app.synth();
+  }
+
+  it("passes, each acknowledgement with a written reason", () => {
+    expect(synthWithNag(true)).not.toThrow();
+  }, 120_000);
+
+  it("fails without the acknowledgements (the checks do run)", () => {
+    expect(synthWithNag(false)).toThrow();
+  }, 120_000);
+});
