@@ -16,13 +16,30 @@ const shim = "import{createRequire as __cr}from'module';const require=__cr(impor
 
 async function bundle(name: string, options: Parameters<typeof build>[0]) {
   const outfile = join(out, name, "index.mjs");
-  await build({ entryPoints: [entry], bundle: true, platform: "node", format: "esm", outfile, logLevel: "error", banner: { js: shim }, ...options });
+  await build({
+    entryPoints: [entry],
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    outfile,
+    logLevel: "error",
+    banner: { js: shim },
+    ...options,
+  });
   const times: number[] = [];
   for (let i = 0; i < 7; i++) {
     const ms = execFileSync(
       process.execPath,
       ["-e", `const t=performance.now();import(${JSON.stringify(outfile)}).then(()=>console.log(performance.now()-t))`],
-      { encoding: "utf8", env: { ...process.env, PISYNC_BUCKET: "b", PISYNC_TABLE: "t", AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" } },
+      {
+        encoding: "utf8",
+        env: {
+          ...process.env,
+          PISYNC_BUCKET: "b",
+          PISYNC_TABLE: "t",
+          AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
+        },
+      },
     );
     times.push(Number(ms.trim()));
   }
@@ -31,7 +48,12 @@ async function bundle(name: string, options: Parameters<typeof build>[0]) {
 }
 
 const naive = await bundle("naive", { target: "node22", conditions: ["source"] });
-const shipped = await bundle("shipped", { target: "node22", conditions: ["source"], minify: true, mainFields: ["module", "main"] });
+const shipped = await bundle("shipped", {
+  target: "node22",
+  conditions: ["source"],
+  minify: true,
+  mainFields: ["module", "main"],
+});
 rmSync(out, { recursive: true, force: true });
 for (const b of [naive, shipped]) {
   console.log(`${b.name}: ${(b.bytes / 1024).toFixed(0)} KB, cold import ${b.importMs.toFixed(0)} ms`);

@@ -2,7 +2,15 @@
  * `createApp(deps)`: the whole HTTP API as one Hono app. The Lambda entry and the Node entry
  * are thin translators around it; tests call `app.request()` directly.
  */
-import { Appender, DEFAULT_APPEND_LIMITS, Reader, Tokens } from "@pisync/core";
+import {
+  Appender,
+  DEFAULT_APPEND_LIMITS,
+  DEFAULT_SHARE_LIMITS,
+  Reader,
+  type ShareKeys,
+  Shares,
+  Tokens,
+} from "@pisync/core";
 import type { Stores } from "@pisync/store";
 import { Hono } from "hono";
 import { type AuthEnv, bearerAuth } from "./auth.js";
@@ -10,6 +18,8 @@ import type { BodyLimits } from "./body.js";
 import { onError } from "./errors.js";
 import { openApiDocument } from "./openapi.js";
 import { sessionRoutes } from "./routes/sessions.js";
+import { sharePageRoutes } from "./routes/share-page.js";
+import { createShareRoute, shareRoutes } from "./routes/shares.js";
 import { tokenRoutes } from "./routes/tokens.js";
 import { uploadRoutes } from "./routes/uploads.js";
 
@@ -34,6 +44,10 @@ export interface AppDeps {
   clock?: () => Date;
   /** Where errors are logged (never with request secrets). */
   log?: (line: string) => void;
+  /** The share-signing keys (read lazily: on Lambda they come from Secrets Manager). */
+  shareKeys?: () => Promise<ShareKeys>;
+  /** Longest life of a share link, in days (default 90). */
+  maxShareDays?: number;
 }
 
 export interface Services {
@@ -61,7 +75,19 @@ export function createApp(deps: AppDeps) {
   app.notFound((c) => c.json({ error: `no route ${c.req.method} ${new URL(c.req.url).pathname}` }, 404));
   app.get("/healthz", (c) => c.json({ ok: true }));
   app.get("/openapi.json", (c) => c.json(openApiDocument));
+  const shares = new Shares(
+    deps.stores.meta,
+    deps.shareKeys ??
+      (async () => {
+        throw new Error("share links are not configured on this server");
+      }),
+    clock,
+    { ...DEFAULT_SHARE_LIMITS, maxSeconds: (deps.maxShareDays ?? 90) * 86400 },
+  );
+  app.route("/s", sharePageRoutes(services, shares));
   app.use("/v1/*", bearerAuth(services.tokens));
+  app.route("/v1/sessions", createShareRoute(services, shares));
+  app.route("/v1/shares", shareRoutes(shares));
   app.route("/v1/sessions", sessionRoutes(services));
   app.route("/v1/uploads", uploadRoutes(services));
   app.route("/v1/tokens", tokenRoutes(services));

@@ -16,5 +16,6 @@ export function lambdaConfig(env: NodeJS.ProcessEnv = process.env) {
   const bucket = env.PISYNC_BUCKET;
   const table = env.PISYNC_TABLE;
   if (!bucket || !table) throw new Error("PISYNC_BUCKET and PISYNC_TABLE must be set");
-  return { bucket, table };
+  const maxShareDays = Number(env.PISYNC_MAX_SHARE_DAYS ?? 90);
+  return { bucket, table, shareKeySecret: env.PISYNC_SHARE_KEY_SECRET, maxShareDays };
 }

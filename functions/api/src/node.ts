@@ -4,7 +4,7 @@
 import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { serve } from "@hono/node-server";
-import { Tokens } from "@pisync/core";
+import { newShareKeys, parseShareKeys, type ShareKeys, Tokens } from "@pisync/core";
 import { embeddedStores } from "@pisync/store/embedded";
 import { createApp } from "./app.js";
 
@@ -41,10 +41,21 @@ export async function ensureLocalToken(dataDir: string, tokens: Tokens): Promise
   return { token, created: true };
 }
 
+/** The share-signing keys of this data folder, created on first start (readable by its owner only). */
+export function localShareKeys(dataDir: string): ShareKeys {
+  const path = join(dataDir, "share-keys.json");
+  if (existsSync(path)) return parseShareKeys(readFileSync(path, "utf8"));
+  const keys = newShareKeys();
+  writeFileSync(path, `${JSON.stringify(keys)}\n`, { mode: 0o600 });
+  chmodSync(path, 0o600);
+  return keys;
+}
+
 export async function startNodeServer(options: NodeServerOptions) {
   const log = options.log ?? ((line: string) => console.log(line));
   const stores = embeddedStores(options.dataDir);
-  const app = createApp({ stores });
+  const keys = localShareKeys(options.dataDir);
+  const app = createApp({ stores, shareKeys: async () => keys });
   const { token, created } = await ensureLocalToken(options.dataDir, new Tokens(stores.meta));
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
     const s = serve({ fetch: app.fetch, port: options.port, hostname: options.host }, () => resolve(s));

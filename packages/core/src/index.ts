@@ -5,4 +5,13 @@ export { contentText, previewOf } from "./ingest.js";
 export { checkId, SAFE_ID, uploadKey } from "./keys.js";
 export { Reader, type SessionView, type TreeNode, viewOf } from "./reader.js";
 export { MAX_SEGMENTS } from "./segments.js";
+export {
+  DEFAULT_SHARE_LIMITS,
+  newShareKeys,
+  parseShareKeys,
+  type ShareKeys,
+  type ShareLimits,
+  type ShareStatus,
+  Shares,
+} from "./shares.js";
 export { createToken, hashToken, Tokens } from "./tokens.js";

@@ -4,10 +4,10 @@
  */
 import {
   buildSessionContext,
+  decodeUtf8,
   type LineRecord,
   labelsOf,
   type Problem,
-  parseRecordLine,
   recordsForContext,
   type SessionContext,
   SessionIndex,
@@ -216,36 +216,67 @@ export class Reader {
   }
 
   /**
+   * The bytes of records' lines, by line number: one ranged GET per segment they lie in.
+   * Retried once with a fresh head when a segment was merged away meanwhile.
+   */
+  async lines(head: SessionHead, records: readonly LineRecord[]): Promise<Map<number, Uint8Array>> {
+    const wanted = [...records].sort((a, b) => a.offset - b.offset);
+    return withFreshHead(
+      async () => this.head(head.userId, head.sessionId),
+      async (fresh) => {
+        const out = new Map<number, Uint8Array>();
+        for (const segment of fresh.current.segments) {
+          const inside = wanted.filter((r) => r.offset >= segment.start && r.offset < segment.end);
+          if (inside.length === 0) continue;
+          const from = inside[0].offset;
+          const last = inside[inside.length - 1];
+          const bytes = await readRange(this.stores.blobs, [segment], from, last.offset + last.length);
+          for (const r of inside) out.set(r.line, bytes.subarray(r.offset - from, r.offset - from + r.length));
+        }
+        return out;
+      },
+    );
+  }
+
+  /**
    * The context pi would send for `leafId` (the default leaf without it): only the entries the
-   * context holds are fetched, with one ranged GET per segment they lie in.
+   * context holds are fetched. `transform` may rewrite each line's text first (masking).
    */
   async context(
     userId: string,
     sessionId: string,
     leafId?: string,
+    transform?: (lines: string[]) => Promise<string[]>,
   ): Promise<SessionContext & { leafId: string | null }> {
     const head = await this.head(userId, sessionId);
     const { index } = await this.index(head, head.current);
     if (leafId !== undefined && !index.byId(leafId)) throw new NotFound(`no entry ${leafId} in this session`);
     const needed = recordsForContext(index, leafId);
-    await withFreshHead(
-      async () => this.head(userId, sessionId),
-      async (fresh) => {
-        const loaded: [number, Record<string, unknown>][] = [];
-        for (const segment of fresh.current.segments) {
-          const inside = needed.filter((r) => r.offset >= segment.start && r.offset < segment.end);
-          if (inside.length === 0) continue;
-          const from = inside[0].offset;
-          const to = inside[inside.length - 1].offset + inside[inside.length - 1].length;
-          const bytes = await readRange(this.stores.blobs, [segment], from, to);
-          for (const record of inside)
-            loaded.push([record.line, parseRecordLine(bytes, record, from) as Record<string, unknown>]);
-        }
-        index.prime(loaded);
-      },
-    );
+    await this.prime(head, index, needed, transform);
     const context = buildSessionContext(index, leafId);
     return { ...context, leafId: leafId ?? index.defaultLeafId };
+  }
+
+  /** Loads records' entries into an index (optionally rewriting their text first). */
+  async prime(
+    head: SessionHead,
+    index: SessionIndex,
+    records: readonly LineRecord[],
+    transform?: (lines: string[]) => Promise<string[]>,
+  ): Promise<void> {
+    const bytes = await this.lines(head, records);
+    const lines = [...bytes.keys()];
+    let texts = lines.map((line) => decodeUtf8(bytes.get(line) as Uint8Array));
+    if (transform) texts = await transform(texts);
+    const loaded: [number, Record<string, unknown>][] = [];
+    lines.forEach((line, i) => {
+      try {
+        loaded.push([line, JSON.parse(texts[i])]);
+      } catch {
+        // A line the transform made unreadable stays unread: the context skips it.
+      }
+    });
+    index.prime(loaded);
   }
 
   /** Removes every object and item of a session. */

@@ -1,0 +1,130 @@
+/**
+ * Share links: `/s/<id>.<key id>.<signature>`, the signature an HMAC-SHA256 of `<id>.<key id>`
+ * by a server key (key ids let keys rotate), compared in constant time, and the share's record
+ * checked on every request. Tampered or unknown: NotFound. Expired or revoked: Gone. Neither
+ * says whether the session exists.
+ */
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import type { MetaStore, ShareRecord } from "@pisync/store";
+import { BadRequest, Gone, NotFound } from "./errors.js";
+import { checkId } from "./keys.js";
+
+/** Signing keys by id; `current` signs new links, every key verifies. */
+export interface ShareKeys {
+  current: string;
+  keys: Record<string, string>;
+}
+
+const KEY_ID = /^[A-Za-z0-9]{1,16}$/;
+const SHARE_ID = /^[A-Za-z0-9_-]{22}$/;
+
+/** Reads keys from `{"current":"k2","keys":{"k1":"…","k2":"…"}}` or a bare secret (key id k1). */
+export function parseShareKeys(text: string): ShareKeys {
+  const trimmed = text.trim();
+  if (trimmed.startsWith("{")) {
+    const parsed = JSON.parse(trimmed) as ShareKeys;
+    if (!parsed.keys?.[parsed.current] || !Object.keys(parsed.keys).every((id) => KEY_ID.test(id))) {
+      throw new Error("share keys: `current` must name one of `keys`, ids of 1-16 letters and digits");
+    }
+    return parsed;
+  }
+  if (trimmed.length < 32) throw new Error("a share key must be at least 32 characters");
+  return { current: "k1", keys: { k1: trimmed } };
+}
+
+export function newShareKeys(): ShareKeys {
+  return { current: "k1", keys: { k1: randomBytes(32).toString("base64url") } };
+}
+
+export interface ShareLimits {
+  /** Longest life of a link, in seconds (default 90 days). */
+  maxSeconds: number;
+  /** Life of a link when none is asked (default 7 days). */
+  defaultSeconds: number;
+}
+
+export const DEFAULT_SHARE_LIMITS: ShareLimits = { maxSeconds: 90 * 86400, defaultSeconds: 7 * 86400 };
+
+export type ShareStatus = "active" | "expired" | "revoked";
+
+export class Shares {
+  constructor(
+    private readonly meta: MetaStore,
+    private readonly keys: () => Promise<ShareKeys>,
+    private readonly clock: () => Date = () => new Date(),
+    readonly limits: ShareLimits = DEFAULT_SHARE_LIMITS,
+  ) {}
+
+  private static sign(secret: string, payload: string): string {
+    return createHmac("sha256", secret).update(payload).digest("base64url");
+  }
+
+  /** The token of a share, signed by the current key. */
+  async tokenOf(shareId: string): Promise<string> {
+    const keys = await this.keys();
+    const payload = `${shareId}.${keys.current}`;
+    return `${payload}.${Shares.sign(keys.keys[keys.current], payload)}`;
+  }
+
+  async create(input: {
+    userId: string;
+    sessionId: string;
+    leafId?: string;
+    expiresIn?: number;
+    maskSecrets?: boolean;
+  }): Promise<{ share: ShareRecord; token: string }> {
+    checkId("session id", input.sessionId);
+    const seconds = input.expiresIn ?? this.limits.defaultSeconds;
+    if (!Number.isInteger(seconds) || seconds < 1 || seconds > this.limits.maxSeconds) {
+      throw new BadRequest(`expiresIn must be whole seconds from 1 to ${this.limits.maxSeconds}`);
+    }
+    const now = this.clock();
+    const share: ShareRecord = {
+      id: randomBytes(16).toString("base64url"),
+      userId: input.userId,
+      sessionId: input.sessionId,
+      leafId: input.leafId,
+      createdAt: now.toISOString(),
+      expiresAt: new Date(now.getTime() + seconds * 1000).toISOString(),
+      maskSecrets: input.maskSecrets ?? true,
+    };
+    await this.meta.putShare(share);
+    return { share, token: await this.tokenOf(share.id) };
+  }
+
+  statusOf(share: ShareRecord): ShareStatus {
+    if (share.revokedAt) return "revoked";
+    return Date.parse(share.expiresAt) <= this.clock().getTime() ? "expired" : "active";
+  }
+
+  list(userId: string): Promise<ShareRecord[]> {
+    return this.meta.listShares(userId);
+  }
+
+  /** Revokes one of the user's shares; effective on the next request. */
+  async revoke(userId: string, shareId: string): Promise<ShareRecord> {
+    const share = SHARE_ID.test(shareId) ? await this.meta.getShare(shareId) : undefined;
+    if (!share || share.userId !== userId) throw new NotFound("no such share");
+    const revoked = { ...share, revokedAt: share.revokedAt ?? this.clock().toISOString() };
+    await this.meta.putShare(revoked);
+    return revoked;
+  }
+
+  /** The share a token names, if the token is genuine and the share active. */
+  async resolve(token: string): Promise<ShareRecord> {
+    const parts = token.split(".");
+    const unknown = new NotFound("no such link");
+    if (parts.length !== 3 || !SHARE_ID.test(parts[0]) || !KEY_ID.test(parts[1])) throw unknown;
+    const keys = await this.keys();
+    const secret = keys.keys[parts[1]];
+    if (!secret) throw unknown;
+    const expected = Buffer.from(Shares.sign(secret, `${parts[0]}.${parts[1]}`));
+    const given = Buffer.from(parts[2]);
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw unknown;
+    const share = await this.meta.getShare(parts[0]);
+    if (!share) throw unknown;
+    const status = this.statusOf(share);
+    if (status !== "active") throw new Gone(`this link has ${status === "revoked" ? "been revoked" : "expired"}`);
+    return share;
+  }
+}
