@@ -155,6 +155,18 @@ export class Api {
     return new Uint8Array(this.expectOk(r).body);
   }
 
+  async postJson<T>(path: string, body: unknown): Promise<T> {
+    const r = await this.request("POST", path, {
+      headers: { "Content-Type": "application/json" },
+      body: Buffer.from(JSON.stringify(body)),
+    });
+    return JSON.parse(this.expectOk(r).body.toString("utf8")) as T;
+  }
+
+  async delete(path: string): Promise<void> {
+    this.expectOk(await this.request("DELETE", path));
+  }
+
   async json<T>(path: string): Promise<T> {
     return JSON.parse(this.expectOk(await this.request("GET", path)).body.toString("utf8")) as T;
   }

@@ -7,6 +7,7 @@ import { defaultIo, type Io } from "./commands/common.js";
 import { context } from "./commands/context.js";
 import { login } from "./commands/login.js";
 import { ls, pull } from "./commands/remote.js";
+import { share, shares, unshare } from "./commands/share.js";
 import { push, status, watchCommand } from "./commands/sync-commands.js";
 
 const HELP = `pisync: back up, move and share pi sessions
@@ -18,6 +19,9 @@ const HELP = `pisync: back up, move and share pi sessions
   pisync ls [--json]                          the sessions in the cloud
   pisync pull ID [--cwd DIR] [--out FILE]     bring a session where pi looks for it
   pisync context FILE [--leaf ID]             the context pi would send, from a local file
+  pisync share ID|FILE [--leaf ID] [--expires 7d] [--no-mask]   a read-only link
+  pisync shares | pisync unshare SHARE_ID     list or revoke links
+  pisync pull LINK [--cwd DIR]                a shared conversation, as a new session here
 
 Each command takes --help. Environment: PISYNC_ENDPOINT, PISYNC_TOKEN, PI_CODING_AGENT_DIR.
 `;
@@ -30,6 +34,9 @@ const COMMANDS: Record<string, (argv: string[], io: Io) => Promise<number>> = {
   ls,
   pull,
   context,
+  share,
+  shares,
+  unshare,
 };
 
 export async function main(argv: string[], io: Io = defaultIo): Promise<number> {

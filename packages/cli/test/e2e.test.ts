@@ -236,4 +236,46 @@ describe("pisync watch, end to end", () => {
       await b.cleanup();
     }
   }, 120_000);
+
+  it("share, shares, pull a link as a new session, unshare", async () => {
+    const a = machine(server.url, server.token);
+    const b = machine(server.url, server.token);
+    try {
+      const sm = SessionManager.create("/home/alice/site", join(a.sessionsRoot, piFolderName("/home/alice/site")));
+      sm.appendMessage({ role: "user", content: "share me", timestamp: 1 });
+      sm.appendMessage(assistant("shared answer"));
+      const shared = a.run(["share", sm.getSessionFile() as string, "--expires", "1h"]);
+      expect(shared.code, shared.stderr).toBe(0);
+      const link = shared.stdout.trim();
+      expect(link).toMatch(/\/s\/[A-Za-z0-9_-]{22}\.k1\.[A-Za-z0-9_-]+$/);
+      expect((await fetch(link)).status).toBe(200);
+      const list = JSON.parse(a.run(["shares", "--json"]).stdout) as { shares: { id: string; url: string }[] };
+      const entry = list.shares.find((s) => s.url === link);
+      expect(entry).toBeDefined();
+
+      const pulled = b.run(["pull", link, "--cwd", "/home/bob/site"]);
+      expect(pulled.code, pulled.stderr).toBe(0);
+      const target = pulled.stdout.trim();
+      const [header, ...rest] = readFileSync(target, "utf8").split("\n");
+      expect(JSON.parse(header)).toMatchObject({ type: "session", parentSession: link });
+      expect(JSON.parse(header).id).not.toBe(sm.getSessionId());
+      expect(rest.join("\n")).toBe(
+        readFileSync(sm.getSessionFile() as string, "utf8")
+          .split("\n")
+          .slice(1)
+          .join("\n"),
+      );
+      const listed = await SessionManager.list("/home/bob/site", join(b.sessionsRoot, piFolderName("/home/bob/site")));
+      expect(listed).toHaveLength(1);
+
+      expect(a.run(["unshare", entry?.id as string]).code).toBe(0);
+      expect((await fetch(link)).status).toBe(410);
+      expect(b.run(["pull", link]).code).toBe(4);
+      expect(a.run(["share", "no-such-session"]).code).toBe(4);
+      expect(a.run(["share", sm.getSessionId(), "--expires", "soon"]).code).toBe(2);
+    } finally {
+      await a.cleanup();
+      await b.cleanup();
+    }
+  }, 120_000);
 });

@@ -1,4 +1,5 @@
 /** `ls` and `pull`: the sessions in the cloud, and bringing one onto this machine. */
+import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { isHeader } from "@pisync/format";
@@ -6,6 +7,7 @@ import * as z from "zod/mini";
 import { ApiError } from "../api.js";
 import { CliError, EXIT } from "../cli-error.js";
 import { writeAtomic } from "../files.js";
+import { httpRequest } from "../http.js";
 import { isInside, piFileName, piFolderName, piSessionsRoot } from "../paths.js";
 import { fingerprintOf, StateStore } from "../state.js";
 import { api, formatBytes, type Io, parse } from "./common.js";
@@ -56,7 +58,47 @@ export async function ls(argv: string[], io: Io): Promise<number> {
 }
 
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
-const USAGE = "usage: pisync pull ID [--cwd DIR] [--out FILE] [--root DIR]";
+const USAGE = "usage: pisync pull ID|LINK [--cwd DIR] [--out FILE] [--root DIR]";
+
+/**
+ * A shared conversation, imported as a new session of this machine: a new id, and the link in
+ * its header's `parentSession` (as pi records a fork's origin). Needs no login.
+ */
+async function pullLink(link: string, args: { cwd?: string; out?: string; root?: string }, io: Io): Promise<number> {
+  const url = new URL(link);
+  let response: Awaited<ReturnType<typeof httpRequest>>;
+  try {
+    response = await httpRequest("GET", `${url.origin}${url.pathname}/raw`, { "Accept-Encoding": "identity" });
+  } catch (error) {
+    throw new CliError(`could not reach ${url.origin}: ${(error as Error).message}`);
+  }
+  if (response.status === 404) throw new CliError("no such link", EXIT.notFound);
+  if (response.status === 410) throw new CliError("this link has expired or was revoked", EXIT.notFound);
+  if (response.status !== 200) throw new CliError(`the link answered HTTP ${response.status}`);
+  const lines = response.body.toString("utf8").split("\n");
+  const at = lines.findIndex((line) => {
+    try {
+      return isHeader(JSON.parse(line));
+    } catch {
+      return false;
+    }
+  });
+  if (at < 0) throw new CliError("the shared file has no session header");
+  const header = JSON.parse(lines[at]) as Record<string, unknown>;
+  const id = randomUUID();
+  const timestamp = new Date().toISOString();
+  const cwd = args.cwd ? resolve(args.cwd) : typeof header.cwd === "string" ? header.cwd : "/";
+  const imported = { ...header, id, timestamp, cwd, parentSession: `${url.origin}${url.pathname}` };
+  const body = [JSON.stringify(imported), ...lines.slice(at + 1)].join("\n");
+  const root = resolve(args.root ?? piSessionsRoot(io.env));
+  const target = args.out ? resolve(args.out) : join(root, piFolderName(cwd), piFileName(timestamp, id));
+  if (!args.out && !isInside(root, target)) throw new CliError(`refusing to write outside ${root}: ${target}`);
+  if (existsSync(target)) throw new CliError(`a file is already at ${target}; not overwritten`);
+  writeAtomic(target, body.endsWith("\n") ? body : `${body}\n`, 0o644);
+  io.err(`imported the shared conversation as session ${id} (forked from ${url.origin}${url.pathname})\n`);
+  io.out(`${target}\n`);
+  return EXIT.ok;
+}
 
 /**
  * Writes the session's exact bytes where pi looks for it: `<root>/--<cwd>--/<timestamp>_<id>.jsonl`,
@@ -71,11 +113,21 @@ export async function pull(argv: string[], io: Io): Promise<number> {
       cwd: z.optional(z.string().check(z.minLength(1))),
       out: z.optional(z.string().check(z.minLength(1))),
       root: z.optional(z.string().check(z.minLength(1))),
-      positionals: z.tuple([z.string().check(z.regex(SESSION_ID, "a session id"))]),
+      positionals: z.tuple([
+        z
+          .string()
+          .check(
+            z.refine(
+              (v) => SESSION_ID.test(v) || /^https?:\/\/[^\s]+\/s\/[A-Za-z0-9._-]+$/.test(v),
+              "a session id or a share link",
+            ),
+          ),
+      ]),
     }),
     USAGE,
   );
   const [id] = args.positionals;
+  if (!SESSION_ID.test(id)) return pullLink(id, args, io);
   const client = api(io);
   let meta: { generation: number };
   let bytes: Uint8Array;
