@@ -9,9 +9,9 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs"
 import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { gzipSync } from "node:zlib";
 import { startNodeServer } from "@pisync/api";
 import { splitLines } from "@pisync/format";
-import { gzipSync } from "node:zlib";
 import { freePort } from "../test-servers/servers.js";
 import { cachedSession } from "./generate-session.js";
 
@@ -21,7 +21,12 @@ const file = cachedSession(benchDir);
 const bytes = readFileSync(file);
 const id = JSON.parse(bytes.subarray(0, bytes.indexOf(10)).toString()).id as string;
 const work = mkdtempSync(join(tmpdir(), "pisync-share-bench-"));
-const server = await startNodeServer({ port: await freePort(), host: "127.0.0.1", dataDir: join(work, "data"), log: () => {} });
+const server = await startNodeServer({
+  port: await freePort(),
+  host: "127.0.0.1",
+  dataDir: join(work, "data"),
+  log: () => {},
+});
 const auth = { Authorization: `Bearer ${server.token}` };
 
 // Upload the session in 1 MB chunks.
@@ -71,10 +76,19 @@ const warm = later[2];
 
 const piOut = join(work, "pi-export.html");
 const t = performance.now();
-execFileSync(process.execPath, [new URL("../../node_modules/@mariozechner/pi-coding-agent/dist/cli.js", import.meta.url).pathname, "--export", file, piOut], {
-  stdio: "ignore",
-  env: { ...process.env, PI_CODING_AGENT_DIR: join(work, "pi-agent") },
-});
+execFileSync(
+  process.execPath,
+  [
+    new URL("../../node_modules/@mariozechner/pi-coding-agent/dist/cli.js", import.meta.url).pathname,
+    "--export",
+    file,
+    piOut,
+  ],
+  {
+    stdio: "ignore",
+    env: { ...process.env, PI_CODING_AGENT_DIR: join(work, "pi-agent") },
+  },
+);
 const piMs = performance.now() - t;
 const piBytes = statSync(piOut).size;
 await server.close();

@@ -1,0 +1,162 @@
+/**
+ * pisync inside pi. Registers `/cloud`:
+ * - `/cloud share [--expires 7d] [--live]`: shares the branch pi is on right now (the leaf pi
+ *   holds in memory, which no file records: after /tree the file's last line is elsewhere);
+ *   `--live` shares the whole session, following it as it grows;
+ * - `/cloud status`: whether this session is backed up, what is pending, the last error;
+ * - `/cloud pull <id|link>`: brings a session (or a shared link, as a fork) here, and offers to
+ *   switch to it.
+ * The current session is backed up while pi runs, by the same code as `pisync watch` (the
+ * server's offset protocol makes running both safe: the second sender's bytes are retries).
+ * It uses the CLI's login (`pisync login`, or PISYNC_ENDPOINT / PISYNC_TOKEN).
+ */
+import { statSync } from "node:fs";
+import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { Api, createLogger, loadLogin, main, StateStore, syncFile } from "@pisync/cli";
+
+const NOT_LOGGED_IN =
+  "pisync is not logged in: run `pisync login --endpoint URL --token TOKEN` in a terminal (or set PISYNC_ENDPOINT and PISYNC_TOKEN)";
+
+/** `7d`, `12h`, `30m`, `45s` or seconds. */
+function seconds(text: string): number | undefined {
+  const match = /^(\d{1,9})([smhd]?)$/.exec(text.trim());
+  return match ? Number(match[1]) * { "": 1, s: 1, m: 60, h: 3600, d: 86400 }[match[2] as "" | "s"] : undefined;
+}
+
+export default function cloud(pi: ExtensionAPI) {
+  let lastError: string | undefined;
+  let running: Promise<void> | undefined;
+  let again = false;
+
+  /** Backs up the current session file; one run at a time, a change during a run runs again. */
+  async function backUp(ctx: ExtensionContext): Promise<void> {
+    if (running) {
+      again = true;
+      return running;
+    }
+    running = (async () => {
+      do {
+        again = false;
+        const file = ctx.sessionManager.getSessionFile();
+        const login = loadLogin();
+        if (!file || !login) return;
+        const state = new StateStore(login.endpoint);
+        try {
+          await syncFile(file, { api: new Api(login, { attempts: 3 }), state, log: createLogger(false, () => {}) });
+          lastError = undefined;
+        } catch (error) {
+          lastError = (error as Error).message;
+        } finally {
+          state.flush();
+        }
+      } while (again);
+    })().finally(() => {
+      running = undefined;
+    });
+    return running;
+  }
+
+  const report = (
+    ctx: ExtensionContext,
+    command: string,
+    result: Record<string, unknown>,
+    message: string,
+    level: "info" | "error" = "info",
+  ) => {
+    pi.events.emit("pisync:cloud", { command, ...result });
+    ctx.ui.notify(message, level);
+  };
+
+  // Back up as pi writes: when a session opens, after each turn, after /tree and compactions.
+  pi.on("session_start", async (_event, ctx) => void backUp(ctx));
+  pi.on("turn_end", async (_event, ctx) => void backUp(ctx));
+  pi.on("agent_end", async (_event, ctx) => void backUp(ctx));
+  pi.on("session_tree", async (_event, ctx) => void backUp(ctx));
+  pi.on("session_compact", async (_event, ctx) => void backUp(ctx));
+
+  pi.registerCommand("cloud", {
+    description: "pisync: /cloud share [--expires 7d] [--live] · /cloud status · /cloud pull <id|link>",
+    handler: async (args, ctx) => {
+      const [sub, ...rest] = args.trim().split(/\s+/).filter(Boolean);
+      const login = loadLogin();
+      if (sub !== "pull" && !login) return report(ctx, sub ?? "", { error: NOT_LOGGED_IN }, NOT_LOGGED_IN, "error");
+      if (sub === "share") {
+        const live = rest.includes("--live");
+        const at = rest.indexOf("--expires");
+        const expiresIn = at >= 0 ? seconds(rest[at + 1] ?? "") : undefined;
+        if (at >= 0 && !expiresIn)
+          return report(ctx, sub, { error: "bad --expires" }, "--expires takes 7d, 12h, 30m or seconds", "error");
+        await backUp(ctx);
+        const leafId = ctx.sessionManager.getLeafId();
+        try {
+          const share = await new Api(login as NonNullable<typeof login>).postJson<{ url: string; expiresAt: string }>(
+            `/v1/sessions/${encodeURIComponent(ctx.sessionManager.getSessionId())}/shares`,
+            { leafId: live || !leafId ? undefined : leafId, expiresIn },
+          );
+          return report(
+            ctx,
+            sub,
+            { url: share.url, leafId: live ? null : leafId },
+            `Shared (until ${share.expiresAt}): ${share.url}`,
+          );
+        } catch (error) {
+          return report(
+            ctx,
+            sub,
+            { error: (error as Error).message },
+            `Sharing failed: ${(error as Error).message}`,
+            "error",
+          );
+        }
+      }
+      if (sub === "status") {
+        const file = ctx.sessionManager.getSessionFile();
+        if (!file)
+          return report(ctx, sub, { backedUp: false }, "This session is not saved to a file: nothing to back up.");
+        await backUp(ctx);
+        const state = new StateStore((login as NonNullable<typeof login>).endpoint).get(file);
+        const size = statSync(file, { throwIfNoEntry: false })?.size ?? 0;
+        const pending = Math.max(0, size - (state?.sent ?? 0));
+        const result = {
+          backedUp: !!state && pending === 0,
+          stored: state?.sent ?? 0,
+          pending,
+          generation: state?.generation ?? null,
+          lastError: lastError ?? state?.lastError ?? null,
+        };
+        const message = state
+          ? `Backed up ${result.stored} bytes (generation ${result.generation})${pending ? `, ${pending} pending` : ""}${result.lastError ? `; last error: ${result.lastError}` : ""}`
+          : `Not backed up yet${result.lastError ? `: ${result.lastError}` : ""}`;
+        return report(ctx, sub, result, message);
+      }
+      if (sub === "pull" && rest[0]) {
+        let out = "";
+        let err = "";
+        const code = await main(["pull", rest[0]], {
+          out: (t) => {
+            out += t;
+          },
+          err: (t) => {
+            err += t;
+          },
+          env: process.env,
+          isTTY: false,
+        });
+        if (code !== 0) return report(ctx, sub, { error: err.trim() }, err.trim() || "pull failed", "error");
+        const path = out.trim();
+        report(ctx, sub, { path }, `Pulled into ${path}`);
+        if (ctx.hasUI && (await ctx.ui.confirm("pisync", "Switch to the pulled session?"))) {
+          await (ctx as unknown as { switchSession(path: string): Promise<unknown> }).switchSession(path);
+        }
+        return;
+      }
+      report(
+        ctx,
+        sub ?? "",
+        { error: "usage" },
+        "usage: /cloud share [--expires 7d] [--live] · /cloud status · /cloud pull <id|link>",
+        "error",
+      );
+    },
+  });
+}

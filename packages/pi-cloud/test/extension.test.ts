@@ -1,0 +1,165 @@
+/**
+ * The pi package, loaded into pi's real runtime (createAgentSession with a resource loader),
+ * each /cloud command run against `npm start`; the share link opens the branch pi was on; and
+ * the extension's backups coexist with a running `pisync watch` without double uploads.
+ */
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  createAgentSession,
+  createEventBus,
+  DefaultResourceLoader,
+  SessionManager,
+} from "@mariozechner/pi-coding-agent";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { piFolderName } from "../../cli/src/paths.js";
+import { buildCli, completeBytes, eventually, machine, type Server, startServer } from "../../cli/test/harness.js";
+
+const extensionPath = new URL("../dist/cloud.mjs", import.meta.url).pathname;
+const usage = {
+  input: 10,
+  output: 5,
+  cacheRead: 0,
+  cacheWrite: 0,
+  totalTokens: 15,
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0.001 },
+};
+const assistant = (text: string) => ({
+  role: "assistant" as const,
+  content: [{ type: "text" as const, text }],
+  api: "anthropic-messages",
+  provider: "anthropic",
+  model: "claude-sonnet-4-5",
+  usage,
+  stopReason: "stop" as const,
+  timestamp: Date.now(),
+});
+
+let server: Server;
+let dataDir: string;
+
+beforeAll(async () => {
+  execFileSync(process.execPath, [new URL("../build.mjs", import.meta.url).pathname], { stdio: "ignore" });
+  buildCli();
+  dataDir = mkdtempSync(join(tmpdir(), "pisync-pi-data-"));
+  server = await startServer(dataDir);
+}, 120_000);
+
+afterAll(async () => {
+  await server?.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe("/cloud inside pi", () => {
+  it("shares the branch pi is on, reports status, pulls a link; coexists with pisync watch", async () => {
+    const m = machine(server.url, server.token);
+    const saved = { ...process.env };
+    Object.assign(process.env, m.env);
+    try {
+      const cwd = "/home/dev/pi-app";
+      const sm = SessionManager.create(cwd, join(m.sessionsRoot, piFolderName(cwd)));
+      const results: Record<string, unknown>[] = [];
+      const eventBus = createEventBus();
+      eventBus.on("pisync:cloud", (data) => results.push(data as Record<string, unknown>));
+      const loader = new DefaultResourceLoader({
+        cwd: m.home,
+        agentDir: join(m.home, ".pi", "agent"),
+        additionalExtensionPaths: [extensionPath],
+        eventBus,
+      });
+      await loader.reload();
+      const { session } = await createAgentSession({ resourceLoader: loader, sessionManager: sm, cwd: m.home });
+
+      // A watcher runs too, on the same files and state.
+      const watcher = m.watch();
+
+      // Two branches; then pi moves back to the first one (no file line records that).
+      const first = sm.appendMessage({ role: "user", content: "first branch question", timestamp: 1 });
+      const firstAnswer = sm.appendMessage(assistant("first branch answer"));
+      sm.branch(first);
+      sm.appendMessage({ role: "user", content: "second branch question", timestamp: 2 });
+      sm.appendMessage(assistant("second branch answer"));
+      sm.branch(firstAnswer);
+      expect(sm.getLeafId()).toBe(firstAnswer);
+
+      const last = () => results[results.length - 1] ?? {};
+      await session.prompt("/cloud share --expires 1h");
+      const url = String(last().url);
+      expect(url).toMatch(/\/s\//);
+      expect(last().leafId).toBe(firstAnswer);
+      const context = (await (await fetch(`${url}/context`)).json()) as { messages: { content: unknown }[] };
+      expect(JSON.stringify(context.messages)).toContain("first branch answer");
+      expect(JSON.stringify(context.messages)).not.toContain("second branch");
+
+      await session.prompt("/cloud share --live");
+      expect(last().leafId).toBeNull();
+
+      await session.prompt("/cloud status");
+      expect(last()).toMatchObject({ backedUp: true, pending: 0, generation: 1 });
+
+      await session.prompt(`/cloud pull ${url}`);
+      expect(existsSync(String(last().path))).toBe(true);
+
+      // More writes while both the extension and the watcher send: one generation, exact bytes.
+      for (let i = 0; i < 10; i++) {
+        sm.appendMessage({ role: "user", content: `more ${i}`, timestamp: 10 + i });
+        sm.appendMessage(assistant(`reply ${i}`));
+        await session.prompt("/cloud status");
+      }
+      const file = sm.getSessionFile() as string;
+      const failure = await eventually(async () => {
+        const r = await fetch(`${server.url}/v1/sessions/${sm.getSessionId()}/raw`, {
+          headers: { Authorization: `Bearer ${server.token}` },
+        });
+        const cloud = Buffer.from(await r.arrayBuffer());
+        return cloud.equals(completeBytes(file))
+          ? undefined
+          : `cloud ${cloud.length}, local ${completeBytes(file).length}`;
+      });
+      expect(failure).toBeUndefined();
+      const meta = (await (
+        await fetch(`${server.url}/v1/sessions/${sm.getSessionId()}`, {
+          headers: { Authorization: `Bearer ${server.token}` },
+        })
+      ).json()) as { generation: number };
+      expect(meta.generation).toBe(1);
+      watcher.child.kill("SIGTERM");
+      expect(readFileSync(file).length).toBeGreaterThan(0);
+    } finally {
+      process.env = saved;
+      await m.cleanup();
+    }
+  }, 120_000);
+
+  it("says what to do when not logged in", async () => {
+    const m = machine(server.url, server.token);
+    const saved = { ...process.env };
+    Object.assign(process.env, m.env);
+    delete process.env.PISYNC_ENDPOINT;
+    delete process.env.PISYNC_TOKEN;
+    try {
+      const notes: string[] = [];
+      const eventBus = createEventBus();
+      eventBus.on("pisync:cloud", (data) => notes.push(String((data as { error?: string }).error)));
+      const loader = new DefaultResourceLoader({
+        cwd: m.home,
+        agentDir: join(m.home, ".pi", "agent"),
+        additionalExtensionPaths: [extensionPath],
+        eventBus,
+      });
+      await loader.reload();
+      const { session } = await createAgentSession({
+        resourceLoader: loader,
+        sessionManager: SessionManager.inMemory(),
+        cwd: m.home,
+      });
+      await session.prompt("/cloud status");
+      expect(notes.join()).toContain("pisync login");
+    } finally {
+      process.env = saved;
+      await m.cleanup();
+    }
+  }, 60_000);
+});
