@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
-import { freePort } from "./test-servers/servers.js";
+import { freePort, stopProcessGroup } from "./test-servers/servers.js";
 
 const dir = mkdtempSync(join(tmpdir(), "pisync-start-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -30,19 +30,8 @@ async function start(port: number) {
     child.on("exit", (code) => reject(new Error(`npm start exited (${code}):\n${output}`)));
   });
   const token = (/pst_\S{43}/.exec(output) as RegExpExecArray)[0];
-  const group = -(child.pid as number);
-  const alive = () => {
-    try {
-      process.kill(group, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  };
   const stop = async () => {
-    if (alive()) process.kill(group, "SIGTERM");
-    for (let i = 0; i < 100 && alive(); i++) await new Promise((r) => setTimeout(r, 50));
-    expect(alive(), "npm start stops on SIGTERM").toBe(false);
+    expect(await stopProcessGroup(child.pid as number), "npm start stops on SIGTERM").toBe(true);
   };
   return { url: `http://127.0.0.1:${port}`, token, output, stop };
 }

@@ -108,3 +108,24 @@ export async function startS3rver(buckets: string[]): Promise<RunningServer> {
     stop: stopper(child, () => rmSync(directory, { recursive: true, force: true })),
   };
 }
+
+/**
+ * Stops a process group started with `detached: true` (npm and the server under it), waiting
+ * until it is gone. Returns whether SIGTERM was enough (false: it took SIGKILL).
+ */
+export async function stopProcessGroup(pid: number): Promise<boolean> {
+  const group = -pid;
+  const alive = () => {
+    try {
+      process.kill(group, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (alive()) process.kill(group, "SIGTERM");
+  for (let i = 0; i < 100 && alive(); i++) await new Promise((r) => setTimeout(r, 50));
+  if (!alive()) return true;
+  process.kill(group, "SIGKILL");
+  return false;
+}

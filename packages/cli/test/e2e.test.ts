@@ -10,7 +10,16 @@ import { join } from "node:path";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { piFileName, piFolderName } from "../src/paths.js";
-import { buildCli, completeBytes, eventually, faultyProxy, machine, type Server, startServer } from "./harness.js";
+import {
+  assistantMessage,
+  buildCli,
+  completeBytes,
+  eventually,
+  faultyProxy,
+  machine,
+  type Server,
+  startServer,
+} from "./harness.js";
 
 let server: Server;
 let dataDir: string;
@@ -25,28 +34,6 @@ afterAll(async () => {
   await server?.stop();
   rmSync(dataDir, { recursive: true, force: true });
 });
-
-const usage = {
-  input: 10,
-  output: 5,
-  cacheRead: 0,
-  cacheWrite: 0,
-  totalTokens: 15,
-  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0.001 },
-};
-
-function assistant(text: string) {
-  return {
-    role: "assistant" as const,
-    content: [{ type: "text" as const, text }],
-    api: "anthropic-messages",
-    provider: "anthropic",
-    model: "claude-sonnet-4-5",
-    usage,
-    stopReason: "stop" as const,
-    timestamp: Date.now(),
-  };
-}
 
 async function cloudBytes(id: string): Promise<Buffer | undefined> {
   const r = await fetch(`${server.url}/v1/sessions/${id}/raw`, {
@@ -89,7 +76,7 @@ describe("pisync watch, end to end", () => {
       for (let round = 0; round < 30; round++) {
         for (const [i, sm] of sessions.entries()) {
           sm.appendMessage({ role: "user", content: `round ${round} of session ${i}`, timestamp: Date.now() });
-          sm.appendMessage(assistant(`answer ${round}`.repeat(1 + (round % 5) * 40)));
+          sm.appendMessage(assistantMessage(`answer ${round}`.repeat(1 + (round % 5) * 40)));
           if (round % 7 === 3) sm.appendLabelChange(sm.getLeafId() as string, `mark ${round}`);
         }
         await new Promise((r) => setTimeout(r, 20 + Math.random() * 60));
@@ -138,7 +125,7 @@ describe("pisync watch, end to end", () => {
       // Truncated, then written again with other lines.
       const sm = SessionManager.create("/home/dev/rewrite", join(m.sessionsRoot, piFolderName("/home/dev/rewrite")));
       sm.appendMessage({ role: "user", content: "first version", timestamp: 1 });
-      sm.appendMessage(assistant("long answer ".repeat(200)));
+      sm.appendMessage(assistantMessage("long answer ".repeat(200)));
       const path = sm.getSessionFile() as string;
       await expectBackedUp([{ path, id: sm.getSessionId() }]);
       const header = readFileSync(path, "utf8").split("\n")[0];
@@ -169,7 +156,7 @@ describe("pisync watch, end to end", () => {
         isError: false,
         timestamp: 2,
       });
-      sm.appendMessage(assistant("nice"));
+      sm.appendMessage(assistantMessage("nice"));
       const big = { path: sm.getSessionFile() as string, id: sm.getSessionId() };
 
       const many: { path: string; id: string }[] = [];
@@ -198,7 +185,7 @@ describe("pisync watch, end to end", () => {
     try {
       const sm = SessionManager.create("/home/alice/app", join(a.sessionsRoot, piFolderName("/home/alice/app")));
       sm.appendMessage({ role: "user", content: "move me", timestamp: 1 });
-      sm.appendMessage(assistant("ok"));
+      sm.appendMessage(assistantMessage("ok"));
       const path = sm.getSessionFile() as string;
       expect(a.run(["push"]).code).toBe(0);
 
@@ -225,7 +212,7 @@ describe("pisync watch, end to end", () => {
       // Continued on machine B: watch sends only the new lines (no new generation).
       const continued = SessionManager.open(target);
       continued.appendMessage({ role: "user", content: "continued on B", timestamp: 3 });
-      continued.appendMessage(assistant("still here"));
+      continued.appendMessage(assistantMessage("still here"));
       expect(b.run(["push"]).code).toBe(0);
       expect((await cloudBytes(sm.getSessionId()))?.equals(completeBytes(target))).toBe(true);
       expect(await generations(sm.getSessionId())).toBe(1);
@@ -243,7 +230,7 @@ describe("pisync watch, end to end", () => {
     try {
       const sm = SessionManager.create("/home/alice/site", join(a.sessionsRoot, piFolderName("/home/alice/site")));
       sm.appendMessage({ role: "user", content: "share me", timestamp: 1 });
-      sm.appendMessage(assistant("shared answer"));
+      sm.appendMessage(assistantMessage("shared answer"));
       const shared = a.run(["share", sm.getSessionFile() as string, "--expires", "1h"]);
       expect(shared.code, shared.stderr).toBe(0);
       const link = shared.stdout.trim();

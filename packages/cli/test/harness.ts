@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort } from "../../../scripts/test-servers/servers.js";
+import { freePort, stopProcessGroup } from "../../../scripts/test-servers/servers.js";
 
 export const cliPath = new URL("../dist/pisync.mjs", import.meta.url).pathname;
 
@@ -44,22 +44,34 @@ export async function startServer(dataDir: string): Promise<Server> {
     child.on("exit", (code) => reject(new Error(`npm start exited (${code}):\n${output}`)));
   });
   const token = (/pst_\S{43}/.exec(output) as RegExpExecArray)[0];
-  return { url: `http://127.0.0.1:${port}`, token, stop: () => stopGroup(child) };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    token,
+    stop: async () => void (await stopProcessGroup(child.pid as number)),
+  };
 }
 
-async function stopGroup(child: ChildProcess): Promise<void> {
-  const group = -(child.pid as number);
-  const alive = () => {
-    try {
-      process.kill(group, 0);
-      return true;
-    } catch {
-      return false;
-    }
+const usage = {
+  input: 10,
+  output: 5,
+  cacheRead: 0,
+  cacheWrite: 0,
+  totalTokens: 15,
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0.001 },
+};
+
+/** An assistant message as pi stores it. */
+export function assistantMessage(text: string) {
+  return {
+    role: "assistant" as const,
+    content: [{ type: "text" as const, text }],
+    api: "anthropic-messages",
+    provider: "anthropic",
+    model: "claude-sonnet-4-5",
+    usage,
+    stopReason: "stop" as const,
+    timestamp: Date.now(),
   };
-  if (alive()) process.kill(group, "SIGTERM");
-  for (let i = 0; i < 100 && alive(); i++) await new Promise((r) => setTimeout(r, 50));
-  if (alive()) process.kill(group, "SIGKILL");
 }
 
 /**

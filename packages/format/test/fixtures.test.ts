@@ -143,3 +143,26 @@ describe("where pi has no answer, we still read the file", () => {
     expect(buildSessionContext(session)).toEqual({ messages: [], thinkingLevel: "off", model: null });
   });
 });
+
+describe("schemas", () => {
+  it("every entry pi wrote in the generated sessions fits the schema of its type", async () => {
+    const { checkEntry } = await import("../src/index.js");
+    const generated = [...loadCorpus(inRepoCorpus), ...loadCorpus(sharedCorpus)].filter((f) =>
+      f.name.startsWith("sessions/"),
+    );
+    expect(generated.length).toBeGreaterThan(0);
+    for (const fixture of generated) {
+      const session = parseSession(readFileSync(fixture.jsonl));
+      for (const entry of session.entries) expect(checkEntry(entry), `${fixture.name} ${entry.id}`).toBeUndefined();
+    }
+  });
+
+  it("reports what does not fit, in words", async () => {
+    const { checkEntry } = await import("../src/index.js");
+    expect(checkEntry({ type: "label", id: "a", parentId: null, timestamp: "t", targetId: 5 })).toMatch(/targetId/);
+    expect(checkEntry({ type: "message", id: "a", parentId: null, timestamp: "t", message: { role: "user" } })).toMatch(
+      /content/,
+    );
+    expect(checkEntry({ type: "something_new", id: "a", parentId: null, timestamp: "t", extra: 1 })).toBeUndefined();
+  });
+});

@@ -15,27 +15,17 @@ import {
 } from "@mariozechner/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { piFolderName } from "../../cli/src/paths.js";
-import { buildCli, completeBytes, eventually, machine, type Server, startServer } from "../../cli/test/harness.js";
+import {
+  assistantMessage,
+  buildCli,
+  completeBytes,
+  eventually,
+  machine,
+  type Server,
+  startServer,
+} from "../../cli/test/harness.js";
 
 const extensionPath = new URL("../dist/cloud.mjs", import.meta.url).pathname;
-const usage = {
-  input: 10,
-  output: 5,
-  cacheRead: 0,
-  cacheWrite: 0,
-  totalTokens: 15,
-  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0.001 },
-};
-const assistant = (text: string) => ({
-  role: "assistant" as const,
-  content: [{ type: "text" as const, text }],
-  api: "anthropic-messages",
-  provider: "anthropic",
-  model: "claude-sonnet-4-5",
-  usage,
-  stopReason: "stop" as const,
-  timestamp: Date.now(),
-});
 
 let server: Server;
 let dataDir: string;
@@ -77,10 +67,10 @@ describe("/cloud inside pi", () => {
 
       // Two branches; then pi moves back to the first one (no file line records that).
       const first = sm.appendMessage({ role: "user", content: "first branch question", timestamp: 1 });
-      const firstAnswer = sm.appendMessage(assistant("first branch answer"));
+      const firstAnswer = sm.appendMessage(assistantMessage("first branch answer"));
       sm.branch(first);
       sm.appendMessage({ role: "user", content: "second branch question", timestamp: 2 });
-      sm.appendMessage(assistant("second branch answer"));
+      sm.appendMessage(assistantMessage("second branch answer"));
       sm.branch(firstAnswer);
       expect(sm.getLeafId()).toBe(firstAnswer);
 
@@ -105,7 +95,7 @@ describe("/cloud inside pi", () => {
       // More writes while both the extension and the watcher send: one generation, exact bytes.
       for (let i = 0; i < 10; i++) {
         sm.appendMessage({ role: "user", content: `more ${i}`, timestamp: 10 + i });
-        sm.appendMessage(assistant(`reply ${i}`));
+        sm.appendMessage(assistantMessage(`reply ${i}`));
         await session.prompt("/cloud status");
       }
       const file = sm.getSessionFile() as string;
