@@ -10,8 +10,12 @@
  * - archive: pk `P#<user>#<session>`, sk `A#<generation:8 hex>`
  * - token:   pk `T#<hash>`, sk `T`; gsi1 `UT#<user>` / `<token id>`
  * - share:   pk `H#<id>`, sk `H`; gsi1 `UH#<user>` / `<createdAt>#<id>`; TTL a month after expiry
- * Bodies are JSON strings in `data`: items stay small (content lives in S3).
+ * Bodies are JSON strings in `data`: items stay small (content lives in S3). Page bodies are
+ * gzip-compressed JSON in `gz` (binary): a fifth of the size, so fewer write units and a tree
+ * read in fewer, smaller queries.
  */
+
+import { gunzipSync, gzipSync } from "node:zlib";
 import { type DynamoDBClient, TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import {
   BatchWriteCommand,
@@ -81,7 +85,7 @@ export class DynamoMetaStore implements MetaStore {
       items.push({
         Put: {
           TableName: this.table,
-          Item: { pk, sk: `G#${hex(page.generation, 8)}#${hex(page.start, 16)}`, data: JSON.stringify(page) },
+          Item: { pk, sk: `G#${hex(page.generation, 8)}#${hex(page.start, 16)}`, gz: gzipSync(JSON.stringify(page)) },
           ConditionExpression: "attribute_not_exists(pk)",
         },
       });
@@ -159,7 +163,7 @@ export class DynamoMetaStore implements MetaStore {
       },
       ConsistentRead: true,
     });
-    return items.map((item) => JSON.parse(item.data as string) as IndexPage);
+    return items.map((item) => JSON.parse(gunzipSync(item.gz as Uint8Array).toString("utf8")) as IndexPage);
   }
 
   async getArchived(userId: string, sessionId: string): Promise<GenerationState[]> {
