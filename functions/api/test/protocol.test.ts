@@ -3,7 +3,8 @@
  * requests (each a precise 4xx that leaves bytes and length unchanged), tenancy, crashes
  * between the two store calls, and reads that stay cheap as a session grows.
  */
-import { gzipSync } from "node:zlib";
+import { createHash } from "node:crypto";
+import { deflateRawSync, gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { client, countingBlobs, enc, failing, makeApp, openPair, type Pair, userToken } from "./harness.js";
 
@@ -129,6 +130,33 @@ for (const name of ["embedded", "aws"] as const) {
       expect(meta.problemCount).toBe(2);
     });
 
+    it("appends deflated against the committed bytes as dictionary, checked by the body's hash", async () => {
+      const { id, first } = await started();
+      const committed = enc(first);
+      const next = enc(line("a line that shares keys with the ones before it"));
+      const dict = (bytes: Uint8Array) => ({
+        "Content-Encoding": "pisync-deflate-dict",
+        "Pisync-Body-SHA256": createHash("sha256").update(next).digest("hex"),
+        _body: deflateRawSync(next, { dictionary: bytes }),
+      });
+      const send = (d: ReturnType<typeof dict>, extra: Record<string, string> = {}) => {
+        const { _body, ...headers } = d;
+        return c.patch(id, committed.length, _body, { ...headers, ...extra });
+      };
+      // A client whose idea of the committed bytes is wrong (the deflate stream refers to them):
+      // refused, nothing stored.
+      const wrong = await send(dict(enc(new TextDecoder().decode(next).replaceAll("e", "E").repeat(3))));
+      expect(wrong.status).toBe(400);
+      expect(((await wrong.json()) as { error: string }).error).toMatch(/committed bytes/);
+      await holds(id, first);
+      const noHash = await send(dict(committed), { "Pisync-Body-SHA256": "" });
+      expect(noHash.status).toBe(400);
+      await holds(id, first);
+      const ok = await send(dict(committed.subarray(Math.max(0, committed.length - 32 * 1024))));
+      expect(ok.status, await ok.clone().text()).toBe(200);
+      await holds(id, first + new TextDecoder().decode(next));
+    });
+
     describe("bad requests: a precise 4xx, and nothing stored", () => {
       const cases: [string, number, RegExp, (id: string, offset: number) => Response | Promise<Response>][] = [
         ["a body without its final newline", 400, /newline/, (id, o) => c.patch(id, o, '{"type":"label"')],
@@ -154,6 +182,16 @@ for (const name of ["embedded", "aws"] as const) {
           (id, o) => c.patch(id, o, line("x"), { "Content-Encoding": "br" }),
         ],
         ["a body over the request limit", 413, /limit/, (id, o) => c.patch(id, o, `${"x".repeat(70 * 1024)}\n`)],
+        [
+          "a dictionary-deflate bomb",
+          413,
+          /decompressed/,
+          (id, o) =>
+            c.patch(id, o, deflateRawSync(new Uint8Array(8 * 1024 * 1024)), {
+              "Content-Encoding": "pisync-deflate-dict",
+              "Pisync-Body-SHA256": "0".repeat(64),
+            }),
+        ],
         [
           "a gzip bomb",
           413,

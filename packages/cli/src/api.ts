@@ -3,7 +3,8 @@
  * exponential backoff and full jitter; a request that keeps failing throws `Transient`, which
  * callers treat as "try again later" (nothing is dropped, nothing spins).
  */
-import { gunzipSync, gzipSync } from "node:zlib";
+import { createHash } from "node:crypto";
+import { deflateRawSync, gunzipSync, gzipSync } from "node:zlib";
 import type { Login } from "./config.js";
 import { type HttpResponse, httpRequest } from "./http.js";
 
@@ -105,13 +106,18 @@ export class Api {
   async write(
     sessionId: string,
     body: Uint8Array,
-    options: { offset: number; generation?: number; replace?: boolean; uploadId?: string },
+    options: { offset: number; generation?: number; replace?: boolean; uploadId?: string; dictionary?: Uint8Array },
   ): Promise<AppendAnswer> {
     const headers: Record<string, string> = { "Upload-Offset": String(options.offset) };
     if (options.generation !== undefined) headers["If-Match"] = `"${options.generation}"`;
     let payload: Uint8Array | undefined;
     if (options.uploadId) headers["Pisync-Upload"] = options.uploadId;
-    else {
+    else if (options.dictionary?.length) {
+      // The bytes just before the offset as a deflate dictionary: lines repeat their neighbours.
+      payload = deflateRawSync(body, { dictionary: options.dictionary });
+      headers["Content-Encoding"] = "pisync-deflate-dict";
+      headers["Pisync-Body-SHA256"] = createHash("sha256").update(body).digest("hex");
+    } else {
       payload = gzipSync(body);
       headers["Content-Encoding"] = "gzip";
     }

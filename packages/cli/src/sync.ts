@@ -20,6 +20,9 @@ import { type FileState, fingerprint, type StateStore } from "./state.js";
 
 export { Transient };
 
+/** The cloud's bytes before the offset are not the file's (found by the dictionary's checksum). */
+class Diverged extends Error {}
+
 /** Login refused or revoked: nothing can be sent until the user logs in again. */
 export class Unauthorized extends Error {}
 
@@ -43,6 +46,8 @@ export type SyncResult =
 
 const NEWLINE = 0x0a;
 const MiB = 1024 * 1024;
+/** The committed bytes before an offset that serve as the deflate dictionary (see the API). */
+const DICTIONARY_BYTES = 32 * 1024;
 
 /** Bytes up to and including the file's last `\n` (reads backwards: 64 KiB, then 1 MiB at a time). */
 export function completeLengthOf(path: string, size: number): number {
@@ -144,15 +149,19 @@ class SessionSync {
     // The file no longer continues the cloud copy: rewritten here, or written elsewhere too.
     const previous = this.ctx.state.get(this.path);
     const diverged = previous !== undefined && cloud.generation === previous.generation && cloud.offset > previous.sent;
-    const first = this.batch(0);
-    const answer = await this.send(first, 0, { replace: true });
+    return { state: await this.startGeneration(diverged) };
+  }
+
+  /** Sends the file from its start as a new generation (the cloud keeps the one it replaces). */
+  async startGeneration(diverged: boolean): Promise<FileState> {
+    const answer = await this.send(this.batch(0), 0, { replace: true });
     this.ctx.log.event("generation", {
       path: this.path,
       sessionId: this.sessionId,
       generation: answer.generation,
       reason: diverged ? "another machine wrote this session too" : "the file was rewritten",
     });
-    return { state: this.save({ sent: answer.offset, generation: answer.generation, diverged }) };
+    return this.save({ sent: answer.offset, generation: answer.generation, diverged });
   }
 
   /** The next batch from `start`: whole lines, at most the batch size unless one line is larger. */
@@ -184,12 +193,24 @@ class SessionSync {
     const { api } = this.ctx;
     const bytes = readRange(this.path, range.start, range.end);
     const uploadId = range.upload ? await api.upload(this.sessionId, bytes) : undefined;
-    return api.write(this.sessionId, bytes, {
-      offset: range.start,
-      generation: generation > 0 && !options.replace ? generation : undefined,
-      replace: options.replace,
-      uploadId,
-    });
+    const write = (dictionary?: Uint8Array) =>
+      api.write(this.sessionId, bytes, {
+        offset: range.start,
+        generation: generation > 0 && !options.replace ? generation : undefined,
+        replace: options.replace,
+        uploadId,
+        dictionary,
+      });
+    if (uploadId || options.replace || range.start === 0) return write();
+    try {
+      return await write(readRange(this.path, Math.max(0, range.start - DICTIONARY_BYTES), range.start));
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.status !== 400) throw error;
+      // The committed bytes before the offset are not this file's: it diverged from the cloud.
+      if (/committed bytes/.test(error.message)) throw new Diverged(error.message);
+      // An older server without the dictionary encoding: plain gzip.
+      return write();
+    }
   }
 
   async run(checkServer: boolean): Promise<SyncResult> {
@@ -222,6 +243,10 @@ class SessionSync {
           ctx.log.event("problem", { path: this.path, sessionId: this.sessionId, message: problem.message });
         }
       } catch (error) {
+        if (error instanceof Diverged) {
+          state = await this.startGeneration(true);
+          continue;
+        }
         if (!(error instanceof ApiError)) throw error;
         if (error.status === 401) throw new Unauthorized(error.message);
         if (error.status === 409 || error.status === 412 || error.status === 404) {

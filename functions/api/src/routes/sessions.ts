@@ -2,13 +2,13 @@
  * /v1/sessions: the append protocol (HEAD, PATCH, PUT, large-line uploads) and the reads.
  * Protocol rules are quoted next to the code in @pisync/core's append.ts.
  */
-import { BadRequest, NotFound, uploadKey } from "@pisync/core";
+import { BadRequest, NotFound, OffsetConflict, uploadKey } from "@pisync/core";
 import { NotFoundError } from "@pisync/store";
 import { Hono } from "hono";
 import * as z from "zod/mini";
 import type { Services } from "../app.js";
 import type { AuthEnv } from "../auth.js";
-import { readBody } from "../body.js";
+import { DICT_BYTES, readBody } from "../body.js";
 import { parseQuery } from "../validate.js";
 import { rawResponse } from "./raw.js";
 import { newUploadId, UPLOAD_ID } from "./uploads.js";
@@ -72,7 +72,13 @@ export function sessionRoutes(services: Services) {
         throw error;
       }
     } else {
-      body = await readBody(c, limits);
+      // The dictionary encoding decompresses against the committed bytes before the offset.
+      body = await readBody(c, limits, async () => {
+        if (offset === 0) return new Uint8Array(0);
+        const status = await appender.status(userId, sessionId).catch(() => ({ offset: 0, generation: 0 }));
+        if (offset > status.offset) throw new OffsetConflict(status.offset, status.generation);
+        return (await reader.raw(userId, sessionId, { start: Math.max(0, offset - DICT_BYTES), end: offset })).bytes;
+      });
     }
     const result = await appender.append({ userId, sessionId, offset, body, generation, replace });
     if (uploadId !== undefined) await stores.blobs.delete([uploadKey(userId, uploadId)]).catch(() => {});
