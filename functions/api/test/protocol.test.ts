@@ -38,7 +38,10 @@ for (const name of ["embedded", "aws"] as const) {
     /** Asserts the session holds exactly `expected`. */
     async function holds(id: string, expected: string) {
       const head = await c.head(id);
+      expect(head.status).toBe(200);
       expect(head.headers.get("Upload-Offset")).toBe(String(enc(expected).length));
+      expect(head.headers.get("ETag")).toMatch(/^"\d+"$/);
+      expect(await head.text()).toBe("");
       expect(await (await c.get(`/v1/sessions/${id}/raw`)).text()).toBe(expected);
     }
 

@@ -265,4 +265,48 @@ describe("pisync watch, end to end", () => {
       await b.cleanup();
     }
   }, 120_000);
+
+  it("two machines continue one session: nothing is overwritten, each copy becomes a generation", async () => {
+    const a = machine(server.url, server.token);
+    const b = machine(server.url, server.token);
+    const raw = async (id: string, generation?: number) => {
+      const r = await fetch(`${server.url}/v1/sessions/${id}/raw${generation ? `?generation=${generation}` : ""}`, {
+        headers: { Authorization: `Bearer ${server.token}` },
+      });
+      return Buffer.from(await r.arrayBuffer());
+    };
+    try {
+      const sm = SessionManager.create("/home/dev/two", join(a.sessionsRoot, piFolderName("/home/dev/two")));
+      sm.appendMessage({ role: "user", content: "started on A", timestamp: 1 });
+      sm.appendMessage(assistantMessage("ok"));
+      const id = sm.getSessionId();
+      expect(a.run(["push"]).code).toBe(0);
+      const pulled = b.run(["pull", id]);
+      expect(pulled.code, pulled.stderr).toBe(0);
+      const onB = SessionManager.open(pulled.stdout.trim());
+
+      sm.appendMessage({ role: "user", content: "continued on A", timestamp: 2 });
+      onB.appendMessage({ role: "user", content: "continued on B", timestamp: 3 });
+      expect(a.run(["push"]).code).toBe(0);
+      expect(b.run(["push"]).code).toBe(0);
+      // B's copy no longer continues the cloud's: it became generation 2; A's stays generation 1.
+      expect(await generations(id)).toBe(2);
+      expect((await raw(id, 1)).equals(completeBytes(sm.getSessionFile() as string))).toBe(true);
+      expect((await raw(id, 2)).equals(completeBytes(onB.getSessionFile() as string))).toBe(true);
+      const status = JSON.parse(b.run(["status", "--json"]).stdout) as {
+        files: { session: string; diverged: boolean }[];
+      };
+      expect(status.files.find((f) => f.session === id)?.diverged).toBe(true);
+
+      // A writes on: its copy becomes generation 3; B's stays readable as generation 2.
+      sm.appendMessage(assistantMessage("more on A"));
+      expect(a.run(["push"]).code).toBe(0);
+      expect(await generations(id)).toBe(3);
+      expect((await raw(id)).equals(completeBytes(sm.getSessionFile() as string))).toBe(true);
+      expect((await raw(id, 2)).equals(completeBytes(onB.getSessionFile() as string))).toBe(true);
+    } finally {
+      await a.cleanup();
+      await b.cleanup();
+    }
+  }, 120_000);
 });

@@ -2,7 +2,7 @@
  * /v1/sessions: the append protocol (HEAD, PATCH, PUT, large-line uploads) and the reads.
  * Protocol rules are quoted next to the code in @pisync/core's append.ts.
  */
-import { BadRequest, NotFound, OffsetConflict, uploadKey } from "@pisync/core";
+import { BadRequest, NotFound, OffsetConflict, uploadKey, viewOf } from "@pisync/core";
 import { NotFoundError } from "@pisync/store";
 import { Hono } from "hono";
 import * as z from "zod/mini";
@@ -46,14 +46,6 @@ const UploadRequest = z.object({
 export function sessionRoutes(services: Services) {
   const { appender, reader, stores, limits } = services;
   const app = new Hono<AuthEnv>();
-
-  app.on("HEAD", "/:id", async (c) => {
-    const status = await appender.status(c.get("userId"), c.req.param("id"));
-    c.header("Upload-Offset", String(status.offset));
-    c.header("ETag", `"${status.generation}"`);
-    c.header("Cache-Control", "no-store");
-    return c.body(null, 200);
-  });
 
   const write = (replace: boolean) => async (c: import("hono").Context<AuthEnv>) => {
     const userId = c.get("userId");
@@ -131,10 +123,12 @@ export function sessionRoutes(services: Services) {
     return c.json(await reader.list(c.get("userId"), { limit, cursor: query.cursor }));
   });
 
+  // GET and HEAD (Hono answers HEAD with the GET route, without its body): the metadata, with
+  // tus's `Upload-Offset` (committed bytes) and the generation as `ETag`.
   app.get("/:id", async (c) => {
     const head = await reader.head(c.get("userId"), c.req.param("id"));
-    const { viewOf } = await import("@pisync/core");
     c.header("Upload-Offset", String(head.current.length));
+    c.header("ETag", `"${head.current.generation}"`);
     c.header("Cache-Control", "no-store");
     return c.json(viewOf(head));
   });
