@@ -96,14 +96,18 @@ export class PisyncStack extends Stack {
     role.addToPolicy(
       new iam.PolicyStatement({
         actions: ["s3:GetObject", "s3:PutObject", "s3:DeleteObject"],
-        resources: [this.bucket.arnForObjects("sessions/*"), this.bucket.arnForObjects("uploads/*")],
+        resources: [
+          this.bucket.arnForObjects("sessions/*"),
+          this.bucket.arnForObjects("uploads/*"),
+          this.bucket.arnForObjects("blobs/*"),
+        ],
       }),
     );
     role.addToPolicy(
       new iam.PolicyStatement({
         actions: ["s3:ListBucket"],
         resources: [this.bucket.bucketArn],
-        conditions: { StringLike: { "s3:prefix": ["sessions/*", "uploads/*"] } },
+        conditions: { StringLike: { "s3:prefix": ["sessions/*", "uploads/*", "blobs/*"] } },
       }),
     );
     role.addToPolicy(

@@ -17,6 +17,7 @@ import { type AuthEnv, bearerAuth } from "./auth.js";
 import type { BodyLimits } from "./body.js";
 import { onError } from "./errors.js";
 import { openApiDocument } from "./openapi.js";
+import { blobRoutes } from "./routes/blobs.js";
 import { sessionRoutes } from "./routes/sessions.js";
 import { sharePageRoutes } from "./routes/share-page.js";
 import { createShareRoute, shareRoutes } from "./routes/shares.js";
@@ -88,6 +89,7 @@ export function createApp(deps: AppDeps) {
   app.use("/v1/*", bearerAuth(services.tokens));
   app.route("/v1/sessions", createShareRoute(services, shares));
   app.route("/v1/shares", shareRoutes(shares));
+  app.route("/v1/blobs", blobRoutes(services));
   app.route("/v1/sessions", sessionRoutes(services));
   app.route("/v1/uploads", uploadRoutes(services));
   app.route("/v1/tokens", tokenRoutes(services));

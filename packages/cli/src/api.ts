@@ -173,6 +173,24 @@ export class Api {
     this.expectOk(await this.request("DELETE", path));
   }
 
+  /** Whether the server holds this user's blob with that hash. */
+  async hasBlob(hash: string): Promise<boolean> {
+    const r = await this.request("HEAD", `/v1/blobs/${hash}`);
+    if (r.status === 404) return false;
+    this.expectOk(r);
+    return true;
+  }
+
+  async putBlob(hash: string, data: Uint8Array): Promise<void> {
+    this.expectOk(await this.request("PUT", `/v1/blobs/${hash}`, { body: data }));
+  }
+
+  async getBlob(hash: string): Promise<Uint8Array | undefined> {
+    const r = await this.request("GET", `/v1/blobs/${hash}`);
+    if (r.status === 404) return undefined;
+    return new Uint8Array(this.expectOk(r).body);
+  }
+
   async json<T>(path: string): Promise<T> {
     return JSON.parse(this.expectOk(await this.request("GET", path)).body.toString("utf8")) as T;
   }

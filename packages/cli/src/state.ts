@@ -45,6 +45,8 @@ export function fingerprintOf(bytes: Uint8Array, n: number): string {
 
 export class StateStore {
   private files: Record<string, FileState> = {};
+  /** Hashes of blobs the server is known to hold. */
+  private blobs: Record<string, 1> = {};
   private timer: NodeJS.Timeout | undefined;
   readonly path: string;
 
@@ -54,6 +56,7 @@ export class StateStore {
     try {
       const parsed = JSON.parse(readFileSync(this.path, "utf8"));
       if (parsed && typeof parsed.files === "object") this.files = parsed.files;
+      if (parsed && typeof parsed.blobs === "object") this.blobs = parsed.blobs;
     } catch {}
   }
 
@@ -67,6 +70,15 @@ export class StateStore {
 
   set(path: string, state: FileState): void {
     this.files[path] = state;
+    this.scheduleSave();
+  }
+
+  hasBlob(hash: string): boolean {
+    return this.blobs[hash] === 1;
+  }
+
+  addBlob(hash: string): void {
+    this.blobs[hash] = 1;
     this.scheduleSave();
   }
 
@@ -85,6 +97,6 @@ export class StateStore {
   flush(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    writeAtomic(this.path, JSON.stringify({ version: 1, files: this.files }));
+    writeAtomic(this.path, JSON.stringify({ version: 1, files: this.files, blobs: this.blobs }));
   }
 }

@@ -14,6 +14,7 @@
 import { statSync } from "node:fs";
 import { isHeader, isObject } from "@pisync/format";
 import { type Api, ApiError, Transient } from "./api.js";
+import { sendBlobs } from "./blobs.js";
 import { readRange } from "./files.js";
 import type { Logger } from "./log.js";
 import { type FileState, fingerprint, type StateStore } from "./state.js";
@@ -192,6 +193,8 @@ class SessionSync {
   ) {
     const { api } = this.ctx;
     const bytes = readRange(this.path, range.start, range.end);
+    // Blobs first: an entry never reaches the cloud before the image it names.
+    await sendBlobs(api, this.ctx.state, this.path, bytes, this.ctx.log);
     const uploadId = range.upload ? await api.upload(this.sessionId, bytes) : undefined;
     const write = (dictionary?: Uint8Array) =>
       api.write(this.sessionId, bytes, {

@@ -4,6 +4,8 @@
  * through a proxy that fails requests (some answers lost after the server committed). At the
  * end every cloud copy equals its local file, byte for byte.
  */
+
+import { createHash } from "node:crypto";
 import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -304,6 +306,42 @@ describe("pisync watch, end to end", () => {
       expect(await generations(id)).toBe(3);
       expect((await raw(id)).equals(completeBytes(sm.getSessionFile() as string))).toBe(true);
       expect((await raw(id, 2)).equals(completeBytes(onB.getSessionFile() as string))).toBe(true);
+    } finally {
+      await a.cleanup();
+      await b.cleanup();
+    }
+  }, 120_000);
+
+  it("oh-my-pi's image blobs: uploaded once by hash, brought back by pull", async () => {
+    const a = machine(server.url, server.token);
+    const b = machine(server.url, server.token);
+    try {
+      const image = Buffer.from(`fake png ${Date.now()}`);
+      const hash = createHash("sha256").update(image).digest("hex");
+      const omp = join(a.home, ".omp", "agent");
+      mkdirSync(join(omp, "blobs"), { recursive: true });
+      writeFileSync(join(omp, "blobs", hash), image);
+      const folder = join(omp, "sessions", piFolderName("/home/dev/omp"));
+      mkdirSync(folder, { recursive: true });
+      const files = ["omp-1", "omp-2"].map((id) => {
+        const path = join(folder, piFileName("2026-01-01T00:00:00.000Z", id));
+        writeFileSync(
+          path,
+          `${JSON.stringify({ type: "session", version: 3, id, timestamp: "2026-01-01T00:00:00.000Z", cwd: "/home/dev/omp" })}\n` +
+            `${JSON.stringify({ type: "message", id: "i1", parentId: null, timestamp: "2026-01-01T00:00:01.000Z", message: { role: "user", content: [{ type: "image", data: `blob:sha256:${hash}`, mimeType: "image/png" }], timestamp: 1 } })}\n`,
+        );
+        return { path, id };
+      });
+      const pushed = a.run(["push", "--json"]);
+      expect(pushed.code, pushed.stderr).toBe(0);
+      // Two sessions name the blob; it went up once.
+      expect(pushed.stderr.split("\n").filter((l) => l.includes('"event":"blob"'))).toHaveLength(1);
+      await expectBackedUp(files);
+
+      const bRoot = join(b.home, ".omp", "agent", "sessions");
+      const pulled = b.run(["pull", "omp-1", "--root", bRoot]);
+      expect(pulled.code, pulled.stderr).toBe(0);
+      expect(readFileSync(join(b.home, ".omp", "agent", "blobs", hash)).equals(image)).toBe(true);
     } finally {
       await a.cleanup();
       await b.cleanup();

@@ -5,6 +5,7 @@ import { join, resolve } from "node:path";
 import { isHeader } from "@pisync/format";
 import * as z from "zod/mini";
 import { ApiError } from "../api.js";
+import { blobsDirFor, fetchBlobs } from "../blobs.js";
 import { CliError, EXIT } from "../cli-error.js";
 import { writeAtomic } from "../files.js";
 import { httpRequest } from "../http.js";
@@ -168,6 +169,8 @@ export async function pull(argv: string[], io: Io): Promise<number> {
     writeAtomic(target, bytes, 0o644);
     io.err(`pulled ${id} (${formatBytes(bytes.length)}, generation ${meta.generation}) into ${target}\n`);
   }
+  const blobs = await fetchBlobs(client, target, bytes);
+  if (blobs) io.err(`fetched ${blobs} image blob${blobs === 1 ? "" : "s"} into ${blobsDirFor(target)}\n`);
   if (cwd !== originalCwd) {
     io.err(
       `cwd remapped: ${originalCwd} → ${cwd} (the file is in ${piFolderName(cwd)}; its header still says ${originalCwd})\n`,
