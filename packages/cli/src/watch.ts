@@ -123,9 +123,8 @@ export class Watcher {
       for (const root of this.options.roots) {
         if (this.watched.has(root)) continue;
         // A root that appeared gets events from now on; one without them is rescanned.
-        const followed = isFolder(root) && this.follow(root);
+        if (isFolder(root)) this.follow(root);
         for (const path of sessionFiles(root)) this.schedule(path, 0);
-        void followed;
       }
     }, this.options.pollMs ?? 5000);
     this.pollTimer.unref();

@@ -25,8 +25,7 @@ export function parseRange(
 }
 
 export async function rawResponse(c: Context, reader: Reader, userId: string, sessionId: string, generation?: number) {
-  const { head, state } = await reader.generationState(userId, sessionId, generation);
-  void head;
+  const { state } = await reader.generationState(userId, sessionId, generation);
   const total = state.length;
   const range = parseRange(c.req.header("Range"), total);
   c.header("Content-Type", "application/x-ndjson");
