@@ -42,6 +42,22 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
+/** pi's runtime with the extension loaded, for a session manager; what /cloud reports lands in `results`. */
+async function loadPi(home: string, sessionManager: SessionManager) {
+  const results: Record<string, unknown>[] = [];
+  const eventBus = createEventBus();
+  eventBus.on("pisync:cloud", (data) => results.push(data as Record<string, unknown>));
+  const loader = new DefaultResourceLoader({
+    cwd: home,
+    agentDir: join(home, ".pi", "agent"),
+    additionalExtensionPaths: [extensionPath],
+    eventBus,
+  });
+  await loader.reload();
+  const { session } = await createAgentSession({ resourceLoader: loader, sessionManager, cwd: home });
+  return { session, results };
+}
+
 describe("/cloud inside pi", () => {
   it("shares the branch pi is on, reports status, pulls a link; coexists with pisync watch", async () => {
     const m = machine(server.url, server.token);
@@ -50,17 +66,7 @@ describe("/cloud inside pi", () => {
     try {
       const cwd = "/home/dev/pi-app";
       const sm = SessionManager.create(cwd, join(m.sessionsRoot, piFolderName(cwd)));
-      const results: Record<string, unknown>[] = [];
-      const eventBus = createEventBus();
-      eventBus.on("pisync:cloud", (data) => results.push(data as Record<string, unknown>));
-      const loader = new DefaultResourceLoader({
-        cwd: m.home,
-        agentDir: join(m.home, ".pi", "agent"),
-        additionalExtensionPaths: [extensionPath],
-        eventBus,
-      });
-      await loader.reload();
-      const { session } = await createAgentSession({ resourceLoader: loader, sessionManager: sm, cwd: m.home });
+      const { session, results } = await loadPi(m.home, sm);
 
       // A watcher runs too, on the same files and state.
       const watcher = m.watch();
@@ -146,7 +152,7 @@ describe("/cloud inside pi", () => {
         cwd: m.home,
       });
       await session.prompt("/cloud status");
-      expect(notes.join()).toContain("pisync login");
+      expect(results.map((r) => r.error).join()).toContain("pisync login");
     } finally {
       process.env = saved;
       await m.cleanup();
