@@ -136,21 +136,7 @@ describe("/cloud inside pi", () => {
     delete process.env.PISYNC_ENDPOINT;
     delete process.env.PISYNC_TOKEN;
     try {
-      const notes: string[] = [];
-      const eventBus = createEventBus();
-      eventBus.on("pisync:cloud", (data) => notes.push(String((data as { error?: string }).error)));
-      const loader = new DefaultResourceLoader({
-        cwd: m.home,
-        agentDir: join(m.home, ".pi", "agent"),
-        additionalExtensionPaths: [extensionPath],
-        eventBus,
-      });
-      await loader.reload();
-      const { session } = await createAgentSession({
-        resourceLoader: loader,
-        sessionManager: SessionManager.inMemory(),
-        cwd: m.home,
-      });
+      const { session, results } = await loadPi(m.home, SessionManager.inMemory());
       await session.prompt("/cloud status");
       expect(results.map((r) => r.error).join()).toContain("pisync login");
     } finally {
