@@ -4,7 +4,7 @@
  * between the two store calls, and reads that stay cheap as a session grows.
  */
 import { createHash } from "node:crypto";
-import { deflateRawSync, gzipSync } from "node:zlib";
+import { deflateRawSync, gunzipSync, gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { client, countingBlobs, enc, failing, makeApp, openPair, type Pair, userToken } from "./harness.js";
 
@@ -92,6 +92,21 @@ for (const name of ["embedded", "aws"] as const) {
       expect(r.status).toBe(412);
       expect(r.headers.get("ETag")).toBe('"1"');
       expect((await c.patch(id, offset, line("y"), { "If-Match": '"1"' })).status).toBe(200);
+    });
+
+    it("serves raw bytes whole, by range (206), and gzip-compressed when accepted", async () => {
+      const { id, first } = await started();
+      const bytes = enc(first);
+      const part = await c.get(`/v1/sessions/${id}/raw`, { Range: "bytes=5-20" });
+      expect(part.status).toBe(206);
+      expect(part.headers.get("Content-Range")).toBe(`bytes 5-20/${bytes.length}`);
+      expect([...new Uint8Array(await part.arrayBuffer())]).toEqual([...bytes.subarray(5, 21)]);
+      const tail = await c.get(`/v1/sessions/${id}/raw`, { Range: "bytes=-10" });
+      expect([...new Uint8Array(await tail.arrayBuffer())]).toEqual([...bytes.subarray(bytes.length - 10)]);
+      expect((await c.get(`/v1/sessions/${id}/raw`, { Range: `bytes=${bytes.length}-` })).status).toBe(416);
+      const gz = await c.get(`/v1/sessions/${id}/raw`, { "Accept-Encoding": "gzip" });
+      expect(gz.headers.get("Content-Encoding")).toBe("gzip");
+      expect(gunzipSync(Buffer.from(await gz.arrayBuffer())).toString()).toBe(first);
     });
 
     it("PUT starts a new generation; the old one stays readable", async () => {

@@ -136,6 +136,32 @@ for (const name of ["embedded", "aws"] as const) {
       expect(await (await app.request(openPath)).text()).toContain(GITHUB_TOKEN);
     });
 
+    it("shows the latest entries of a long path first, and earlier ones on demand", async () => {
+      const id = `share-${name}-long`;
+      let body = line({ type: "session", version: 3, id, timestamp: ts(0), cwd: "/w" });
+      for (let i = 0; i < 400; i++) {
+        body += line({
+          type: "message",
+          id: `m${i}`,
+          parentId: i ? `m${i - 1}` : null,
+          timestamp: ts(1),
+          message: { role: "user", content: `message number ${i}`, timestamp: i },
+        });
+      }
+      expect((await c.patch(id, 0, body)).status).toBe(200);
+      const created = await c.post(`/v1/sessions/${id}/shares`, {});
+      const path = new URL(((await created.json()) as { url: string }).url).pathname;
+      const latest = await (await app.request(path)).text();
+      expect(latest).toContain('id="e-m399"');
+      expect(latest).not.toContain('id="e-m249"');
+      expect(latest).toContain("Show 250 earlier entries");
+      const earlier = await (await app.request(`${path}?before=250`)).text();
+      expect(earlier).toContain('id="e-m249"');
+      expect(earlier).toContain('id="e-m100"');
+      expect(earlier).not.toContain('id="e-m250"');
+      expect(earlier).toContain("Show 100 earlier entries");
+    });
+
     it("sends the security headers on every answer", async () => {
       const { path } = await shared();
       for (const p of [path, `${path}/raw`, `${path}/context`, "/s/assets/app.js", "/s/nope.k1.x"]) {
