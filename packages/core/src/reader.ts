@@ -12,7 +12,7 @@ import {
   type SessionContext,
   SessionIndex,
 } from "@pisync/format";
-import { type GenerationState, NotFoundError, type SessionHead, type Stores } from "@pisync/store";
+import { type GenerationState, NotFoundError, type Segment, type SessionHead, type Stores } from "@pisync/store";
 import { BadRequest, NotFound } from "./errors.js";
 import { checkId, sessionPrefix } from "./keys.js";
 import { readRange } from "./segments.js";
@@ -77,6 +77,55 @@ async function withFreshHead<T>(load: () => Promise<SessionHead>, read: (head: S
     if (!(error instanceof NotFoundError)) throw error;
     return read(await load());
   }
+}
+
+/** Ranged GETs one read may cost at most. */
+const MAX_READS = 10;
+
+interface ReadRange {
+  segment: Segment;
+  start: number;
+  end: number;
+  records: LineRecord[];
+}
+
+/**
+ * The ranged GETs that fetch `records` (sorted by offset): one per run of adjacent lines in a
+ * segment, so lines that are not wanted (other branches) are not read; when that would take
+ * more than `budget` GETs, the runs closest together are merged (reading the few lines between
+ * them) until it does not.
+ */
+export function rangesToRead(
+  records: readonly LineRecord[],
+  segments: readonly Segment[],
+  budget: number,
+): ReadRange[] {
+  const ranges: ReadRange[] = [];
+  for (const segment of segments) {
+    let current: ReadRange | undefined;
+    for (const r of records) {
+      if (r.offset < segment.start || r.offset >= segment.end) continue;
+      // The next line starts right after this one's newline: the same run.
+      if (current && r.offset === current.end + 1) {
+        current.end = r.offset + r.length;
+        current.records.push(r);
+      } else {
+        current = { segment, start: r.offset, end: r.offset + r.length, records: [r] };
+        ranges.push(current);
+      }
+    }
+  }
+  while (ranges.length > budget) {
+    let best = -1;
+    for (let i = 0; i + 1 < ranges.length; i++) {
+      if (ranges[i].segment !== ranges[i + 1].segment) continue;
+      if (best < 0 || ranges[i + 1].start - ranges[i].end < ranges[best + 1].start - ranges[best].end) best = i;
+    }
+    if (best < 0) break; // one run per segment already: a generation has few segments
+    const [a, b] = [ranges[best], ranges[best + 1]];
+    ranges.splice(best, 2, { segment: a.segment, start: a.start, end: b.end, records: [...a.records, ...b.records] });
+  }
+  return ranges;
 }
 
 /** The pages of a generation read so far, up to `length` bytes. */
@@ -225,14 +274,15 @@ export class Reader {
       async () => this.head(head.userId, head.sessionId),
       async (fresh) => {
         const out = new Map<number, Uint8Array>();
-        for (const segment of fresh.current.segments) {
-          const inside = wanted.filter((r) => r.offset >= segment.start && r.offset < segment.end);
-          if (inside.length === 0) continue;
-          const from = inside[0].offset;
-          const last = inside[inside.length - 1];
-          const bytes = await readRange(this.stores.blobs, [segment], from, last.offset + last.length);
-          for (const r of inside) out.set(r.line, bytes.subarray(r.offset - from, r.offset - from + r.length));
-        }
+        const ranges = rangesToRead(wanted, fresh.current.segments, MAX_READS);
+        await Promise.all(
+          ranges.map(async (range) => {
+            const bytes = await readRange(this.stores.blobs, [range.segment], range.start, range.end);
+            for (const r of range.records) {
+              out.set(r.line, bytes.subarray(r.offset - range.start, r.offset - range.start + r.length));
+            }
+          }),
+        );
         return out;
       },
     );
