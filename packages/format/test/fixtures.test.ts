@@ -166,3 +166,24 @@ describe("schemas", () => {
     expect(checkEntry({ type: "something_new", id: "a", parentId: null, timestamp: "t", extra: 1 })).toBeUndefined();
   });
 });
+
+describe("the tree", () => {
+  it("children and roots as pi's getTree() gives them, for the sessions pi wrote", () => {
+    const generated = [...loadCorpus(inRepoCorpus), ...loadCorpus(sharedCorpus)].filter((f) =>
+      f.name.startsWith("sessions/"),
+    );
+    for (const fixture of generated) {
+      if (!fixture.expected.tree) continue; // the largest fixture records no tree
+      const session = parseSession(readFileSync(fixture.jsonl));
+      for (const node of fixture.expected.tree) {
+        if (!node.id) continue;
+        expect(
+          session.index.children(node.id).map((r) => r.id),
+          `${fixture.name} ${node.id}`,
+        ).toEqual(node.children);
+      }
+      const roots = fixture.expected.tree.filter((n) => n.parentId === null).map((n) => n.id);
+      expect(session.index.children(null).map((r) => r.id)).toEqual(roots);
+    }
+  });
+});
