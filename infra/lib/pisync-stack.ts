@@ -158,34 +158,30 @@ export class PisyncStack extends Stack {
 
     const url = this.api.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.NONE });
 
-    new cloudwatch.Alarm(this, "ApiErrors", {
-      alarmDescription: "pisync API: invocations that failed",
-      metric: this.api.metricErrors({ period: Duration.minutes(5) }),
-      threshold: 1,
-      evaluationPeriods: 1,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-    });
-    new cloudwatch.Alarm(this, "ApiThrottles", {
-      alarmDescription: "pisync API: throttled invocations",
-      metric: this.api.metricThrottles({ period: Duration.minutes(5) }),
-      threshold: 1,
-      evaluationPeriods: 1,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-    });
-    new cloudwatch.Alarm(this, "TableThrottles", {
-      alarmDescription: "pisync metadata table: throttled requests",
-      metric: new cloudwatch.MathExpression({
+    // One alarm per signal: any error or throttle within five minutes.
+    const alarm = (id: string, description: string, metric: cloudwatch.IMetric) =>
+      new cloudwatch.Alarm(this, id, {
+        alarmDescription: description,
+        metric,
+        threshold: 1,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+    const fiveMinutes = Duration.minutes(5);
+    alarm("ApiErrors", "pisync API: invocations that failed", this.api.metricErrors({ period: fiveMinutes }));
+    alarm("ApiThrottles", "pisync API: throttled invocations", this.api.metricThrottles({ period: fiveMinutes }));
+    alarm(
+      "TableThrottles",
+      "pisync metadata table: throttled requests",
+      new cloudwatch.MathExpression({
         expression: "reads + writes",
         usingMetrics: {
-          reads: this.table.metric("ReadThrottleEvents", { period: Duration.minutes(5), statistic: "Sum" }),
-          writes: this.table.metric("WriteThrottleEvents", { period: Duration.minutes(5), statistic: "Sum" }),
+          reads: this.table.metric("ReadThrottleEvents", { period: fiveMinutes, statistic: "Sum" }),
+          writes: this.table.metric("WriteThrottleEvents", { period: fiveMinutes, statistic: "Sum" }),
         },
-        period: Duration.minutes(5),
+        period: fiveMinutes,
       }),
-      threshold: 1,
-      evaluationPeriods: 1,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-    });
+    );
 
     new CfnOutput(this, "Endpoint", { value: url.url, description: "pisync login --endpoint <this>" });
     new CfnOutput(this, "TableName", { value: this.table.tableName });
