@@ -12,10 +12,10 @@
  *   otherwise the whole file becomes a new generation (the cloud keeps the old one).
  */
 import { statSync } from "node:fs";
-import { isHeader, isObject } from "@pisync/format";
 import { type Api, ApiError, Transient } from "./api.js";
 import { sendBlobs } from "./blobs.js";
 import { readRange } from "./files.js";
+import { headerOf } from "./header.js";
 import type { Logger } from "./log.js";
 import { type FileState, fingerprint, type StateStore } from "./state.js";
 
@@ -70,21 +70,7 @@ export function sessionIdOf(path: string, complete: number): string | undefined 
   // Headers are short; a title slot is fixed-width: 64 KiB holds both, else read up to 4 MiB.
   let head = readRange(path, 0, Math.min(complete, 64 * 1024));
   if (head.indexOf(NEWLINE, head.indexOf(NEWLINE) + 1) < 0) head = readRange(path, 0, Math.min(complete, 4 * MiB));
-  let start = 0;
-  for (let line = 0; line < 2 && start < head.length; line++) {
-    const end = head.indexOf(NEWLINE, start);
-    if (end < 0) return undefined;
-    let value: unknown;
-    try {
-      value = JSON.parse(new TextDecoder().decode(head.subarray(start, end)));
-    } catch {
-      return undefined;
-    }
-    if (isHeader(value)) return value.id;
-    if (!(isObject(value) && value.type === "title")) return undefined;
-    start = end + 1;
-  }
-  return undefined;
+  return headerOf(head)?.header.id;
 }
 
 function now(): string {

@@ -51,14 +51,18 @@ export type Json = Record<string, unknown>;
 /** One line, read. */
 export type LineRead = { kind: "blank" } | { kind: "invalid"; torn: boolean } | { kind: "value"; value: unknown };
 
+/** A UTF-8 byte order mark at `at` is 3 bytes long; pi trims one at the start of a file. */
+function bomLength(bytes: Uint8Array, at: number): number {
+  return bytes[at] === 0xef && bytes[at + 1] === 0xbb && bytes[at + 2] === 0xbf ? 3 : 0;
+}
+
 /**
  * Reads a line: blank (pi skips it silently), invalid JSON (pi skips it), or a JSON value.
  * `atFileStart`: whether the span starts the file (`bytes` may hold just part of a file).
  */
 export function readLine(bytes: Uint8Array, span: LineSpan, atFileStart = span.offset === 0): LineRead {
   // A UTF-8 byte order mark at the very start of the file is trimmed by pi (String.prototype.trim).
-  const at = span.offset;
-  const bom = atFileStart && bytes[at] === 0xef && bytes[at + 1] === 0xbb && bytes[at + 2] === 0xbf ? 3 : 0;
+  const bom = atFileStart ? bomLength(bytes, span.offset) : 0;
   const text = decodeUtf8(bytes.subarray(span.offset + bom, span.offset + span.length));
   if (text.trim() === "") return { kind: "blank" };
   try {
@@ -75,7 +79,7 @@ export function readLine(bytes: Uint8Array, span: LineSpan, atFileStart = span.o
  */
 export function parseRecordLine(bytes: Uint8Array, record: Pick<LineRecord, "offset" | "length">, base = 0): unknown {
   const at = record.offset - base;
-  const bom = record.offset === 0 && bytes[at] === 0xef && bytes[at + 1] === 0xbb && bytes[at + 2] === 0xbf ? 3 : 0;
+  const bom = record.offset === 0 ? bomLength(bytes, at) : 0;
   return JSON.parse(decodeUtf8(bytes.subarray(at + bom, at + record.length)));
 }
 

@@ -12,16 +12,10 @@
  */
 import { statSync } from "node:fs";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { Api, createLogger, loadLogin, main, StateStore, syncFile } from "@pisync/cli";
+import { Api, createLogger, loadLogin, main, parseDuration, StateStore, syncFile } from "@pisync/cli";
 
 const NOT_LOGGED_IN =
   "pisync is not logged in: run `pisync login --endpoint URL --token TOKEN` in a terminal (or set PISYNC_ENDPOINT and PISYNC_TOKEN)";
-
-/** `7d`, `12h`, `30m`, `45s` or seconds. */
-function seconds(text: string): number | undefined {
-  const match = /^(\d{1,9})([smhd]?)$/.exec(text.trim());
-  return match ? Number(match[1]) * { "": 1, s: 1, m: 60, h: 3600, d: 86400 }[match[2] as "" | "s"] : undefined;
-}
 
 export default function cloud(pi: ExtensionAPI) {
   let lastError: string | undefined;
@@ -83,7 +77,7 @@ export default function cloud(pi: ExtensionAPI) {
       if (sub === "share") {
         const live = rest.includes("--live");
         const at = rest.indexOf("--expires");
-        const expiresIn = at >= 0 ? seconds(rest[at + 1] ?? "") : undefined;
+        const expiresIn = at >= 0 ? parseDuration(rest[at + 1] ?? "") : undefined;
         if (at >= 0 && !expiresIn)
           return report(ctx, sub, { error: "bad --expires" }, "--expires takes 7d, 12h, 30m or seconds", "error");
         await backUp(ctx);

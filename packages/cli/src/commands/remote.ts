@@ -2,12 +2,12 @@
 import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { isHeader } from "@pisync/format";
 import * as z from "zod/mini";
 import { ApiError } from "../api.js";
 import { blobsDirFor, fetchBlobs } from "../blobs.js";
 import { CliError, EXIT } from "../cli-error.js";
 import { writeAtomic } from "../files.js";
+import { headerOf } from "../header.js";
 import { httpRequest } from "../http.js";
 import { isInside, piFileName, piFolderName, piSessionsRoot } from "../paths.js";
 import { fingerprintOf, StateStore } from "../state.js";
@@ -76,21 +76,14 @@ async function pullLink(link: string, args: { cwd?: string; out?: string; root?:
   if (response.status === 404) throw new CliError("no such link", EXIT.notFound);
   if (response.status === 410) throw new CliError("this link has expired or was revoked", EXIT.notFound);
   if (response.status !== 200) throw new CliError(`the link answered HTTP ${response.status}`);
-  const lines = response.body.toString("utf8").split("\n");
-  const at = lines.findIndex((line) => {
-    try {
-      return isHeader(JSON.parse(line));
-    } catch {
-      return false;
-    }
-  });
-  if (at < 0) throw new CliError("the shared file has no session header");
-  const header = JSON.parse(lines[at]) as Record<string, unknown>;
+  const found = headerOf(response.body);
+  if (!found) throw new CliError("the shared file has no session header");
+  const header: Record<string, unknown> = found.header;
   const id = randomUUID();
   const timestamp = new Date().toISOString();
   const cwd = args.cwd ? resolve(args.cwd) : typeof header.cwd === "string" ? header.cwd : "/";
   const imported = { ...header, id, timestamp, cwd, parentSession: `${url.origin}${url.pathname}` };
-  const body = [JSON.stringify(imported), ...lines.slice(at + 1)].join("\n");
+  const body = `${JSON.stringify(imported)}\n${response.body.subarray(found.end).toString("utf8")}`;
   const root = resolve(args.root ?? piSessionsRoot(io.env));
   const target = args.out ? resolve(args.out) : join(root, piFolderName(cwd), piFileName(timestamp, id));
   if (!args.out && !isInside(root, target)) throw new CliError(`refusing to write outside ${root}: ${target}`);
@@ -140,19 +133,8 @@ export async function pull(argv: string[], io: Io): Promise<number> {
       throw new CliError(`no session ${id} in the cloud`, EXIT.notFound);
     throw error;
   }
-  const firstLine = bytes.subarray(0, Math.max(0, bytes.indexOf(0x0a)));
-  let header: unknown;
-  try {
-    header = JSON.parse(new TextDecoder().decode(firstLine));
-  } catch {}
-  // An oh-my-pi title slot may precede the header.
-  if (!isHeader(header)) {
-    const second = bytes.subarray(firstLine.length + 1, bytes.indexOf(0x0a, firstLine.length + 1));
-    try {
-      header = JSON.parse(new TextDecoder().decode(second));
-    } catch {}
-  }
-  if (!isHeader(header) || header.id !== id) throw new CliError(`the cloud copy of ${id} has no header naming it`);
+  const header = headerOf(bytes)?.header;
+  if (!header || header.id !== id) throw new CliError(`the cloud copy of ${id} has no header naming it`);
   const root = resolve(args.root ?? piSessionsRoot(io.env));
   const originalCwd = typeof header.cwd === "string" ? header.cwd : "/";
   const cwd = args.cwd ? resolve(args.cwd) : originalCwd;

@@ -4,18 +4,11 @@ import { resolve } from "node:path";
 import * as z from "zod/mini";
 import { ApiError } from "../api.js";
 import { CliError, EXIT } from "../cli-error.js";
+import { parseDuration } from "../header.js";
 import { createLogger } from "../log.js";
 import { StateStore } from "../state.js";
 import { completeLengthOf, sessionIdOf, syncFile } from "../sync.js";
 import { api, type Io, parse } from "./common.js";
-
-/** `7d`, `12h`, `30m`, `45s` or plain seconds. */
-export function parseDuration(text: string): number | undefined {
-  const match = /^(\d{1,9})([smhd]?)$/.exec(text.trim());
-  if (!match) return undefined;
-  const unit = { "": 1, s: 1, m: 60, h: 3600, d: 86400 }[match[2] as "" | "s" | "m" | "h" | "d"];
-  return Number(match[1]) * unit;
-}
 
 interface ShareView {
   id: string;
