@@ -11,7 +11,6 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs"
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { serve } from "@hono/node-server";
 import { createApp } from "@pisync/api";
 import { Tokens } from "@pisync/core";
@@ -131,21 +130,15 @@ rmSync(data, { recursive: true, force: true });
 
 const [dynamodb, s3] = await Promise.all([startDynamoDbLocal(), startS3rver(["pisync-bench"])]);
 try {
-  const credentials = { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" };
   const config = {
     bucket: "pisync-bench",
     table: "pisync-bench",
-    s3: {
-      endpoint: s3.endpoint,
-      region: "us-east-1",
-      forcePathStyle: true,
-      credentials,
-      requestChecksumCalculation: "WHEN_REQUIRED" as const,
-      responseChecksumValidation: "WHEN_REQUIRED" as const,
-    },
-    dynamodb: { endpoint: dynamodb.endpoint, region: "us-east-1", credentials },
+    region: "us-east-1",
+    credentials: { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" },
+    endpoints: { s3: s3.endpoint, dynamodb: dynamodb.endpoint },
+    s3PathStyle: true,
   };
-  await ensureTable(new DynamoDBClient(config.dynamodb), config.table);
+  await ensureTable(config, config.table);
   results.push(await measure("AWS (s3rver + DynamoDB Local)", awsStores(config)));
 } finally {
   await Promise.all([dynamodb.stop(), s3.stop()]);

@@ -2,10 +2,9 @@
  * The Lambda entry: the same app, on S3 + DynamoDB. `hono/aws-lambda` translates API Gateway
  * (v1, v2) and function-URL events, decodes base64 bodies and base64-encodes binary answers.
  */
-import { GetSecretValueCommand, SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import { parseShareKeys, type ShareKeys } from "@pisync/core";
 import type { Stores } from "@pisync/store";
-import { awsStores } from "@pisync/store/aws";
+import { type AwsConnection, awsStores, jsonCall } from "@pisync/store/aws";
 import { handle } from "hono/aws-lambda";
 import { type AppDeps, createApp } from "./app.js";
 import { lambdaConfig } from "./config.js";
@@ -16,14 +15,17 @@ export function createHandler(stores: Stores, options: Omit<AppDeps, "stores"> =
 }
 
 /** The share keys from Secrets Manager, read once per container, when first needed. */
-function secretKeys(secretId: string | undefined): () => Promise<ShareKeys> {
+export function secretKeys(connection: AwsConnection, secretId: string | undefined): () => Promise<ShareKeys> {
   let keys: Promise<ShareKeys> | undefined;
   return () => {
     if (!secretId) return Promise.reject(new Error("PISYNC_SHARE_KEY_SECRET is not set"));
     if (!keys) {
-      const loading = new SecretsManagerClient({})
-        .send(new GetSecretValueCommand({ SecretId: secretId }))
-        .then((r) => parseShareKeys(r.SecretString ?? ""));
+      const loading = jsonCall<{ SecretString?: string }>(
+        connection,
+        "secretsmanager",
+        "secretsmanager.GetSecretValue",
+        { SecretId: secretId },
+      ).then((r) => parseShareKeys(r.SecretString ?? ""));
       // A failed read is tried again on the next request.
       loading.catch(() => {
         keys = undefined;
@@ -40,8 +42,8 @@ let cached: ReturnType<typeof createHandler> | undefined;
 export const handler: ReturnType<typeof createHandler> = (event, context) => {
   if (!cached) {
     const config = lambdaConfig();
-    cached = createHandler(awsStores({ bucket: config.bucket, table: config.table }), {
-      shareKeys: secretKeys(config.shareKeySecret),
+    cached = createHandler(awsStores({ ...config.connection, bucket: config.bucket, table: config.table }), {
+      shareKeys: secretKeys(config.connection, config.shareKeySecret),
       maxShareDays: config.maxShareDays,
     });
   }

@@ -1,4 +1,47 @@
-import { testAwsStores } from "./aws-clients.js";
+import { randomUUID } from "node:crypto";
+import { beforeAll, describe, expect, it } from "vitest";
+import { AwsError, awsStores } from "../src/aws/index.js";
+import { NotFoundError, type Stores } from "../src/index.js";
+import { testAwsConfig, testAwsStores } from "./aws-clients.js";
 import { describeStoreContract } from "./contract.js";
 
 describeStoreContract("AWS (S3 on s3rver + DynamoDB Local)", testAwsStores);
+
+describe("S3 signatures (checked in front of s3rver by the AWS SDK's own signer)", () => {
+  let stores: Stores;
+  beforeAll(async () => {
+    stores = await testAwsStores();
+  });
+
+  it("takes a PUT of exactly the signed length, and refuses another length or a tampered URL", async () => {
+    const key = `uploads/${randomUUID()}`;
+    const body = new TextEncoder().encode('{"type":"message","big":true}\n');
+    const url = await stores.blobs.uploadUrl(key, 900, body.length);
+    expect(url).toMatch(/X-Amz-Signature=/);
+    const longer = await fetch(url as string, { method: "PUT", body: new Uint8Array([...body, 0x20]) });
+    expect(longer.status).toBe(403);
+    const tampered = await fetch((url as string).replace(key, `${key}-other`), { method: "PUT", body });
+    expect(tampered.status).toBe(403);
+    await expect(stores.blobs.get(key)).rejects.toBeInstanceOf(NotFoundError);
+    const exact = await fetch(url as string, { method: "PUT", body });
+    expect(exact.status).toBe(200);
+    expect([...(await stores.blobs.get(key))]).toEqual([...body]);
+  });
+
+  it("an expired presigned URL is refused", async () => {
+    const key = `uploads/${randomUUID()}`;
+    const url = await stores.blobs.uploadUrl(key, 1, 1);
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    const late = await fetch(url as string, { method: "PUT", body: new Uint8Array([1]) });
+    expect(late.status).toBe(403);
+    expect(await late.text()).toContain("expired");
+  });
+
+  it("refuses requests signed with the wrong secret", async () => {
+    const config = await testAwsConfig();
+    const wrong = awsStores({ ...config, credentials: { accessKeyId: "S3RVER", secretAccessKey: "wrong" } });
+    const error = await wrong.blobs.put(`t/${randomUUID()}`, new Uint8Array([1])).catch((e) => e);
+    expect(error).toBeInstanceOf(AwsError);
+    expect((error as AwsError).code).toBe("SignatureDoesNotMatch");
+  });
+});

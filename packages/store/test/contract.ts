@@ -191,6 +191,32 @@ export function describeStoreContract(name: string, makeStores: () => Promise<St
         expect(third.cursor).toBeUndefined();
       });
 
+      it("a cursor this listing did not give fails nothing and shows nobody else's sessions", async () => {
+        const [u, other] = [user(), user()];
+        for (const [owner, id, day] of [
+          [u, "mine", "01"],
+          [other, "theirs-1", "02"],
+          [other, "theirs-2", "03"],
+        ] as const) {
+          await stores.meta.commit({
+            head: head(owner, id, 1, `2026-01-${day}T00:00:00.000Z`),
+            expectedRevision: null,
+          });
+        }
+        const theirs = await stores.meta.listHeads(other, { limit: 1 });
+        expect(theirs.cursor).toBeDefined();
+        const forged = [
+          theirs.cursor,
+          "not base64 json",
+          Buffer.from(JSON.stringify({ pk: { S: `U#${other}` } })).toString("base64url"),
+          Buffer.from("[1,2]").toString("base64url"),
+        ];
+        for (const cursor of forged) {
+          const listed = await stores.meta.listHeads(u, { limit: 10, cursor });
+          for (const h of listed.heads) expect(h.userId).toBe(u);
+        }
+      });
+
       it("deletes a session's head, pages and archives, and nothing else", async () => {
         const u = user();
         for (const s of ["a", "b"]) {

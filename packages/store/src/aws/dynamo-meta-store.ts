@@ -16,65 +16,119 @@
  */
 
 import { gunzipSync, gzipSync } from "node:zlib";
-import { type DynamoDBClient, TransactionCanceledException } from "@aws-sdk/client-dynamodb";
-import {
-  BatchWriteCommand,
-  DeleteCommand,
-  DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  type QueryCommandInput,
-  TransactWriteCommand,
-  type TransactWriteCommandInput,
-} from "@aws-sdk/lib-dynamodb";
-import { unmarshall } from "@aws-sdk/util-dynamodb";
 import { RevisionConflictError } from "../errors.js";
 import type { Commit, GenerationState, IndexPage, MetaStore, SessionHead, ShareRecord, TokenRecord } from "../ports.js";
+import { type AwsConnection, AwsError, jsonCall } from "./client.js";
 import { TTL_ATTRIBUTE } from "./table.js";
 
 const hex = (n: number, width: number) => n.toString(16).padStart(width, "0");
-const headKey = (userId: string, sessionId: string) => ({ pk: `U#${userId}`, sk: `S#${sessionId}` });
 const sessionPk = (userId: string, sessionId: string) => `P#${userId}#${sessionId}`;
 const MONTH_SECONDS = 30 * 24 * 3600;
 
-type TransactItem = NonNullable<TransactWriteCommandInput["TransactItems"]>[number];
+/** DynamoDB's typed values, for the three types this table holds. */
+type AttributeValue = { S: string } | { N: string } | { B: string };
+type Item = Record<string, AttributeValue>;
+type Value = string | number | Uint8Array;
+
+function attribute(value: Value): AttributeValue {
+  if (typeof value === "string") return { S: value };
+  if (typeof value === "number") return { N: String(value) };
+  return { B: Buffer.from(value).toString("base64") };
+}
+function item(values: Record<string, Value>): Item {
+  return Object.fromEntries(Object.entries(values).map(([name, value]) => [name, attribute(value)]));
+}
+const key = (pk: string, sk: string) => item({ pk, sk });
+const headKey = (userId: string, sessionId: string) => key(`U#${userId}`, `S#${sessionId}`);
+/** The JSON body of an item (`data`). */
+const dataOf = <T>(stored: Item): T => JSON.parse((stored.data as { S: string }).S) as T;
+
+interface QueryInput {
+  IndexName?: string;
+  KeyConditionExpression: string;
+  ExpressionAttributeValues: Item;
+  ScanIndexForward?: boolean;
+  Limit?: number;
+  ExclusiveStartKey?: Item;
+  ProjectionExpression?: string;
+  ConsistentRead?: boolean;
+}
+interface QueryOutput {
+  Items?: Item[];
+  LastEvaluatedKey?: Item;
+}
+
+/** A listing cursor is the last key of a page; one from a client is checked to be a key of that listing. */
+function decodeCursor(cursor: string | undefined, gsi1pk: string): Item | undefined {
+  if (!cursor) return undefined;
+  try {
+    const parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as Record<string, unknown>;
+    const names = ["pk", "sk", "gsi1pk", "gsi1sk"];
+    const valid =
+      Object.keys(parsed).length === names.length &&
+      names.every((name) => typeof (parsed[name] as { S?: unknown } | undefined)?.S === "string") &&
+      (parsed.gsi1pk as { S: string }).S === gsi1pk;
+    return valid ? (parsed as Item) : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 export class DynamoMetaStore implements MetaStore {
-  private readonly doc: DynamoDBDocumentClient;
-
   constructor(
-    client: DynamoDBClient,
+    private readonly connection: AwsConnection,
     private readonly table: string,
-  ) {
-    this.doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+  ) {}
+
+  private call<T>(operation: string, input: Record<string, unknown>): Promise<T> {
+    return jsonCall<T>(this.connection, "dynamodb", `DynamoDB_20120810.${operation}`, input);
+  }
+
+  private async getItem(Key: Item, ConsistentRead = false): Promise<Item | undefined> {
+    const result = await this.call<{ Item?: Item }>("GetItem", { TableName: this.table, Key, ConsistentRead });
+    return result.Item;
+  }
+
+  private async query(input: QueryInput): Promise<QueryOutput> {
+    return this.call<QueryOutput>("Query", { TableName: this.table, ...input });
+  }
+
+  private async queryAll(input: QueryInput): Promise<Item[]> {
+    const items: Item[] = [];
+    let start: Item | undefined;
+    do {
+      const page = await this.query({ ...input, ExclusiveStartKey: start });
+      items.push(...(page.Items ?? []));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return items;
   }
 
   async getHead(userId: string, sessionId: string): Promise<SessionHead | undefined> {
-    const result = await this.doc.send(
-      new GetCommand({ TableName: this.table, Key: headKey(userId, sessionId), ConsistentRead: true }),
-    );
-    return result.Item ? (JSON.parse(result.Item.data as string) as SessionHead) : undefined;
+    const stored = await this.getItem(headKey(userId, sessionId), true);
+    return stored ? dataOf<SessionHead>(stored) : undefined;
   }
 
   async commit(commit: Commit): Promise<void> {
     const { head } = commit;
-    const items: TransactItem[] = [
+    const items: Record<string, unknown>[] = [
       {
         Put: {
           TableName: this.table,
           Item: {
             ...headKey(head.userId, head.sessionId),
-            gsi1pk: `U#${head.userId}`,
-            gsi1sk: `${head.updatedAt}#${head.sessionId}`,
-            revision: head.revision,
-            data: JSON.stringify(head),
+            ...item({
+              gsi1pk: `U#${head.userId}`,
+              gsi1sk: `${head.updatedAt}#${head.sessionId}`,
+              revision: head.revision,
+              data: JSON.stringify(head),
+            }),
           },
           ...(commit.expectedRevision === null
             ? { ConditionExpression: "attribute_not_exists(pk)" }
             : {
                 ConditionExpression: "revision = :expected",
-                ExpressionAttributeValues: { ":expected": commit.expectedRevision },
+                ExpressionAttributeValues: { ":expected": attribute(commit.expectedRevision) },
               }),
           ReturnValuesOnConditionCheckFailure: "ALL_OLD",
         },
@@ -85,7 +139,11 @@ export class DynamoMetaStore implements MetaStore {
       items.push({
         Put: {
           TableName: this.table,
-          Item: { pk, sk: `G#${hex(page.generation, 8)}#${hex(page.start, 16)}`, gz: gzipSync(JSON.stringify(page)) },
+          Item: item({
+            pk,
+            sk: `G#${hex(page.generation, 8)}#${hex(page.start, 16)}`,
+            gz: gzipSync(JSON.stringify(page)),
+          }),
           ConditionExpression: "attribute_not_exists(pk)",
         },
       });
@@ -94,18 +152,19 @@ export class DynamoMetaStore implements MetaStore {
       items.push({
         Put: {
           TableName: this.table,
-          Item: { pk, sk: `A#${hex(commit.archive.generation, 8)}`, data: JSON.stringify(commit.archive) },
+          Item: item({ pk, sk: `A#${hex(commit.archive.generation, 8)}`, data: JSON.stringify(commit.archive) }),
         },
       });
     }
     try {
-      await this.doc.send(new TransactWriteCommand({ TransactItems: items }));
+      await this.call("TransactWriteItems", { TransactItems: items });
     } catch (error) {
-      if (error instanceof TransactionCanceledException) {
-        const reason = error.CancellationReasons?.[0];
+      if (error instanceof AwsError && error.code === "TransactionCanceledException") {
+        const reasons = error.details.CancellationReasons as { Code?: string; Item?: Item }[] | undefined;
+        const reason = reasons?.[0];
         if (reason?.Code === "ConditionalCheckFailed") {
-          const stored = reason.Item
-            ? (JSON.parse(unmarshall(reason.Item).data as string) as SessionHead)
+          const stored = reason.Item?.data
+            ? dataOf<SessionHead>(reason.Item)
             : await this.getHead(head.userId, head.sessionId);
           throw new RevisionConflictError(stored);
         }
@@ -114,38 +173,17 @@ export class DynamoMetaStore implements MetaStore {
     }
   }
 
-  private async queryAll(input: QueryCommandInput): Promise<Record<string, unknown>[]> {
-    const items: Record<string, unknown>[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.doc.send(new QueryCommand({ ...input, ExclusiveStartKey: start }));
-      items.push(...(page.Items ?? []));
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return items;
-  }
-
   async listHeads(userId: string, options: { limit: number; cursor?: string }) {
-    let start: Record<string, unknown> | undefined;
-    if (options.cursor) {
-      try {
-        start = JSON.parse(Buffer.from(options.cursor, "base64url").toString("utf8"));
-      } catch {
-        start = undefined;
-      }
-    }
-    const result = await this.doc.send(
-      new QueryCommand({
-        TableName: this.table,
-        IndexName: "gsi1",
-        KeyConditionExpression: "gsi1pk = :pk",
-        ExpressionAttributeValues: { ":pk": `U#${userId}` },
-        ScanIndexForward: false,
-        Limit: options.limit,
-        ExclusiveStartKey: start,
-      }),
-    );
-    const heads = (result.Items ?? []).map((item) => JSON.parse(item.data as string) as SessionHead);
+    const gsi1pk = `U#${userId}`;
+    const result = await this.query({
+      IndexName: "gsi1",
+      KeyConditionExpression: "gsi1pk = :pk",
+      ExpressionAttributeValues: item({ ":pk": gsi1pk }),
+      ScanIndexForward: false,
+      Limit: options.limit,
+      ExclusiveStartKey: decodeCursor(options.cursor, gsi1pk),
+    });
+    const heads = (result.Items ?? []).map((stored) => dataOf<SessionHead>(stored));
     return result.LastEvaluatedKey
       ? { heads, cursor: Buffer.from(JSON.stringify(result.LastEvaluatedKey)).toString("base64url") }
       : { heads };
@@ -154,118 +192,111 @@ export class DynamoMetaStore implements MetaStore {
   async getPages(userId: string, sessionId: string, generation: number, from = 0): Promise<IndexPage[]> {
     // Fixed-width hex keeps sort keys in byte order: one range query, from `from` to the generation's end.
     const items = await this.queryAll({
-      TableName: this.table,
       KeyConditionExpression: "pk = :pk AND sk BETWEEN :from AND :to",
-      ExpressionAttributeValues: {
+      ExpressionAttributeValues: item({
         ":pk": sessionPk(userId, sessionId),
         ":from": `G#${hex(generation, 8)}#${hex(from, 16)}`,
         ":to": `G#${hex(generation, 8)}#~`,
-      },
+      }),
       ConsistentRead: true,
     });
-    return items.map((item) => JSON.parse(gunzipSync(item.gz as Uint8Array).toString("utf8")) as IndexPage);
+    return items.map(
+      (stored) =>
+        JSON.parse(gunzipSync(Buffer.from((stored.gz as { B: string }).B, "base64")).toString("utf8")) as IndexPage,
+    );
   }
 
   async getArchived(userId: string, sessionId: string): Promise<GenerationState[]> {
     const items = await this.queryAll({
-      TableName: this.table,
       KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
-      ExpressionAttributeValues: { ":pk": sessionPk(userId, sessionId), ":prefix": "A#" },
+      ExpressionAttributeValues: item({ ":pk": sessionPk(userId, sessionId), ":prefix": "A#" }),
       ConsistentRead: true,
     });
-    return items.map((item) => JSON.parse(item.data as string) as GenerationState);
+    return items.map((stored) => dataOf<GenerationState>(stored));
   }
 
   async deleteSession(userId: string, sessionId: string): Promise<void> {
     const items = await this.queryAll({
-      TableName: this.table,
       KeyConditionExpression: "pk = :pk",
-      ExpressionAttributeValues: { ":pk": sessionPk(userId, sessionId) },
+      ExpressionAttributeValues: item({ ":pk": sessionPk(userId, sessionId) }),
       ProjectionExpression: "pk, sk",
     });
-    const keys = [...items.map((item) => ({ pk: item.pk, sk: item.sk })), headKey(userId, sessionId)];
+    const keys = [...items, headKey(userId, sessionId)];
     // BatchWriteItem takes 25 requests at most; unprocessed ones are retried.
     for (let i = 0; i < keys.length; i += 25) {
-      let requests: { DeleteRequest: { Key: Record<string, unknown> } }[] | undefined = keys
-        .slice(i, i + 25)
-        .map((Key) => ({ DeleteRequest: { Key } }));
+      let requests: unknown[] | undefined = keys.slice(i, i + 25).map((Key) => ({ DeleteRequest: { Key } }));
       for (let attempt = 0; requests && requests.length > 0 && attempt < 8; attempt++) {
-        const result = await this.doc.send(new BatchWriteCommand({ RequestItems: { [this.table]: requests } }));
-        requests = result.UnprocessedItems?.[this.table] as typeof requests;
+        const result: { UnprocessedItems?: Record<string, unknown[]> } = await this.call("BatchWriteItem", {
+          RequestItems: { [this.table]: requests },
+        });
+        requests = result.UnprocessedItems?.[this.table];
         if (requests?.length) await new Promise((r) => setTimeout(r, 50 * 2 ** attempt));
       }
+      if (requests?.length) throw new Error(`could not delete ${requests.length} items of session ${sessionId}`);
     }
   }
 
   async putToken(token: TokenRecord): Promise<void> {
-    await this.doc.send(
-      new PutCommand({
-        TableName: this.table,
-        Item: {
-          pk: `T#${token.hash}`,
-          sk: "T",
-          gsi1pk: `UT#${token.userId}`,
-          gsi1sk: token.id,
-          data: JSON.stringify(token),
-        },
-        ConditionExpression: "attribute_not_exists(pk)",
+    await this.call("PutItem", {
+      TableName: this.table,
+      Item: item({
+        pk: `T#${token.hash}`,
+        sk: "T",
+        gsi1pk: `UT#${token.userId}`,
+        gsi1sk: token.id,
+        data: JSON.stringify(token),
       }),
-    );
+      ConditionExpression: "attribute_not_exists(pk)",
+    });
   }
 
   async findToken(hash: string): Promise<TokenRecord | undefined> {
-    const result = await this.doc.send(new GetCommand({ TableName: this.table, Key: { pk: `T#${hash}`, sk: "T" } }));
-    return result.Item ? (JSON.parse(result.Item.data as string) as TokenRecord) : undefined;
+    const stored = await this.getItem(key(`T#${hash}`, "T"));
+    return stored ? dataOf<TokenRecord>(stored) : undefined;
   }
 
   async listTokens(userId: string): Promise<TokenRecord[]> {
     const items = await this.queryAll({
-      TableName: this.table,
       IndexName: "gsi1",
       KeyConditionExpression: "gsi1pk = :pk",
-      ExpressionAttributeValues: { ":pk": `UT#${userId}` },
+      ExpressionAttributeValues: item({ ":pk": `UT#${userId}` }),
     });
-    return items.map((item) => JSON.parse(item.data as string) as TokenRecord);
+    return items.map((stored) => dataOf<TokenRecord>(stored));
   }
 
   async deleteToken(userId: string, id: string): Promise<boolean> {
     const token = (await this.listTokens(userId)).find((t) => t.id === id);
     if (!token) return false;
-    await this.doc.send(new DeleteCommand({ TableName: this.table, Key: { pk: `T#${token.hash}`, sk: "T" } }));
+    await this.call("DeleteItem", { TableName: this.table, Key: key(`T#${token.hash}`, "T") });
     return true;
   }
 
   async putShare(share: ShareRecord): Promise<void> {
-    await this.doc.send(
-      new PutCommand({
-        TableName: this.table,
-        Item: {
-          pk: `H#${share.id}`,
-          sk: "H",
-          gsi1pk: `UH#${share.userId}`,
-          gsi1sk: `${share.createdAt}#${share.id}`,
-          [TTL_ATTRIBUTE]: Math.floor(Date.parse(share.expiresAt) / 1000) + MONTH_SECONDS,
-          data: JSON.stringify(share),
-        },
+    await this.call("PutItem", {
+      TableName: this.table,
+      Item: item({
+        pk: `H#${share.id}`,
+        sk: "H",
+        gsi1pk: `UH#${share.userId}`,
+        gsi1sk: `${share.createdAt}#${share.id}`,
+        [TTL_ATTRIBUTE]: Math.floor(Date.parse(share.expiresAt) / 1000) + MONTH_SECONDS,
+        data: JSON.stringify(share),
       }),
-    );
+    });
   }
 
   async getShare(id: string): Promise<ShareRecord | undefined> {
-    const result = await this.doc.send(
-      new GetCommand({ TableName: this.table, Key: { pk: `H#${id}`, sk: "H" }, ConsistentRead: true }),
-    );
-    return result.Item ? (JSON.parse(result.Item.data as string) as ShareRecord) : undefined;
+    const stored = await this.getItem(key(`H#${id}`, "H"), true);
+    return stored ? dataOf<ShareRecord>(stored) : undefined;
   }
 
   async listShares(userId: string): Promise<ShareRecord[]> {
     const items = await this.queryAll({
-      TableName: this.table,
       IndexName: "gsi1",
       KeyConditionExpression: "gsi1pk = :pk",
-      ExpressionAttributeValues: { ":pk": `UH#${userId}` },
+      ExpressionAttributeValues: item({ ":pk": `UH#${userId}` }),
       ScanIndexForward: false,
     });
-    return items.map((item) => JSON.parse(item.data as string) as ShareRecord);
+    return items.map((stored) => dataOf<ShareRecord>(stored));
   }
 }

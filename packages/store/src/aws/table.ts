@@ -2,7 +2,7 @@
  * The DynamoDB table layout, shared by the adapter, the test harness and the CDK stack.
  * One table; `pk`/`sk` keys; one GSI (`gsi1`) for "newest first" and "by user" listings.
  */
-import { CreateTableCommand, type DynamoDBClient, ResourceInUseException } from "@aws-sdk/client-dynamodb";
+import { type AwsConnection, AwsError, jsonCall } from "./client.js";
 
 export const TABLE_KEYS = {
   partitionKey: "pk",
@@ -15,35 +15,33 @@ export const TABLE_KEYS = {
 export const TTL_ATTRIBUTE = "expiresAt";
 
 /** Creates the table (on-demand) if it does not exist: for tests and local development. */
-export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<void> {
+export async function ensureTable(connection: AwsConnection, tableName: string): Promise<void> {
   try {
-    await client.send(
-      new CreateTableCommand({
-        TableName: tableName,
-        BillingMode: "PAY_PER_REQUEST",
-        AttributeDefinitions: [
-          { AttributeName: "pk", AttributeType: "S" },
-          { AttributeName: "sk", AttributeType: "S" },
-          { AttributeName: "gsi1pk", AttributeType: "S" },
-          { AttributeName: "gsi1sk", AttributeType: "S" },
-        ],
-        KeySchema: [
-          { AttributeName: "pk", KeyType: "HASH" },
-          { AttributeName: "sk", KeyType: "RANGE" },
-        ],
-        GlobalSecondaryIndexes: [
-          {
-            IndexName: "gsi1",
-            KeySchema: [
-              { AttributeName: "gsi1pk", KeyType: "HASH" },
-              { AttributeName: "gsi1sk", KeyType: "RANGE" },
-            ],
-            Projection: { ProjectionType: "ALL" },
-          },
-        ],
-      }),
-    );
+    await jsonCall(connection, "dynamodb", "DynamoDB_20120810.CreateTable", {
+      TableName: tableName,
+      BillingMode: "PAY_PER_REQUEST",
+      AttributeDefinitions: [
+        { AttributeName: "pk", AttributeType: "S" },
+        { AttributeName: "sk", AttributeType: "S" },
+        { AttributeName: "gsi1pk", AttributeType: "S" },
+        { AttributeName: "gsi1sk", AttributeType: "S" },
+      ],
+      KeySchema: [
+        { AttributeName: "pk", KeyType: "HASH" },
+        { AttributeName: "sk", KeyType: "RANGE" },
+      ],
+      GlobalSecondaryIndexes: [
+        {
+          IndexName: "gsi1",
+          KeySchema: [
+            { AttributeName: "gsi1pk", KeyType: "HASH" },
+            { AttributeName: "gsi1sk", KeyType: "RANGE" },
+          ],
+          Projection: { ProjectionType: "ALL" },
+        },
+      ],
+    });
   } catch (error) {
-    if (!(error instanceof ResourceInUseException)) throw error;
+    if (!(error instanceof AwsError && error.code === "ResourceInUseException")) throw error;
   }
 }
