@@ -24,6 +24,7 @@ import {
   aws_secretsmanager as secrets,
 } from "aws-cdk-lib";
 import type { Construct } from "constructs";
+import { LAMBDA_BUNDLE } from "./bundling.js";
 
 const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -145,14 +146,14 @@ export class PisyncStack extends Stack {
       },
       bundling: {
         format: nodejs.OutputFormat.ESM,
-        target: "node22",
-        minify: true,
+        target: LAMBDA_BUNDLE.target,
+        minify: LAMBDA_BUNDLE.minify,
         sourceMap: true,
-        mainFields: ["module", "main"],
-        // Bundle the pinned AWS SDK rather than the runtime's: tested versions only.
-        externalModules: [],
-        esbuildArgs: { "--conditions": "source" },
-        banner: "import{createRequire as __cr}from'module';const require=__cr(import.meta.url);",
+        mainFields: LAMBDA_BUNDLE.mainFields,
+        // Nothing from the runtime (its AWS SDK is not used): everything else is bundled.
+        externalModules: LAMBDA_BUNDLE.external,
+        esbuildArgs: { "--conditions": LAMBDA_BUNDLE.conditions.join(",") },
+        banner: LAMBDA_BUNDLE.banner,
       },
     });
 

@@ -9,10 +9,11 @@ import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { build } from "esbuild";
+import { LAMBDA_BUNDLE } from "../../infra/lib/bundling.js";
 
 const entry = new URL("../../functions/api/src/lambda.ts", import.meta.url).pathname;
 const out = mkdtempSync(join(tmpdir(), "pisync-bundle-"));
-const shim = "import{createRequire as __cr}from'module';const require=__cr(import.meta.url);";
+const shim = LAMBDA_BUNDLE.banner;
 
 async function bundle(name: string, options: Parameters<typeof build>[0]) {
   const outfile = join(out, name, "index.mjs");
@@ -49,10 +50,11 @@ async function bundle(name: string, options: Parameters<typeof build>[0]) {
 
 const naive = await bundle("naive", { target: "node22", conditions: ["source"] });
 const shipped = await bundle("shipped", {
-  target: "node22",
-  conditions: ["source"],
-  minify: true,
-  mainFields: ["module", "main"],
+  target: LAMBDA_BUNDLE.target,
+  conditions: LAMBDA_BUNDLE.conditions,
+  minify: LAMBDA_BUNDLE.minify,
+  mainFields: LAMBDA_BUNDLE.mainFields,
+  external: LAMBDA_BUNDLE.external,
 });
 rmSync(out, { recursive: true, force: true });
 for (const b of [naive, shipped]) {

@@ -1,7 +1,7 @@
-// A SigV4 check in front of s3rver, which checks no V4 signature: every request must be signed
-// (Authorization header or presigned query) with the test secret, and a presigned URL must not
-// have expired. The signature is recomputed with the AWS SDK's own signer (@smithy/signature-v4),
-// an implementation independent of the adapter's. Passing requests are forwarded unchanged.
+// SigV4 checks for test servers that make none (s3rver; a Secrets Manager stand-in): every
+// request must be signed (Authorization header or presigned query) with the test secret, and a
+// presigned URL must not have expired. The signature is recomputed with the AWS SDK's own signer
+// (@smithy/signature-v4), an implementation independent of the adapter's.
 import { createHash, createHmac } from "node:crypto";
 import { createServer, request as forward } from "node:http";
 import { SignatureV4 } from "@smithy/signature-v4";
@@ -31,8 +31,11 @@ function refuse(response, code, message) {
   );
 }
 
-/** The reason a request's signature is wrong, or undefined when it is right. */
-async function check(request) {
+/**
+ * Why a request's signature is wrong, as [S3 error code, message], or undefined when it is
+ * right. `body` is the request's whole body (its hash is signed, except S3's UNSIGNED-PAYLOAD).
+ */
+export async function checkSigV4(request, body) {
   const url = new URL(request.url, "http://gate");
   const presigned = url.searchParams.get("X-Amz-Signature");
   let credential;
@@ -64,11 +67,27 @@ async function check(request) {
   const signer = new SignatureV4({
     service,
     region,
-    credentials: { accessKeyId, secretAccessKey },
+    // Temporary credentials (a role's, as in Lambda) carry a session token, signed with the rest.
+    credentials: {
+      accessKeyId,
+      secretAccessKey,
+      sessionToken: url.searchParams.get("X-Amz-Security-Token") ?? request.headers["x-amz-security-token"],
+    },
     sha256: Sha256,
-    uriEscapePath: false,
+    // S3 paths are signed as sent; other services' are escaped once more.
+    uriEscapePath: service !== "s3",
+    // Sign exactly the headers the request says it signed (no added x-amz-content-sha256).
+    applyChecksum: false,
   });
-  const toSign = { method: request.method, protocol: "http:", hostname: "gate", path: url.pathname, query, headers };
+  const toSign = {
+    method: request.method,
+    protocol: "http:",
+    hostname: "gate",
+    path: url.pathname,
+    query,
+    headers,
+    body,
+  };
   const signingDate = amzDate(date);
   if (presigned) {
     const expiresIn = Number(url.searchParams.get("X-Amz-Expires"));
@@ -91,14 +110,15 @@ async function check(request) {
   return undefined;
 }
 
-/** Listens on `port` and forwards checked requests to `target` (host:port). */
+/** Listens on `port` and forwards checked requests, unchanged, to `target` (host:port). */
 export function startSigV4Gate(port, target) {
   const [host, targetPort] = target.split(":");
   const server = createServer((request, response) => {
     const chunks = [];
     request.on("data", (chunk) => chunks.push(chunk));
     request.on("end", async () => {
-      const problem = await check(request).catch((error) => ["SignatureDoesNotMatch", String(error)]);
+      const body = Buffer.concat(chunks);
+      const problem = await checkSigV4(request, body).catch((error) => ["SignatureDoesNotMatch", String(error)]);
       if (problem) return refuse(response, ...problem);
       const upstream = forward(
         { host, port: Number(targetPort), method: request.method, path: request.url, headers: request.headers },
@@ -108,7 +128,7 @@ export function startSigV4Gate(port, target) {
         },
       );
       upstream.on("error", () => response.destroy());
-      upstream.end(Buffer.concat(chunks));
+      upstream.end(body);
     });
   });
   return new Promise((resolve) => server.listen(port, "127.0.0.1", () => resolve(server)));

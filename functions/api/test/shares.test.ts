@@ -136,6 +136,41 @@ for (const name of ["embedded", "aws"] as const) {
       expect(await (await app.request(openPath)).text()).toContain(GITHUB_TOKEN);
     });
 
+    it("masks the title, the folder and branch previews too", async () => {
+      const id = `share-${name}-titled`;
+      const npmToken = `npm_${"a1B2c3D4e5".repeat(3)}f6G7h8`;
+      const body =
+        line({ type: "session", version: 3, id, timestamp: ts(0), cwd: `/srv/${GITHUB_TOKEN}` }) +
+        line({
+          type: "message",
+          id: "t1",
+          parentId: null,
+          timestamp: ts(1),
+          message: { role: "user", content: `use ${GITHUB_TOKEN} to push`, timestamp: 1 },
+        }) +
+        line({
+          type: "message",
+          id: "t2",
+          parentId: "t1",
+          timestamp: ts(2),
+          message: { role: "user", content: `or ${npmToken} on this branch`, timestamp: 2 },
+        }) +
+        line({
+          type: "message",
+          id: "t3",
+          parentId: "t1",
+          timestamp: ts(3),
+          message: { role: "user", content: "main tip", timestamp: 3 },
+        });
+      expect((await c.patch(id, 0, body)).status).toBe(200);
+      const created = (await (await c.post(`/v1/sessions/${id}/shares`, {})).json()) as { url: string };
+      const html = await (await app.request(new URL(created.url).pathname)).text();
+      expect(html).toContain("main tip");
+      expect(html).toContain("[masked github]");
+      expect(html).not.toContain(GITHUB_TOKEN);
+      expect(html).not.toContain(npmToken);
+    });
+
     it("shows the latest entries of a long path first, and earlier ones on demand", async () => {
       const id = `share-${name}-long`;
       let body = line({ type: "session", version: 3, id, timestamp: ts(0), cwd: "/w" });

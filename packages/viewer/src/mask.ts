@@ -62,3 +62,15 @@ export async function maskLine(line: string): Promise<Masked> {
   const { lines, count } = await maskLines([line]);
   return { text: lines[0], count };
 }
+
+/**
+ * Masks credentials in plain texts (a title, a folder, branch previews): each is masked as a
+ * JSON string, so the same rules apply as to the lines they were taken from.
+ */
+export async function maskTexts(texts: string[]): Promise<string[]> {
+  const { lines } = await maskLines(texts.map((text) => JSON.stringify(text)));
+  return lines.map((line) => {
+    const value = JSON.parse(line) as unknown;
+    return typeof value === "string" ? value : "[masked]";
+  });
+}

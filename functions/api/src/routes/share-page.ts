@@ -8,7 +8,7 @@
 import { NotFound, type Shares } from "@pisync/core";
 import { decodeUtf8, labelsOf, pathTo, type SessionIndex } from "@pisync/format";
 import type { SessionHead, ShareRecord } from "@pisync/store";
-import { APP_JS, maskLines, type PageEntry, renderEntries, renderPage, STYLE_CSS } from "@pisync/viewer";
+import { APP_JS, maskLines, maskTexts, type PageEntry, renderEntries, renderPage, STYLE_CSS } from "@pisync/viewer";
 import { Hono } from "hono";
 import * as z from "zod/mini";
 import type { Services } from "../app.js";
@@ -136,12 +136,22 @@ export function sharePageRoutes(services: Services, shares: Shares) {
             .map((r) => ({ id: r.id as string, timestamp: r.timestamp, preview: previews[r.line] ?? r.type ?? "" }))
         : undefined;
     const summary = head.summary;
+    // The title, the folder and branch previews are session text too: masked like the entries.
+    let title = summary.name ?? summary.firstMessage ?? head.sessionId;
+    let cwd = summary.cwd;
+    if (share.maskSecrets) {
+      const texts = await maskTexts([title, cwd ?? "", ...(leaves ?? []).map((l) => l.preview)]);
+      [title, cwd] = [texts[0], cwd === undefined ? undefined : texts[1]];
+      leaves?.forEach((l, i) => {
+        l.preview = texts[i + 2];
+      });
+    }
     const base = `/s/${c.req.param("token")}`;
     return c.html(
       renderPage({
         base,
-        title: summary.name ?? summary.firstMessage ?? head.sessionId,
-        cwd: summary.cwd,
+        title,
+        cwd,
         startedAt: summary.startedAt,
         updatedAt: head.updatedAt,
         model,

@@ -1,0 +1,122 @@
+/**
+ * The Lambda bundle as the stack builds it (LAMBDA_BUNDLE), run for real: its handler, set up
+ * from the environment Lambda gives a function, against DynamoDB Local, s3rver and a Secrets
+ * Manager stand-in (signatures checked on both). Proves that what the bundle leaves out (the
+ * SDK, node-forge) is not needed: append, a presigned upload, a share page with a credential
+ * masked.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { Tokens } from "@pisync/core";
+import { awsStores } from "@pisync/store/aws";
+import { build } from "esbuild";
+import type { LambdaContext } from "hono/aws-lambda";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { event } from "../../functions/api/test/lambda-events.js";
+import { testAwsConfig } from "../../packages/store/test/aws-clients.js";
+import { type SecretsManagerStandIn, startSecretsManager } from "../../scripts/test-servers/secrets-manager.js";
+import { LAMBDA_BUNDLE } from "../lib/bundling.js";
+
+type Answer = { statusCode: number; headers: Record<string, string>; body: string; isBase64Encoded?: boolean };
+type Handler = (event: unknown, context: LambdaContext) => Promise<Answer>;
+
+const GITHUB_TOKEN = `ghp_${"Q9w8E7r6T5".repeat(3)}zyxwvu`;
+const SECRET_ID = "arn:aws:secretsmanager:us-east-1:123456789012:secret:pisync-share-key";
+const entry = new URL("../../functions/api/src/lambda.ts", import.meta.url).pathname;
+
+describe("the shipped Lambda bundle", () => {
+  let out: string;
+  let handler: Handler;
+  let secrets: SecretsManagerStandIn;
+  let auth: Record<string, string>;
+  const saved = { ...process.env };
+
+  beforeAll(async () => {
+    const config = await testAwsConfig();
+    auth = { authorization: `Bearer ${(await new Tokens(awsStores(config).meta).create("bundle-user", "t")).token}` };
+    secrets = await startSecretsManager({ [SECRET_ID]: "k".repeat(48) });
+    out = mkdtempSync(join(tmpdir(), "pisync-bundle-test-"));
+    const outfile = join(out, "index.mjs");
+    await build({
+      entryPoints: [entry],
+      bundle: true,
+      platform: "node",
+      format: "esm",
+      outfile,
+      logLevel: "error",
+      target: LAMBDA_BUNDLE.target,
+      minify: LAMBDA_BUNDLE.minify,
+      mainFields: LAMBDA_BUNDLE.mainFields,
+      conditions: LAMBDA_BUNDLE.conditions,
+      external: LAMBDA_BUNDLE.external,
+      banner: { js: LAMBDA_BUNDLE.banner },
+    });
+    // What the stack sets, and what Lambda itself sets (the role's credentials, with a session token).
+    Object.assign(process.env, {
+      PISYNC_BUCKET: config.bucket,
+      PISYNC_TABLE: config.table,
+      PISYNC_SHARE_KEY_SECRET: SECRET_ID,
+      AWS_REGION: "us-east-1",
+      AWS_ACCESS_KEY_ID: "S3RVER",
+      AWS_SECRET_ACCESS_KEY: "S3RVER",
+      AWS_SESSION_TOKEN: "session-token-of-the-role",
+      AWS_ENDPOINT_URL_S3: config.endpoints?.s3,
+      AWS_ENDPOINT_URL_DYNAMODB: config.endpoints?.dynamodb,
+      AWS_ENDPOINT_URL_SECRETS_MANAGER: secrets.endpoint,
+    });
+    ({ handler } = (await import(pathToFileURL(outfile).href)) as { handler: Handler });
+  });
+
+  afterAll(async () => {
+    process.env = saved;
+    await secrets?.close();
+    if (out) rmSync(out, { recursive: true, force: true });
+  });
+
+  const call = (method: string, path: string, headers: Record<string, string> = {}, body?: string) =>
+    handler(
+      event("function-url", method, path, { ...auth, ...headers }, body ? new TextEncoder().encode(body) : undefined),
+      {} as LambdaContext,
+    );
+
+  it("appends, takes a presigned upload, and serves a share page with the credential masked", async () => {
+    const session =
+      `${JSON.stringify({ type: "session", version: 3, id: "bundled", timestamp: "2026-11-29T10:00:00.000Z", cwd: "/w" })}\n` +
+      `${JSON.stringify({
+        type: "message",
+        id: "m1",
+        parentId: null,
+        timestamp: "2026-11-29T10:00:01.000Z",
+        message: { role: "user", content: `deploy with ${GITHUB_TOKEN} please`, timestamp: 1 },
+      })}\n`;
+    const appended = await call("PATCH", "/v1/sessions/bundled", { "upload-offset": "0" }, session);
+    expect(appended.statusCode, appended.body).toBe(200);
+
+    const upload = await call(
+      "POST",
+      "/v1/sessions/bundled/uploads",
+      { "content-type": "application/json" },
+      '{"length":5}',
+    );
+    expect(upload.statusCode, upload.body).toBe(201);
+    const { url, authorization } = JSON.parse(upload.body) as { url: string; authorization: boolean };
+    expect(authorization).toBe(false);
+    expect((await fetch(url, { method: "PUT", body: "12345" })).status).toBe(200);
+
+    const created = await call("POST", "/v1/sessions/bundled/shares", { "content-type": "application/json" }, "{}");
+    expect(created.statusCode, created.body).toBe(201);
+    const path = new URL((JSON.parse(created.body) as { url: string }).url).pathname;
+    for (let i = 0; i < 2; i++) {
+      const page = await call("GET", path);
+      expect(page.statusCode, page.body).toBe(200);
+      const html = page.isBase64Encoded ? Buffer.from(page.body, "base64").toString("utf8") : page.body;
+      expect(html).toContain("deploy with");
+      expect(html).not.toContain(GITHUB_TOKEN);
+      expect(html).toContain("1 credential masked");
+    }
+    // The key was read once, then kept for the container's life.
+    expect(secrets.reads()).toBe(1);
+  });
+});
