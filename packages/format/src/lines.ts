@@ -56,21 +56,45 @@ function bomLength(bytes: Uint8Array, at: number): number {
   return bytes[at] === 0xef && bytes[at + 1] === 0xbb && bytes[at + 2] === 0xbf ? 3 : 0;
 }
 
+/** What {@link readValueAt} answers for a line that trims to nothing, and for one JSON.parse refuses. */
+export const BLANK_LINE: unique symbol = Symbol("blank line");
+export const INVALID_LINE: unique symbol = Symbol("invalid line");
+
+/**
+ * Reads the line at bytes [offset, offset + length): its JSON value, or BLANK_LINE (pi skips it
+ * silently), or INVALID_LINE (pi skips it). Allocates nothing but the value: the whole-file
+ * reader calls it once per line.
+ */
+export function readValueAt(
+  bytes: Uint8Array,
+  offset: number,
+  length: number,
+  atFileStart: boolean,
+): unknown | typeof BLANK_LINE | typeof INVALID_LINE {
+  // A UTF-8 byte order mark at the very start of the file is trimmed by pi (String.prototype.trim).
+  const bom = atFileStart ? bomLength(bytes, offset) : 0;
+  const text = decodeUtf8(bytes.subarray(offset + bom, offset + length));
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text.trim() === "" ? BLANK_LINE : INVALID_LINE;
+  }
+}
+
+/** Whether an invalid line looks like a torn write: the start of an entry glued mid-line. */
+export function looksTorn(bytes: Uint8Array, offset: number, length: number): boolean {
+  return decodeUtf8(bytes.subarray(offset, offset + length)).indexOf('{"type":"', 1) > 0;
+}
+
 /**
  * Reads a line: blank (pi skips it silently), invalid JSON (pi skips it), or a JSON value.
  * `atFileStart`: whether the span starts the file (`bytes` may hold just part of a file).
  */
 export function readLine(bytes: Uint8Array, span: LineSpan, atFileStart = span.offset === 0): LineRead {
-  // A UTF-8 byte order mark at the very start of the file is trimmed by pi (String.prototype.trim).
-  const bom = atFileStart ? bomLength(bytes, span.offset) : 0;
-  const text = decodeUtf8(bytes.subarray(span.offset + bom, span.offset + span.length));
-  if (text.trim() === "") return { kind: "blank" };
-  try {
-    return { kind: "value", value: JSON.parse(text) };
-  } catch {
-    // A torn write followed by the next entry leaves the start of an entry mid-line.
-    return { kind: "invalid", torn: text.indexOf('{"type":"', 1) > 0 };
-  }
+  const value = readValueAt(bytes, span.offset, span.length, atFileStart);
+  if (value === BLANK_LINE) return { kind: "blank" };
+  if (value === INVALID_LINE) return { kind: "invalid", torn: looksTorn(bytes, span.offset, span.length) };
+  return { kind: "value", value };
 }
 
 /**
@@ -95,6 +119,9 @@ function asString(value: unknown): string | undefined {
   return typeof value === "string" ? value : undefined;
 }
 
+/** The facts of entry types that have none: one shared object (records are made by the thousand). */
+const NO_FACTS: EntryFacts = Object.freeze({});
+
 function factsOf(entry: Json): EntryFacts {
   switch (entry.type) {
     case "message": {
@@ -117,7 +144,7 @@ function factsOf(entry: Json): EntryFacts {
         hasRetainedTail: Array.isArray(entry.retainedTail),
       };
     default:
-      return {};
+      return NO_FACTS;
   }
 }
 

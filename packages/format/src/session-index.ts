@@ -3,16 +3,18 @@
  * content. Full entries are parsed on demand ({@link SessionIndex.entry}), so rebuilding a
  * context reads only the entries on its path.
  */
-import { forEachLine, type LineSpan } from "./jsonl.js";
+import type { LineSpan } from "./jsonl.js";
 import {
+  BLANK_LINE,
+  INVALID_LINE,
   isHeader,
   isObject,
   type Json,
-  type LineRead,
   type LineRecord,
   lineProblem,
+  looksTorn,
   parseRecordLine,
-  readLine,
+  readValueAt,
   recordOf,
   recordProblem,
 } from "./lines.js";
@@ -249,32 +251,78 @@ class ContextKeeper {
 /** Types whose full content goes into a context. */
 const CONTENT_TYPES = new Set(["message", "custom_message", "branch_summary", "compaction"]);
 
+/** Where the complete lines of a file are: offsets and lengths in typed arrays (no object per line). */
+interface Lines {
+  count: number;
+  offsets: Float64Array;
+  lengths: Float64Array;
+  /** Bytes covered by complete lines. */
+  completeLength: number;
+}
+
+function findLines(bytes: Uint8Array): Lines {
+  let capacity = 1024;
+  let offsets = new Float64Array(capacity);
+  let lengths = new Float64Array(capacity);
+  let count = 0;
+  let start = 0;
+  for (;;) {
+    const end = bytes.indexOf(0x0a, start);
+    if (end < 0) break;
+    if (count === capacity) {
+      capacity *= 2;
+      const grownOffsets = new Float64Array(capacity);
+      grownOffsets.set(offsets);
+      offsets = grownOffsets;
+      const grownLengths = new Float64Array(capacity);
+      grownLengths.set(lengths);
+      lengths = grownLengths;
+    }
+    offsets[count] = start;
+    lengths[count] = end - start;
+    count++;
+    start = end + 1;
+  }
+  return { count, offsets, lengths, completeLength: start };
+}
+
+/** The span of line k (0-based), as the problem and record types want it. */
+const spanAt = (lines: Lines, k: number): LineSpan => ({
+  line: k + 1,
+  offset: lines.offsets[k],
+  length: lines.lengths[k],
+});
+
 /**
  * The header is the file's first JSON value (pi's rule). oh-my-pi writes a title slot line
- * before it, which oh-my-pi itself reads past: so do we. Returns the span indexes consumed.
+ * before it, which oh-my-pi itself reads past: so do we. Returns the line indexes consumed.
  */
-function findHeader(bytes: Uint8Array, spans: LineSpan[], problems: Problem[]) {
-  const valueAt = (from: number): [number, LineRead & { kind: "value" }] | undefined => {
-    for (let k = from; k < spans.length; k++) {
-      const read = readLine(bytes, spans[k]);
-      if (read.kind === "value") return [k, read];
+function findHeader(
+  bytes: Uint8Array,
+  lines: Lines,
+  problems: Problem[],
+): { header?: SessionHeader; headerLine?: number; consumed: number[] } {
+  const valueAt = (from: number): [number, unknown] | undefined => {
+    for (let k = from; k < lines.count; k++) {
+      const value = readValueAt(bytes, lines.offsets[k], lines.lengths[k], k === 0);
+      if (value !== BLANK_LINE && value !== INVALID_LINE) return [k, value];
     }
     return undefined;
   };
   const first = valueAt(0);
-  if (!first) return { consumed: new Set<number>() };
-  const [k, read] = first;
-  if (isHeader(read.value)) return { header: read.value, headerLine: spans[k].line, consumed: new Set([k]) };
-  const where = { line: spans[k].line, offset: spans[k].offset, length: spans[k].length };
-  if (isObject(read.value) && read.value.type === "title") {
+  if (!first) return { consumed: [] };
+  const [k, value] = first;
+  if (isHeader(value)) return { header: value, headerLine: k + 1, consumed: [k] };
+  const where = spanAt(lines, k);
+  if (isObject(value) && value.type === "title") {
     const next = valueAt(k + 1);
-    if (next && isHeader(next[1].value)) {
+    if (next && isHeader(next[1])) {
       problems.push({ kind: "title-slot", ...where, message: "oh-my-pi title slot before the header; read past" });
-      return { header: next[1].value, headerLine: spans[next[0]].line, consumed: new Set([k, next[0]]) };
+      return { header: next[1], headerLine: next[0] + 1, consumed: [k, next[0]] };
     }
   }
   problems.push({ kind: "missing-header", ...where, message: "the file does not start with a session header" });
-  return { consumed: new Set<number>() };
+  return { consumed: [] };
 }
 
 /**
@@ -292,8 +340,8 @@ function findHeader(bytes: Uint8Array, spans: LineSpan[], problems: Problem[]) {
  * index.defaultLeafId; // the entry pi continues from
  */
 export function indexSession(bytes: Uint8Array): SessionIndex {
-  const spans: LineSpan[] = [];
-  const completeLength = forEachLine(bytes, (span) => spans.push(span));
+  const lines = findLines(bytes);
+  const { completeLength } = lines;
   const problems: Problem[] = [];
   if (completeLength < bytes.length) {
     problems.push({
@@ -303,32 +351,45 @@ export function indexSession(bytes: Uint8Array): SessionIndex {
       message: "the last line has no newline yet; held back",
     });
   }
-  const { header, headerLine, consumed } = findHeader(bytes, spans, problems);
+  const { header, headerLine, consumed } = findHeader(bytes, lines, problems);
+  const hasHeader = header !== undefined;
   // Values pi's v1 migration counts (the header is 0); numbered once the pass is done.
-  const isValue = new Uint8Array(spans.length);
+  const isValue = new Uint8Array(lines.count);
   const reversed: LineRecord[] = [];
-  const spanOfRecord: number[] = [];
   const cache = new Map<number, Json>();
   const keeper = new ContextKeeper();
-  for (let k = spans.length - 1; k >= 0; k--) {
-    if (consumed.has(k)) {
-      isValue[k] = spans[k].line === headerLine ? 1 : 0;
+  for (let k = lines.count - 1; k >= 0; k--) {
+    if (consumed.includes(k)) {
+      isValue[k] = k + 1 === headerLine ? 1 : 0;
       continue;
     }
-    const read = readLine(bytes, spans[k]);
-    if (read.kind === "value") isValue[k] = 1;
-    const problem = lineProblem(spans[k], read, header !== undefined);
-    if (problem) problems.push(problem);
-    if (problem || read.kind !== "value") continue;
-    const record = recordOf(spans[k], read.value, 0);
-    if (keeper.offer(record, reversed.length === 0)) cache.set(record.line, read.value as Json);
+    const offset = lines.offsets[k];
+    const length = lines.lengths[k];
+    const value = readValueAt(bytes, offset, length, k === 0);
+    if (value === BLANK_LINE) continue;
+    if (value === INVALID_LINE) {
+      problems.push(
+        lineProblem(
+          spanAt(lines, k),
+          { kind: "invalid", torn: looksTorn(bytes, offset, length) },
+          hasHeader,
+        ) as Problem,
+      );
+      continue;
+    }
+    isValue[k] = 1;
+    if (value === null || (hasHeader && isObject(value) && value.type === "session")) {
+      problems.push(lineProblem(spanAt(lines, k), { kind: "value", value }, hasHeader) as Problem);
+      continue;
+    }
+    const record = recordOf({ line: k + 1, offset, length }, value, k);
+    if (keeper.offer(record, reversed.length === 0)) cache.set(record.line, value as Json);
     reversed.push(record);
-    spanOfRecord.push(k);
   }
-  let valueIndex = 0;
-  const valueOfSpan = new Int32Array(spans.length);
-  for (let k = 0; k < spans.length; k++) if (isValue[k]) valueOfSpan[k] = valueIndex++;
-  for (let r = 0; r < reversed.length; r++) reversed[r].value = valueOfSpan[spanOfRecord[r]];
+  // Each record's `value` holds its line index until here: now pi's value count.
+  const valueOfLine = new Int32Array(lines.count);
+  for (let k = 0, valueIndex = 0; k < lines.count; k++) if (isValue[k]) valueOfLine[k] = valueIndex++;
+  for (const record of reversed) record.value = valueOfLine[record.value];
   const records = reversed.reverse();
   problems.sort((a, b) => (a.line ?? Number.MAX_SAFE_INTEGER) - (b.line ?? Number.MAX_SAFE_INTEGER));
   return new SessionIndex({
