@@ -14,6 +14,7 @@ import {
   lineProblem,
   looksTorn,
   parseRecordLine,
+  readSkeletonAt,
   readValueAt,
   recordOf,
   recordProblem,
@@ -21,6 +22,7 @@ import {
 import { CURRENT_SESSION_VERSION, migrateEntry, migrateRole, type V1Links, v1EntryId } from "./migrate.js";
 import type { Problem } from "./problems.js";
 import type { SessionHeader } from "./schema.js";
+import { skeletonReader } from "./skeleton.js";
 
 export type { EntryFacts } from "./lines.js";
 
@@ -64,6 +66,8 @@ export class SessionIndex {
   readonly completeLength: number;
   /** Line number of the header, when there is one. */
   readonly headerLine: number | undefined;
+  /** Whether every parent in the file comes before its children (as pi writes): then no parent chain can loop. */
+  readonly parentsFirst: boolean;
   private readonly load: (record: LineRecord) => unknown;
   private readonly cache: Map<number, Json>;
   private readonly byIdMap = new Map<string, number>();
@@ -114,16 +118,22 @@ export class SessionIndex {
       }
       this.byIdMap.set(record.id, record.index);
     }
+    let parentsFirst = true;
     for (const record of this.records) {
-      if (record.parentId !== null && !this.byIdMap.has(record.parentId)) {
+      if (record.parentId === null) continue;
+      const parent = this.byIdMap.get(record.parentId);
+      if (parent === undefined) {
         this.problems.push({
           kind: "missing-parent",
           line: record.line,
           id: record.id,
           message: `the parent ${record.parentId} of ${record.id ?? `line ${record.line}`} is not in the file`,
         });
+      } else if (parent >= record.index) {
+        parentsFirst = false;
       }
     }
+    this.parentsFirst = parentsFirst;
   }
 
   /** pi's v1 → v2 migration, on the records: ids by line, a linear parent chain. */
@@ -358,6 +368,7 @@ export function indexSession(bytes: Uint8Array): SessionIndex {
   const reversed: LineRecord[] = [];
   const cache = new Map<number, Json>();
   const keeper = new ContextKeeper();
+  const skeleton = skeletonReader();
   for (let k = lines.count - 1; k >= 0; k--) {
     if (consumed.includes(k)) {
       isValue[k] = k + 1 === headerLine ? 1 : 0;
@@ -365,7 +376,10 @@ export function indexSession(bytes: Uint8Array): SessionIndex {
     }
     const offset = lines.offsets[k];
     const length = lines.lengths[k];
-    const value = readValueAt(bytes, offset, length, k === 0);
+    // The skeleton where it can be read (same acceptance, same record); the whole line otherwise.
+    const value = skeleton
+      ? readSkeletonAt(skeleton, bytes, offset, length, k === 0)
+      : readValueAt(bytes, offset, length, k === 0);
     if (value === BLANK_LINE) continue;
     if (value === INVALID_LINE) {
       problems.push(
@@ -383,7 +397,10 @@ export function indexSession(bytes: Uint8Array): SessionIndex {
       continue;
     }
     const record = recordOf({ line: k + 1, offset, length }, value, k);
-    if (keeper.offer(record, reversed.length === 0)) cache.set(record.line, value as Json);
+    if (keeper.offer(record, reversed.length === 0)) {
+      // The context reads this entry in full.
+      cache.set(record.line, (skeleton ? readValueAt(bytes, offset, length, k === 0) : value) as Json);
+    }
     reversed.push(record);
   }
   // Each record's `value` holds its line index until here: now pi's value count.

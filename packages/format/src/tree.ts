@@ -32,6 +32,8 @@ export function pathTo(index: SessionIndex, leaf: EntryRecord): TreePath {
 
 /** Ids of entries whose parent chain loops; each cycle is reported once, by its entries. */
 export function findCycles(index: SessionIndex): string[][] {
+  // Each step to a parent goes to an earlier line: no walk can come back.
+  if (index.parentsFirst) return [];
   // 0 = unvisited, 1 = on the current walk, 2 = known to reach a root or a known cycle.
   const state = new Uint8Array(index.records.length);
   const cycles: string[][] = [];

@@ -1,0 +1,13 @@
+import { readFileSync } from "node:fs";
+const file = process.argv[2];
+let t = performance.now();
+const lap = (name) => { const n = performance.now(); console.log(name.padEnd(28), (n - t).toFixed(1), "ms"); t = n; };
+const bytes = readFileSync(file); lap("read");
+const spans = []; let s = 0; for (;;) { const e = bytes.indexOf(10, s); if (e < 0) break; spans.push([s, e]); s = e + 1; } lap(`split ${spans.length}`);
+const dec = new TextDecoder();
+const texts = spans.map(([a, b]) => dec.decode(bytes.subarray(a, b))); lap("decode per line");
+let nonAscii = 0; for (const x of texts) if (/[^\x00-\x7f]/.test(x)) nonAscii++; console.log("non-ascii lines", nonAscii); t = performance.now();
+const vals = texts.map((x) => JSON.parse(x)); lap("JSON.parse per line");
+const whole = dec.decode(bytes); lap("decode whole");
+const vals2 = []; let p = 0; for (;;) { const e = whole.indexOf("\n", p); if (e < 0) break; vals2.push(JSON.parse(whole.slice(p, e))); p = e + 1; } lap("parse slices of whole");
+const lat = bytes.latin1Slice(0, bytes.length); lap("latin1 whole");

@@ -1,0 +1,11 @@
+import { readFileSync } from "node:fs";
+import { buildSessionContext, parseSession } from "@pisync/format";
+const file = process.argv[2];
+const t0 = performance.now();
+const bytes = readFileSync(file);
+const t1 = performance.now();
+const s = parseSession(bytes);
+const t2 = performance.now();
+const c = buildSessionContext(s);
+const t3 = performance.now();
+console.log(`read ${(t1-t0).toFixed(1)} parse ${(t2-t1).toFixed(1)} context ${(t3-t2).toFixed(1)} total ${(t3-t0).toFixed(1)}`);

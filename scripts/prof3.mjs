@@ -1,0 +1,12 @@
+import { readFileSync } from "node:fs";
+import { indexSession, treeProblems, entryProblems, labelsOf, nameOf, buildSessionContext, parseSession } from "@pisync/format";
+const bytes = readFileSync(process.argv[2]);
+let t = performance.now();
+const lap = (n) => { const x = performance.now(); process.stdout.write(`${n} ${(x - t).toFixed(1)}  `); t = x; };
+const index = indexSession(bytes); lap("index");
+treeProblems(index); lap("cycles");
+entryProblems(index); lap("entryProblems");
+labelsOf(index); lap("labels");
+nameOf(index); lap("name");
+buildSessionContext(index); lap("context");
+console.log();
