@@ -316,7 +316,12 @@ export class Reader {
   ): Promise<void> {
     const bytes = await this.lines(head, records);
     const lines = [...bytes.keys()];
-    let texts = lines.map((line) => decodeUtf8(bytes.get(line) as Uint8Array));
+    const atFileStart = new Set(records.filter((r) => r.offset === 0).map((r) => r.line));
+    // pi trims a byte order mark at the very start of the file (and only there).
+    let texts = lines.map((line) => {
+      const text = decodeUtf8(bytes.get(line) as Uint8Array);
+      return atFileStart.has(line) && text.startsWith("\uFEFF") ? text.slice(1) : text;
+    });
     if (transform) texts = await transform(texts);
     const loaded: [number, Record<string, unknown>][] = [];
     lines.forEach((line, i) => {

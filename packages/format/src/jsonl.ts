@@ -51,9 +51,13 @@ export function splitLines(bytes: Uint8Array): LineSpan[] {
   return spans;
 }
 
-const utf8 = new TextDecoder("utf-8");
+// A byte order mark is kept: pi trims one at the start of a file only (callers handle that one).
+const utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
 
-/** Decodes UTF-8 as Node's `readFileSync(path, "utf8")` does: broken sequences become U+FFFD. */
+/**
+ * Decodes UTF-8 as Node's `readFileSync(path, "utf8")` does: broken sequences become U+FFFD,
+ * and a byte order mark stays (a line that starts with one is not JSON, for pi as for us).
+ */
 export function decodeUtf8(bytes: Uint8Array): string {
   return utf8.decode(bytes);
 }

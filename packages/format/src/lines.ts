@@ -145,6 +145,9 @@ function asString(value: unknown): string | undefined {
   return typeof value === "string" ? value : undefined;
 }
 
+// Every member read here and in recordOf must be kept by the WebAssembly skeleton
+// (wasm/skeleton.c: ENTRY_FIELDS, MESSAGE_FIELDS); skeleton.test.ts checks that they match.
+
 /** The facts of entry types that have none: one shared object (records are made by the thousand). */
 const NO_FACTS: EntryFacts = Object.freeze({});
 

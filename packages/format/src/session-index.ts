@@ -345,11 +345,14 @@ function findHeader(
  * everything else is dropped. Reading costs one parse of each line; memory holds the bytes,
  * the records and that one context.
  *
+ * Each line is first read through its skeleton (skeleton.ts): the same acceptance and the same
+ * record, without making the entry's content into JavaScript values.
+ *
  * @example
  * const index = indexSession(bytes);
  * index.defaultLeafId; // the entry pi continues from
  */
-export function indexSession(bytes: Uint8Array): SessionIndex {
+export function indexSession(bytes: Uint8Array, options: { wholeLines?: boolean } = {}): SessionIndex {
   const lines = findLines(bytes);
   const { completeLength } = lines;
   const problems: Problem[] = [];
@@ -368,7 +371,8 @@ export function indexSession(bytes: Uint8Array): SessionIndex {
   const reversed: LineRecord[] = [];
   const cache = new Map<number, Json>();
   const keeper = new ContextKeeper();
-  const skeleton = skeletonReader();
+  // `wholeLines`: parse every line whole (what happens anyway where WebAssembly is missing).
+  const skeleton = options.wholeLines ? undefined : skeletonReader();
   for (let k = lines.count - 1; k >= 0; k--) {
     if (consumed.includes(k)) {
       isValue[k] = k + 1 === headerLine ? 1 : 0;

@@ -1,0 +1,259 @@
+/**
+ * The WebAssembly skeleton scan against JSON.parse, its oracle: it must refuse exactly the lines
+ * JSON.parse refuses, and the skeleton of an accepted line must give the same record. Checked
+ * on every line of the fixtures, on random JSON and entries (duplicate and escaped keys, odd
+ * values in the fields the index reads), and on those lines with bytes changed at random.
+ */
+import { readFileSync } from "node:fs";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { recordOf } from "../src/lines.js";
+import { indexSession } from "../src/session-index.js";
+import { NOT_JSON, skeletonReader } from "../src/skeleton.js";
+import { inRepoCorpus, loadCorpus, sharedCorpus } from "./fixture-corpus.js";
+
+const read = skeletonReader();
+const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+const encoder = new TextEncoder();
+
+/** Checks one line (no newline in it) against JSON.parse; returns whether JSON.parse took it. */
+function agrees(line: Uint8Array): boolean {
+  let expected: unknown;
+  let valid = true;
+  try {
+    expected = JSON.parse(decoder.decode(line));
+  } catch {
+    valid = false;
+  }
+  // Lines sit anywhere in memory: give the scanner one at an offset inside a larger buffer.
+  const buffer = new Uint8Array(line.length + 7);
+  buffer.set(line, 3);
+  const skeleton = (read as NonNullable<typeof read>)(buffer, 3, line.length);
+  if (!valid) {
+    expect(skeleton, decoder.decode(line)).toBe(NOT_JSON);
+    return false;
+  }
+  expect(skeleton, decoder.decode(line)).not.toBe(NOT_JSON);
+  const value = JSON.parse(skeleton as string);
+  const span = { line: 1, offset: 0, length: line.length };
+  expect(recordOf(span, value, 0), decoder.decode(line)).toEqual(recordOf(span, expected, 0));
+  if (expected === null || typeof expected !== "object" || Array.isArray(expected)) expect(value).toEqual(expected);
+  expect((skeleton as string).length).toBeLessThanOrEqual(line.length);
+  return true;
+}
+
+const FIELDS = [
+  "type",
+  "id",
+  "parentId",
+  "timestamp",
+  "targetId",
+  "label",
+  "name",
+  "thinkingLevel",
+  "provider",
+  "modelId",
+  "firstKeptEntryId",
+  "firstKeptEntryIndex",
+  "retainedTail",
+  "summary",
+  "content",
+];
+const MESSAGE_FIELDS = ["role", "provider", "model", "content", "usage", "timestamp"];
+const jsonValue = fc.jsonValue({ maxDepth: 3 });
+const longText = fc.string({ unit: "binary", minLength: 0, maxLength: 300 });
+const TYPES = ["message", "label", "session_info", "thinking_level_change", "model_change", "compaction", "custom"];
+const anyValue = fc.oneof(
+  jsonValue,
+  longText,
+  fc.constantFrom(null, "assistant", [], {}, ...TYPES),
+  fc.constantFrom(...TYPES),
+);
+
+/** A message member: an object with the fields the index reads and others, or any value. */
+const message = fc.oneof(
+  fc
+    .array(fc.tuple(fc.constantFrom(...MESSAGE_FIELDS), anyValue), { maxLength: 8 })
+    .map((members) => `{${members.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(",")}}`),
+  anyValue.map((v) => JSON.stringify(v)),
+);
+
+/** pi-like entries: the index's fields with any values, repeated (messages too), next to bulky ones. */
+const entry = fc
+  .tuple(
+    fc.array(fc.tuple(fc.constantFrom(...FIELDS), anyValue), { maxLength: 12 }),
+    fc.array(fc.tuple(message, fc.nat()), { maxLength: 2 }),
+  )
+  .map(([members, messages]) => {
+    const parts = members.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`);
+    for (const [value, at] of messages) parts.splice(at % (parts.length + 1), 0, `"message":${value}`);
+    return `{${parts.join(",")}}`;
+  });
+
+/** Keys spelled with escapes, and spaces where JSON allows them. */
+function respell(text: string, seed: number): string {
+  return text
+    .replace(/"(id|role|type|message|parentId)":/g, (m, key: string) =>
+      seed % 3 === 0 ? `"\\u00${key.charCodeAt(0).toString(16)}${key.slice(1)}":` : m,
+    )
+    .replace(/([,:[{])/g, (m) => (seed % 2 === 0 ? `${m} \t` : m));
+}
+
+const INTERESTING = [0x22, 0x5c, 0x7b, 0x7d, 0x5b, 0x5d, 0x2c, 0x3a, 0x30, 0x31, 0x2d, 0x2e, 0x65, 0x45, 0x2b, 0x20];
+const mutation = fc.tuple(
+  fc.nat(),
+  fc.constantFrom("set", "insert", "delete"),
+  fc.oneof(fc.constantFrom(...INTERESTING), fc.integer({ min: 0, max: 255 })),
+);
+
+function mutate(bytes: Uint8Array, mutations: [number, string, number][]): Uint8Array {
+  let out = [...bytes];
+  for (const [at, kind, byte] of mutations) {
+    if (byte === 0x0a) continue; // a newline ends a line: never inside one
+    const i = out.length ? at % (out.length + (kind === "insert" ? 1 : 0)) : 0;
+    if (kind === "set" && out.length) out[i] = byte;
+    else if (kind === "insert") out.splice(i, 0, byte);
+    else if (out.length) out.splice(i, 1);
+  }
+  out = out.filter((b) => b !== 0x0a);
+  return new Uint8Array(out);
+}
+
+describe.runIf(read !== undefined)("the skeleton scan", () => {
+  it("agrees with JSON.parse on every line of the fixtures, and on each with bytes changed", () => {
+    const files = [...loadCorpus(inRepoCorpus), ...loadCorpus(sharedCorpus)];
+    expect(files.length).toBeGreaterThan(0);
+    let lines = 0;
+    for (const file of files) {
+      const bytes = readFileSync(file.jsonl);
+      let start = 0;
+      for (let end = bytes.indexOf(0x0a); end >= 0; start = end + 1, end = bytes.indexOf(0x0a, start)) {
+        const line = bytes.subarray(start, end);
+        agrees(line);
+        fc.assert(
+          fc.property(fc.array(mutation, { minLength: 1, maxLength: 3 }), (m) => void agrees(mutate(line, m))),
+          {
+            numRuns: 5,
+          },
+        );
+        lines++;
+      }
+    }
+    expect(lines).toBeGreaterThan(100);
+  });
+
+  it("agrees with JSON.parse on random JSON, spaced and respelled", () => {
+    fc.assert(
+      fc.property(jsonValue, fc.nat(), (value, seed) => {
+        agrees(encoder.encode(respell(JSON.stringify(value), seed)));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("gives the record of the whole line for entries with repeated, escaped and odd fields", () => {
+    let valid = 0;
+    fc.assert(
+      fc.property(entry, fc.nat(), fc.array(mutation, { maxLength: 2 }), (text, seed, mutations) => {
+        if (agrees(mutate(encoder.encode(respell(text, seed)), mutations))) valid++;
+      }),
+      { numRuns: 3000 },
+    );
+    expect(valid).toBeGreaterThan(1000);
+  });
+
+  it("refuses what JSON.parse refuses, byte for byte", () => {
+    const cases = [
+      "",
+      "   ",
+      "{",
+      "}",
+      '{"a":1,}',
+      "[1,]",
+      '{"a" 1}',
+      "01",
+      "-",
+      "1.",
+      ".5",
+      "1e",
+      "1e+",
+      "+1",
+      "tru",
+      "nul",
+      "truex",
+      '"\\x"',
+      '"\\u12G4"',
+      '"\\u123"',
+      '"a\tb"',
+      '"a\u007fb"',
+      '{"a":"b"} x',
+      '{"a":"b"}}',
+      "[[[]]",
+      "\uFEFF{}",
+      '{"a":NaN}',
+      '{"a":Infinity}',
+      "'a'",
+      "{a:1}",
+      '"\uD800"',
+      '"\\uD800"',
+      "1 2",
+      '{"type":"message","id":"a"}{"type":"message","id":"b"}',
+    ];
+    for (const text of cases) agrees(encoder.encode(text));
+    // Bytes that are not UTF-8: text to JSON.parse inside a string, an error outside one.
+    agrees(new Uint8Array([0x22, 0xff, 0xc3, 0x28, 0xe2, 0x82, 0x22]));
+    agrees(new Uint8Array([0x7b, 0xff, 0x7d]));
+  });
+
+  it("reads a session to the same index with and without it", () => {
+    for (const file of [...loadCorpus(inRepoCorpus), ...loadCorpus(sharedCorpus)]) {
+      const bytes = readFileSync(file.jsonl);
+      const fast = indexSession(bytes);
+      const whole = indexSession(bytes, { wholeLines: true });
+      expect(fast.records, file.name).toEqual(whole.records);
+      expect(fast.problems, file.name).toEqual(whole.problems);
+      expect(fast.defaultLeafId).toBe(whole.defaultLeafId);
+      const leaf = fast.defaultLeaf;
+      if (leaf) expect(fast.entry(leaf)).toEqual(whole.entry(leaf));
+    }
+  });
+});
+
+it("skips a line that starts with a byte order mark past the first, as pi does", () => {
+  const header = JSON.stringify({ type: "session", version: 3, id: "s", timestamp: "t", cwd: "/" });
+  const entry = (id: string, parentId: string | null) =>
+    JSON.stringify({ type: "message", id, parentId, timestamp: "t", message: { role: "user", content: id } });
+  const bytes = encoder.encode(`\uFEFF${header}\n${entry("a", null)}\n\uFEFF${entry("b", "a")}\n`);
+  for (const options of [{}, { wholeLines: true }]) {
+    const index = indexSession(bytes, options);
+    expect(index.header?.id).toBe("s");
+    expect(index.records.map((r) => r.id)).toEqual(["a"]);
+    expect(index.problems.map((p) => p.line)).toEqual([3]);
+  }
+});
+
+it("keeps every member the records read (the C lists match recordOf)", () => {
+  const source = readFileSync(new URL("../wasm/skeleton.c", import.meta.url), "utf8");
+  const list = (name: string) =>
+    new Set(
+      [...(new RegExp(`${name}\\[\\] = \\{([^}]*)\\}`).exec(source)?.[1] ?? "").matchAll(/"(\w+)"/g)].map((m) => m[1]),
+    );
+  const entryFields = new Set([...list("ENTRY_FIELDS"), "message", "retainedTail"]);
+  const messageFields = list("MESSAGE_FIELDS");
+  const readKeys = (target: Record<string, unknown>, into: Set<string>) =>
+    new Proxy(target, {
+      get(t, key) {
+        if (typeof key === "string") into.add(key);
+        return Reflect.get(t, key);
+      },
+    });
+  const entryReads = new Set<string>();
+  const messageReads = new Set<string>();
+  for (const type of [...TYPES, "branch_summary", "custom_message", "session"]) {
+    const entry = readKeys({ type, id: "a", message: readKeys({ role: "user" }, messageReads) }, entryReads);
+    recordOf({ line: 1, offset: 0, length: 1 }, entry, 0);
+  }
+  expect([...entryReads].filter((k) => !entryFields.has(k))).toEqual([]);
+  expect([...messageReads].filter((k) => !messageFields.has(k))).toEqual([]);
+  expect(entryReads.size).toBeGreaterThan(10);
+});
