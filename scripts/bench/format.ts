@@ -5,7 +5,7 @@
  * ratios. Targets: time ≤ 0.3× pi's; extra memory ≤ 2× the file's size.
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cachedSession } from "./generate-session.js";
 
@@ -24,10 +24,10 @@ interface Run {
   messages: number;
 }
 
-function once(which: "pi" | "pisync"): Run {
+function once(which: "pi" | "pisync", path = file): Run {
   const out = execFileSync(
     process.execPath,
-    ["--expose-gc", join(import.meta.dirname, "format-child.mjs"), which, file],
+    ["--expose-gc", join(import.meta.dirname, "format-child.mjs"), which, path],
     {
       encoding: "utf8",
     },
@@ -54,3 +54,22 @@ console.log(
 );
 console.log(`ratio time pisync/pi: ${(ours.ms / pi.ms).toFixed(3)}  (target ≤ 0.3)`);
 console.log(`ratio extra memory / file size: ${(ours.mem / size).toFixed(2)}  (target ≤ 2)`);
+
+// The same session with the text real sessions carry: escapes (newlines, quotes) and non-ASCII
+// letters, put into its prose (still valid JSON, same tree). Informational: pi's library wrote
+// the file above, not this one.
+const escaped = join(dir, "bench-escaped.jsonl");
+if (!existsSync(escaped)) {
+  const text = readFileSync(file, "latin1")
+    .replaceAll(" the ", " the\\n")
+    .replaceAll(" tree ", ' \\"tree\\" ')
+    .replaceAll(" cloud ", " cl\u00c3\u00b6ud ");
+  writeFileSync(escaped, text, "latin1");
+}
+const variant = { pi: [] as Run[], pisync: [] as Run[] };
+for (let i = 0; i < runs; i++) for (const which of ["pi", "pisync"] as const) variant[which].push(once(which, escaped));
+const variantPi = median(variant.pi.map((r) => r.ms));
+const variantOurs = median(variant.pisync.map((r) => r.ms));
+console.log(
+  `with escapes and non-ASCII text (${mb(statSync(escaped).size)}): pi ${variantPi.toFixed(0)} ms, pisync ${variantOurs.toFixed(0)} ms, ratio ${(variantOurs / variantPi).toFixed(3)}`,
+);
