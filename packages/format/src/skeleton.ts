@@ -5,8 +5,9 @@
  * most of an entry's bytes and objects (text, tool output, images, content blocks) are never
  * made into JavaScript values.
  *
- * The scanner is WebAssembly (SIMD), built from C by scripts/build-wasm.sh. Where WebAssembly
- * or its SIMD is missing, `skeletonReader` answers undefined and callers parse whole lines.
+ * The scanner is WebAssembly (SIMD), built from C by scripts/build-wasm.sh, under 4 KB so that
+ * browsers compile it synchronously even on their main thread. Where WebAssembly or its SIMD is
+ * missing, `skeletonReader` answers undefined and callers parse whole lines.
  */
 import { decodeUtf8 } from "./jsonl.js";
 import { SKELETON_WASM } from "./skeleton-wasm.js";

@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { recordOf } from "../src/lines.js";
 import { indexSession } from "../src/session-index.js";
 import { NOT_JSON, skeletonReader } from "../src/skeleton.js";
+import { SKELETON_WASM } from "../src/skeleton-wasm.js";
 import { inRepoCorpus, loadCorpus, sharedCorpus } from "./fixture-corpus.js";
 
 const read = skeletonReader();
@@ -256,4 +257,8 @@ it("keeps every member the records read (the C lists match recordOf)", () => {
   expect([...entryReads].filter((k) => !entryFields.has(k))).toEqual([]);
   expect([...messageReads].filter((k) => !messageFields.has(k))).toEqual([]);
   expect(entryReads.size).toBeGreaterThan(10);
+});
+
+it("stays under 4 KB, the most a browser compiles synchronously on its main thread", () => {
+  expect(Buffer.from(SKELETON_WASM, "base64").length).toBeLessThanOrEqual(4096);
 });
