@@ -136,7 +136,7 @@ for (const name of ["embedded", "aws"] as const) {
       expect(await (await app.request(openPath)).text()).toContain(GITHUB_TOKEN);
     });
 
-    it("masks the title, the folder and branch previews too", async () => {
+    it("masks the title, the folder, branch previews and labels too", async () => {
       const id = `share-${name}-titled`;
       const npmToken = `npm_${"a1B2c3D4e5".repeat(3)}f6G7h8`;
       const body =
@@ -161,12 +161,14 @@ for (const name of ["embedded", "aws"] as const) {
           parentId: "t1",
           timestamp: ts(3),
           message: { role: "user", content: "main tip", timestamp: 3 },
-        });
+        }) +
+        line({ type: "label", id: "l1", parentId: "t3", timestamp: ts(4), targetId: "t1", label: `key ${npmToken}` });
       expect((await c.patch(id, 0, body)).status).toBe(200);
       const created = (await (await c.post(`/v1/sessions/${id}/shares`, {})).json()) as { url: string };
       const html = await (await app.request(new URL(created.url).pathname)).text();
       expect(html).toContain("main tip");
       expect(html).toContain("[masked github]");
+      expect(html).toContain("key [masked npm]");
       expect(html).not.toContain(GITHUB_TOKEN);
       expect(html).not.toContain(npmToken);
     });

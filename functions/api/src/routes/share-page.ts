@@ -85,6 +85,14 @@ export function sharePageRoutes(services: Services, shares: Shares) {
     return { transform, masked: () => masked };
   };
 
+  /** The labels shown beside entries: label entries are session text too, masked like it. */
+  const shownLabels = async (share: ShareRecord, index: SessionIndex) => {
+    const labels = labelsOf(index);
+    if (!share.maskSecrets || labels.size === 0) return labels;
+    const masked = await maskTexts([...labels.values()]);
+    return new Map([...labels.keys()].map((id, i) => [id, masked[i]]));
+  };
+
   /** Loads (and masks) the entries of path records for the page. */
   async function pageEntries(
     share: ShareRecord,
@@ -162,7 +170,7 @@ export function sharePageRoutes(services: Services, shares: Shares) {
         earlier: start,
         leafId: leaf?.id ?? null,
         leaves,
-        labels: labelsOf(index),
+        labels: await shownLabels(share, index),
         masked,
         maskSecrets: share.maskSecrets,
         live: share.leafId === undefined && query.leaf === undefined && query.before === undefined,
@@ -193,7 +201,7 @@ export function sharePageRoutes(services: Services, shares: Shares) {
     const at = query.after ? path.findIndex((r) => r.id === query.after) : -1;
     const records = at >= 0 ? path.slice(at + 1) : path.slice(-PAGE_ENTRIES);
     const { entries } = await pageEntries(share, head, index, records.slice(0, PAGE_ENTRIES));
-    return c.html(renderEntries(entries, labelsOf(index)));
+    return c.html(renderEntries(entries, await shownLabels(share, index)));
   });
 
   /** The JSONL: the whole session, or (pinned) the header and the path's entries: a valid session file. */
