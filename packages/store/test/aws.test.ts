@@ -37,6 +37,17 @@ describe("S3 signatures (checked in front of s3rver by the AWS SDK's own signer)
     expect(await late.text()).toContain("expired");
   });
 
+  it("lists past a page of 1,000 keys (continuation tokens signed in the query)", async () => {
+    const prefix = `t/${randomUUID()}/`;
+    const keys = Array.from({ length: 1005 }, (_, i) => `${prefix}${String(i).padStart(4, "0")}`);
+    for (let i = 0; i < keys.length; i += 50) {
+      await Promise.all(keys.slice(i, i + 50).map((key) => stores.blobs.put(key, new Uint8Array([1]))));
+    }
+    expect(await stores.blobs.list(prefix)).toEqual(keys);
+    await stores.blobs.delete(keys);
+    expect(await stores.blobs.list(prefix)).toEqual([]);
+  });
+
   it("refuses requests signed with the wrong secret", async () => {
     const config = await testAwsConfig();
     const wrong = awsStores({ ...config, credentials: { accessKeyId: "S3RVER", secretAccessKey: "wrong" } });
