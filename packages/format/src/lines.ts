@@ -6,7 +6,6 @@
 import { decodeUtf8, type LineSpan } from "./jsonl.js";
 import type { Problem } from "./problems.js";
 import type { SessionHeader } from "./schema.js";
-import { NOT_JSON, type SkeletonReader } from "./skeleton.js";
 
 /** The small fields of an entry that the tree, labels, name, settings and context plan need. */
 export interface EntryFacts {
@@ -80,31 +79,6 @@ export function readValueAt(
   } catch {
     return text.trim() === "" ? BLANK_LINE : INVALID_LINE;
   }
-}
-
-/**
- * {@link readValueAt} on the line's skeleton: the same acceptance, and a value that gives the
- * same record (see skeleton.ts), without reading what the record does not need.
- */
-export function readSkeletonAt(
-  read: SkeletonReader,
-  bytes: Uint8Array,
-  offset: number,
-  length: number,
-  atFileStart: boolean,
-): unknown | typeof BLANK_LINE | typeof INVALID_LINE {
-  const bom = atFileStart ? bomLength(bytes, offset) : 0;
-  const text = read(bytes, offset + bom, length - bom);
-  // The scanner refuses what JSON.parse refuses; a refused line is read whole (rare), which also
-  // tells a blank line (pi skips it silently) from an invalid one.
-  if (text !== NOT_JSON) {
-    try {
-      return JSON.parse(text);
-    } catch {
-      // Cannot happen for a skeleton the scanner accepted; reading the whole line is the answer anyway.
-    }
-  }
-  return readValueAt(bytes, offset, length, atFileStart);
 }
 
 /** Whether an invalid line looks like a torn write: the start of an entry glued mid-line. */

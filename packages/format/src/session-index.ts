@@ -14,7 +14,6 @@ import {
   lineProblem,
   looksTorn,
   parseRecordLine,
-  readSkeletonAt,
   readValueAt,
   recordOf,
   recordProblem,
@@ -22,7 +21,11 @@ import {
 import { CURRENT_SESSION_VERSION, migrateEntry, migrateRole, type V1Links, v1EntryId } from "./migrate.js";
 import type { Problem } from "./problems.js";
 import type { SessionHeader } from "./schema.js";
-import { skeletonReader } from "./skeleton.js";
+import { NOT_JSON, skeletonScanner } from "./skeleton.js";
+
+/** Lines read through the scanner at once: up to this many, and this many bytes (unless one line is longer). */
+const BATCH_LINES = 256;
+const BATCH_BYTES = 4 * 1024 * 1024;
 
 export type { EntryFacts } from "./lines.js";
 
@@ -372,7 +375,26 @@ export function indexSession(bytes: Uint8Array, options: { wholeLines?: boolean 
   const cache = new Map<number, Json>();
   const keeper = new ContextKeeper();
   // `wholeLines`: parse every line whole (what happens anyway where WebAssembly is missing).
-  const skeleton = options.wholeLines ? undefined : skeletonReader();
+  const scanner = options.wholeLines ? undefined : skeletonScanner();
+  // Skeleton values of lines [batchLo, batchHi], read a run at a time (null: read them whole).
+  let batch: unknown[] | null = null;
+  let batchLo = 0;
+  let batchHi = -1;
+  const valueAt = (k: number): unknown => {
+    if (scanner) {
+      if (k < batchLo || k > batchHi) {
+        let lo = k;
+        const end = lines.offsets[k] + lines.lengths[k];
+        while (lo > 0 && k - lo < BATCH_LINES - 1 && end - lines.offsets[lo - 1] <= BATCH_BYTES) lo--;
+        batch = scanner.lines(bytes, lines.offsets, lines.lengths, lo, k) ?? null;
+        [batchLo, batchHi] = [lo, k];
+      }
+      const value = batch ? batch[k - batchLo] : NOT_JSON;
+      if (value !== NOT_JSON) return value;
+    }
+    // Refused by the scanner (invalid, blank, or the file's byte order mark): read whole, as pi does.
+    return readValueAt(bytes, lines.offsets[k], lines.lengths[k], k === 0);
+  };
   for (let k = lines.count - 1; k >= 0; k--) {
     if (consumed.includes(k)) {
       isValue[k] = k + 1 === headerLine ? 1 : 0;
@@ -381,9 +403,7 @@ export function indexSession(bytes: Uint8Array, options: { wholeLines?: boolean 
     const offset = lines.offsets[k];
     const length = lines.lengths[k];
     // The skeleton where it can be read (same acceptance, same record); the whole line otherwise.
-    const value = skeleton
-      ? readSkeletonAt(skeleton, bytes, offset, length, k === 0)
-      : readValueAt(bytes, offset, length, k === 0);
+    const value = valueAt(k);
     if (value === BLANK_LINE) continue;
     if (value === INVALID_LINE) {
       problems.push(
@@ -403,7 +423,7 @@ export function indexSession(bytes: Uint8Array, options: { wholeLines?: boolean 
     const record = recordOf({ line: k + 1, offset, length }, value, k);
     if (keeper.offer(record, reversed.length === 0)) {
       // The context reads this entry in full.
-      cache.set(record.line, (skeleton ? readValueAt(bytes, offset, length, k === 0) : value) as Json);
+      cache.set(record.line, (scanner ? readValueAt(bytes, offset, length, k === 0) : value) as Json);
     }
     reversed.push(record);
   }

@@ -7,15 +7,13 @@
  *
  * The scanner is WebAssembly (SIMD), built from C by scripts/build-wasm.sh, under 4 KB so that
  * browsers compile it synchronously even on their main thread. Where WebAssembly or its SIMD is
- * missing, `skeletonReader` answers undefined and callers parse whole lines.
+ * missing, `skeletonScanner` answers undefined and callers parse whole lines.
  */
 import { decodeUtf8 } from "./jsonl.js";
 import { SKELETON_WASM } from "./skeleton-wasm.js";
 
 /** What a reader answers for a line that cannot be valid JSON. */
 export const NOT_JSON: unique symbol = Symbol("not JSON");
-
-export type SkeletonReader = (bytes: Uint8Array, offset: number, length: number) => string | typeof NOT_JSON;
 
 const PAGE = 65536;
 
@@ -40,11 +38,29 @@ function compiled(): WebAssembly.Module | null {
   return module;
 }
 
+/** Skeletons of one line, or of a run of lines at once (one copy, one decode, one parse). */
+export interface SkeletonScanner {
+  /** The skeleton of bytes [offset, offset + length). */
+  line(bytes: Uint8Array, offset: number, length: number): string | typeof NOT_JSON;
+  /**
+   * The values of lines lo..hi (their offsets and lengths given), parsed from their skeletons
+   * in one JSON.parse; NOT_JSON for a line the scanner refused. Undefined if that parse fails
+   * (it cannot for skeletons the scanner accepted): read the lines one by one then.
+   */
+  lines(
+    bytes: Uint8Array,
+    offsets: Float64Array,
+    lengths: Float64Array,
+    lo: number,
+    hi: number,
+  ): (unknown | typeof NOT_JSON)[] | undefined;
+}
+
 /**
- * A reader with its own memory (one per whole-file read: its buffers grow to the longest line
+ * A scanner with its own memory (one per whole-file read: its buffers grow to what it is given
  * and are dropped with it). Undefined where WebAssembly with SIMD is unavailable.
  */
-export function skeletonReader(): SkeletonReader | undefined {
+export function skeletonScanner(): SkeletonScanner | undefined {
   const wasm = compiled();
   if (!wasm) return undefined;
   const memory = new WebAssembly.Memory({ initial: 2 });
@@ -57,18 +73,55 @@ export function skeletonReader(): SkeletonReader | undefined {
   const scan = instance.exports.skeleton as (input: number, length: number, output: number, stack: number) => number;
   const base = (instance.exports.__heap_base as WebAssembly.Global).value as number;
   let heap = new Uint8Array(memory.buffer);
-  return (bytes, offset, length) => {
-    // The input, 16 bytes of slack (the scanner loads 16 at a time), the output, the bracket stack.
-    const input = base;
-    const output = base + length + 16;
-    const stack = output + length;
-    const needed = stack + length;
-    if (needed > heap.length) {
-      memory.grow(Math.ceil((needed - heap.length) / PAGE));
+  const reserve = (bytes: number) => {
+    if (bytes > heap.length) {
+      memory.grow(Math.ceil((bytes - heap.length) / PAGE));
       heap = new Uint8Array(memory.buffer);
     }
-    heap.set(bytes.subarray(offset, offset + length), input);
-    const written = scan(input, length, output, stack);
-    return written < 0 ? NOT_JSON : decodeUtf8(heap.subarray(output, output + written));
+  };
+  return {
+    line(bytes, offset, length) {
+      // The input, 16 bytes of slack (the scanner loads 16 at a time), the output, the bracket stack.
+      const output = base + length + 16;
+      const stack = output + length;
+      reserve(stack + length);
+      heap.set(bytes.subarray(offset, offset + length), base);
+      const written = scan(base, length, output, stack);
+      return written < 0 ? NOT_JSON : decodeUtf8(heap.subarray(output, output + written));
+    },
+    lines(bytes, offsets, lengths, lo, hi) {
+      // The lines are contiguous in the file: one copy. Output: "[" skeleton "," ... "]", with 0
+      // in place of a refused line (a skeleton is never longer than its line).
+      const start = offsets[lo];
+      const size = offsets[hi] + lengths[hi] - start;
+      let longest = 0;
+      for (let j = lo; j <= hi; j++) longest = Math.max(longest, lengths[j]);
+      const output = base + size + 16;
+      const stack = output + size + 2 * (hi - lo + 1) + 2;
+      reserve(stack + longest);
+      heap.set(bytes.subarray(start, start + size), base);
+      let at = output;
+      heap[at++] = 0x5b;
+      const refused: number[] = [];
+      for (let j = lo; j <= hi; j++) {
+        if (j > lo) heap[at++] = 0x2c;
+        const written = scan(base + offsets[j] - start, lengths[j], at, stack);
+        if (written < 0) {
+          refused.push(j - lo);
+          heap[at++] = 0x30;
+        } else {
+          at += written;
+        }
+      }
+      heap[at++] = 0x5d;
+      let values: unknown[];
+      try {
+        values = JSON.parse(decodeUtf8(heap.subarray(output, at))) as unknown[];
+      } catch {
+        return undefined;
+      }
+      for (const j of refused) values[j] = NOT_JSON;
+      return values;
+    },
   };
 }

@@ -9,11 +9,12 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { recordOf } from "../src/lines.js";
 import { indexSession } from "../src/session-index.js";
-import { NOT_JSON, skeletonReader } from "../src/skeleton.js";
+import { NOT_JSON, skeletonScanner } from "../src/skeleton.js";
 import { SKELETON_WASM } from "../src/skeleton-wasm.js";
 import { inRepoCorpus, loadCorpus, sharedCorpus } from "./fixture-corpus.js";
 
-const read = skeletonReader();
+const scanner = skeletonScanner();
+const read = scanner && ((bytes: Uint8Array, offset: number, length: number) => scanner.line(bytes, offset, length));
 const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
 const encoder = new TextEncoder();
 
@@ -217,6 +218,45 @@ describe.runIf(read !== undefined)("the skeleton scan", () => {
       const leaf = fast.defaultLeaf;
       if (leaf) expect(fast.entry(leaf)).toEqual(whole.entry(leaf));
     }
+  });
+});
+
+describe.runIf(read !== undefined)("reading a file a run of lines at a time", () => {
+  it("gives the index of reading every line whole, across runs, with refused and blank lines among them", () => {
+    const header = JSON.stringify({ type: "session", version: 3, id: "s", timestamp: "t", cwd: "/" });
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(entry, fc.nat(), fc.array(mutation, { maxLength: 1 })), { minLength: 200, maxLength: 700 }),
+        fc.boolean(),
+        (lines, bom) => {
+          const text = lines.map(([line, seed, m]) => decoder.decode(mutate(encoder.encode(respell(line, seed)), m)));
+          const bytes = encoder.encode(`${bom ? "\uFEFF" : ""}${header}\n${text.join("\n")}\n\n  \n`);
+          const fast = indexSession(bytes);
+          const whole = indexSession(bytes, { wholeLines: true });
+          expect(fast.records).toEqual(whole.records);
+          expect(fast.problems).toEqual(whole.problems);
+          expect(fast.header).toEqual(whole.header);
+        },
+      ),
+      { numRuns: 15 },
+    );
+  });
+
+  it("reads lines longer than a run's byte budget", () => {
+    const big = (id: string, parentId: string | null) =>
+      JSON.stringify({
+        type: "message",
+        id,
+        parentId,
+        timestamp: "t",
+        message: { role: "user", content: "x".repeat(5_000_000) },
+      });
+    const bytes = encoder.encode(
+      `${big("a", null)}\n${big("b", "a")}\n{"type":"label","id":"c","parentId":"b","timestamp":"t","targetId":"a","label":"l"}\n`,
+    );
+    const fast = indexSession(bytes);
+    expect(fast.records).toEqual(indexSession(bytes, { wholeLines: true }).records);
+    expect(fast.records.map((r) => r.id)).toEqual(["a", "b", "c"]);
   });
 });
 
