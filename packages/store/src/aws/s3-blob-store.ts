@@ -53,7 +53,8 @@ export class S3BlobStore implements BlobStore {
       "s3",
       this.objectUrl(key),
       { method: "PUT", headers: { "content-md5": md5(body) }, body },
-      check,
+      // The (empty) answer is read to its end: fetch reuses a connection only then.
+      async (response) => void (await (await check(response)).arrayBuffer()),
     );
   }
 
