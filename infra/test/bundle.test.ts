@@ -5,7 +5,7 @@
  * SDK, node-forge) is not needed: append, a presigned upload, a share page with a credential
  * masked.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -80,6 +80,10 @@ describe("the shipped Lambda bundle", () => {
       event("function-url", method, path, { ...auth, ...headers }, body ? new TextEncoder().encode(body) : undefined),
       {} as LambdaContext,
     );
+
+  it("weighs at most 400 KB minified (the deploy issue's budget; npm run bench:bundle times it)", () => {
+    expect(statSync(join(out, "index.mjs")).size).toBeLessThanOrEqual(400 * 1024);
+  });
 
   it("appends, takes a presigned upload, and serves a share page with the credential masked", async () => {
     const session =
