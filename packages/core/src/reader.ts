@@ -136,22 +136,49 @@ interface KnownPages {
   previews: Record<number, string>;
 }
 
-/** A small least-recently-used map. */
-class Lru<V> {
-  private readonly map = new Map<string, V>();
-  constructor(private readonly capacity: number) {}
+/**
+ * A least-recently-used map bounded by its number of entries and by their total weight (an
+ * entry heavier than the whole budget is not kept).
+ */
+export class Lru<V> {
+  private readonly map = new Map<string, { value: V; weight: number }>();
+  private total = 0;
+
+  constructor(
+    private readonly capacity: number,
+    private readonly maxWeight: number,
+    private readonly weigh: (value: V) => number,
+  ) {}
+
   get(key: string): V | undefined {
-    const value = this.map.get(key);
-    if (value !== undefined) {
-      this.map.delete(key);
-      this.map.set(key, value);
-    }
-    return value;
-  }
-  set(key: string, value: V): void {
+    const entry = this.map.get(key);
+    if (entry === undefined) return undefined;
     this.map.delete(key);
-    this.map.set(key, value);
-    if (this.map.size > this.capacity) this.map.delete(this.map.keys().next().value as string);
+    this.map.set(key, entry);
+    return entry.value;
+  }
+
+  set(key: string, value: V): void {
+    this.delete(key);
+    const weight = this.weigh(value);
+    if (weight > this.maxWeight) return;
+    this.map.set(key, { value, weight });
+    this.total += weight;
+    while (this.map.size > this.capacity || this.total > this.maxWeight) {
+      this.delete(this.map.keys().next().value as string);
+    }
+  }
+
+  /** What the entries weigh together. */
+  get weight(): number {
+    return this.total;
+  }
+
+  private delete(key: string): void {
+    const entry = this.map.get(key);
+    if (!entry) return;
+    this.map.delete(key);
+    this.total -= entry.weight;
   }
 }
 
@@ -160,10 +187,12 @@ export class Reader {
 
   constructor(
     private readonly stores: Stores,
-    /** How many generations' pages to keep in memory. */
+    /** How many generations' pages to keep in memory... */
     cachedGenerations = 16,
+    /** ...holding this many line records at most in all (a few hundred bytes each). */
+    cachedRecords = 400_000,
   ) {
-    this.pages = new Lru(cachedGenerations);
+    this.pages = new Lru(cachedGenerations, cachedRecords, (known) => known.records.length);
   }
 
   async head(userId: string, sessionId: string): Promise<SessionHead> {
