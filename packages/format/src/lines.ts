@@ -62,8 +62,8 @@ export const INVALID_LINE: unique symbol = Symbol("invalid line");
 
 /**
  * Reads the line at bytes [offset, offset + length): its JSON value, or BLANK_LINE (pi skips it
- * silently), or INVALID_LINE (pi skips it). Allocates nothing but the value: the whole-file
- * reader calls it once per line.
+ * silently), or INVALID_LINE (pi skips it). No result object around the value: the whole-file
+ * reader may call it for every line.
  */
 export function readValueAt(
   bytes: Uint8Array,
