@@ -2,6 +2,8 @@
  * How the Lambda function is bundled (esbuild): the stack and the bundle benchmark both use
  * these options, so what is measured is what ships.
  */
+import type { BuildOptions } from "esbuild";
+
 export const LAMBDA_BUNDLE = {
   target: "node22",
   minify: true,
@@ -16,3 +18,21 @@ export const LAMBDA_BUNDLE = {
    */
   external: ["./index-BDnqZat0.js"],
 };
+
+/** esbuild's options for the function bundle of `entry`, as the stack builds it (without source maps). */
+export function lambdaBuildOptions(entry: string, outfile: string): BuildOptions {
+  return {
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    logLevel: "error",
+    target: LAMBDA_BUNDLE.target,
+    minify: LAMBDA_BUNDLE.minify,
+    mainFields: LAMBDA_BUNDLE.mainFields,
+    conditions: LAMBDA_BUNDLE.conditions,
+    external: LAMBDA_BUNDLE.external,
+    banner: { js: LAMBDA_BUNDLE.banner },
+  };
+}

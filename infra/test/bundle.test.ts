@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { event } from "../../functions/api/test/lambda-events.js";
 import { testAwsConfig } from "../../packages/store/test/aws-clients.js";
 import { type SecretsManagerStandIn, startSecretsManager } from "../../scripts/test-servers/secrets-manager.js";
-import { LAMBDA_BUNDLE } from "../lib/bundling.js";
+import { lambdaBuildOptions } from "../lib/bundling.js";
 
 type Answer = { statusCode: number; headers: Record<string, string>; body: string; isBase64Encoded?: boolean };
 type Handler = (event: unknown, context: LambdaContext) => Promise<Answer>;
@@ -39,20 +39,7 @@ describe("the shipped Lambda bundle", () => {
     secrets = await startSecretsManager({ [SECRET_ID]: "k".repeat(48) });
     out = mkdtempSync(join(tmpdir(), "pisync-bundle-test-"));
     const outfile = join(out, "index.mjs");
-    await build({
-      entryPoints: [entry],
-      bundle: true,
-      platform: "node",
-      format: "esm",
-      outfile,
-      logLevel: "error",
-      target: LAMBDA_BUNDLE.target,
-      minify: LAMBDA_BUNDLE.minify,
-      mainFields: LAMBDA_BUNDLE.mainFields,
-      conditions: LAMBDA_BUNDLE.conditions,
-      external: LAMBDA_BUNDLE.external,
-      banner: { js: LAMBDA_BUNDLE.banner },
-    });
+    await build(lambdaBuildOptions(entry, outfile));
     // What the stack sets, and what Lambda itself sets (the role's credentials, with a session token).
     Object.assign(process.env, {
       PISYNC_BUCKET: config.bucket,
