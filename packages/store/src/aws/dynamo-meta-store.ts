@@ -255,13 +255,19 @@ export class DynamoMetaStore implements MetaStore {
     return stored ? dataOf<TokenRecord>(stored) : undefined;
   }
 
-  async listTokens(userId: string): Promise<TokenRecord[]> {
+  /** The bodies of every item under one `gsi1` partition (a user's tokens, a user's shares). */
+  private async listIndexed<T>(gsi1pk: string, newestFirst = false): Promise<T[]> {
     const items = await this.queryAll({
       IndexName: "gsi1",
       KeyConditionExpression: "gsi1pk = :pk",
-      ExpressionAttributeValues: item({ ":pk": `UT#${userId}` }),
+      ExpressionAttributeValues: item({ ":pk": gsi1pk }),
+      ScanIndexForward: !newestFirst,
     });
-    return items.map((stored) => dataOf<TokenRecord>(stored));
+    return items.map((stored) => dataOf<T>(stored));
+  }
+
+  listTokens(userId: string): Promise<TokenRecord[]> {
+    return this.listIndexed(`UT#${userId}`);
   }
 
   async deleteToken(userId: string, id: string): Promise<boolean> {
@@ -290,13 +296,7 @@ export class DynamoMetaStore implements MetaStore {
     return stored ? dataOf<ShareRecord>(stored) : undefined;
   }
 
-  async listShares(userId: string): Promise<ShareRecord[]> {
-    const items = await this.queryAll({
-      IndexName: "gsi1",
-      KeyConditionExpression: "gsi1pk = :pk",
-      ExpressionAttributeValues: item({ ":pk": `UH#${userId}` }),
-      ScanIndexForward: false,
-    });
-    return items.map((stored) => dataOf<ShareRecord>(stored));
+  listShares(userId: string): Promise<ShareRecord[]> {
+    return this.listIndexed(`UH#${userId}`, true);
   }
 }
