@@ -5,6 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import { deflateRawSync, gunzipSync, gzipSync } from "node:zlib";
+import type { Stores } from "@pisync/store";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { client, countingBlobs, enc, failing, makeApp, openPair, type Pair, userToken } from "./harness.js";
 
@@ -286,11 +287,11 @@ for (const name of ["embedded", "aws"] as const) {
     });
 
     describe("crash safety: the head's commit is the commit point", () => {
-      it("a failure after the bytes are stored but before the commit leaves the old state; the retry succeeds", async () => {
+      /** Appends through stores where one call fails: 500 and the old state; then the retry lands. */
+      async function crashThenRetry(withFailure: (fail: () => boolean) => Stores) {
         const { id, first } = await started();
         let fail = true;
-        const meta = failing(pair.stores.meta, "commit", () => fail);
-        const crashing = client(makeApp({ blobs: pair.stores.blobs, meta }), await userToken(pair.stores, "alice"));
+        const crashing = client(makeApp(withFailure(() => fail)), await userToken(pair.stores, "alice"));
         const next = line("after crash");
         const offset = enc(first).length;
         expect((await crashing.patch(id, offset, next)).status).toBe(500);
@@ -298,21 +299,13 @@ for (const name of ["embedded", "aws"] as const) {
         fail = false;
         expect((await crashing.patch(id, offset, next)).status).toBe(200);
         await holds(id, first + next);
-      });
+      }
 
-      it("a failure storing the bytes leaves the old state; the retry succeeds", async () => {
-        const { id, first } = await started();
-        let fail = true;
-        const blobs = failing(pair.stores.blobs, "put", () => fail);
-        const crashing = client(makeApp({ blobs, meta: pair.stores.meta }), await userToken(pair.stores, "alice"));
-        const next = line("after crash");
-        const offset = enc(first).length;
-        expect((await crashing.patch(id, offset, next)).status).toBe(500);
-        await holds(id, first);
-        fail = false;
-        expect((await crashing.patch(id, offset, next)).status).toBe(200);
-        await holds(id, first + next);
-      });
+      it("a failure after the bytes are stored but before the commit leaves the old state; the retry succeeds", () =>
+        crashThenRetry((fail) => ({ blobs: pair.stores.blobs, meta: failing(pair.stores.meta, "commit", fail) })));
+
+      it("a failure storing the bytes leaves the old state; the retry succeeds", () =>
+        crashThenRetry((fail) => ({ blobs: failing(pair.stores.blobs, "put", fail), meta: pair.stores.meta })));
     });
 
     it("large lines go through an upload, then an append commits them", async () => {
