@@ -7,7 +7,16 @@
  * const { messages, model, thinkingLevel } = buildSessionContext(session);
  */
 export { type BuildContextOptions, buildSessionContext, recordsForContext, type SessionContext } from "./context.js";
-export { completeLength, decodeUtf8, encodeUtf8, forEachLine, type LineSpan, splitLines } from "./jsonl.js";
+export {
+  completeLength,
+  decodeUtf8,
+  encodeUtf8,
+  forEachLine,
+  type LineSpan,
+  type LineTable,
+  lineTable,
+  splitLines,
+} from "./jsonl.js";
 export {
   isHeader,
   isObject,

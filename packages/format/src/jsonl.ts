@@ -28,20 +28,49 @@ export function completeLength(bytes: Uint8Array): number {
   return bytes.lastIndexOf(NEWLINE) + 1;
 }
 
+/** Where the complete lines of `bytes` are: offsets and lengths in typed arrays (no object per line). */
+export interface LineTable {
+  count: number;
+  /** Line k (0-based) is bytes [offsets[k], offsets[k] + lengths[k]), its `\n` excluded. */
+  offsets: Float64Array;
+  lengths: Float64Array;
+  /** Bytes covered by complete lines (see {@link completeLength}). */
+  completeLength: number;
+}
+
+/** The line table of `bytes`: one pass, nothing copied. */
+export function lineTable(bytes: Uint8Array): LineTable {
+  let offsets = new Float64Array(1024);
+  let lengths = new Float64Array(1024);
+  let count = 0;
+  let start = 0;
+  for (let end = bytes.indexOf(NEWLINE); end >= 0; end = bytes.indexOf(NEWLINE, start)) {
+    if (count === offsets.length) {
+      const grownOffsets = new Float64Array(count * 2);
+      grownOffsets.set(offsets);
+      offsets = grownOffsets;
+      const grownLengths = new Float64Array(count * 2);
+      grownLengths.set(lengths);
+      lengths = grownLengths;
+    }
+    offsets[count] = start;
+    lengths[count] = end - start;
+    count++;
+    start = end + 1;
+  }
+  return { count, offsets, lengths, completeLength: start };
+}
+
 /**
  * Calls `visit` for every complete line of `bytes`, in order, without copying anything.
  * Returns the number of bytes those lines cover (see {@link completeLength}).
  */
 export function forEachLine(bytes: Uint8Array, visit: (span: LineSpan) => void, firstLine = 1): number {
-  let start = 0;
-  let line = firstLine;
-  for (;;) {
-    const end = bytes.indexOf(NEWLINE, start);
-    if (end < 0) return start;
-    visit({ line, offset: start, length: end - start });
-    start = end + 1;
-    line++;
+  const lines = lineTable(bytes);
+  for (let k = 0; k < lines.count; k++) {
+    visit({ line: firstLine + k, offset: lines.offsets[k], length: lines.lengths[k] });
   }
+  return lines.completeLength;
 }
 
 /** Every complete line of `bytes`, as spans. */

@@ -3,7 +3,7 @@
  * content. Full entries are parsed on demand ({@link SessionIndex.entry}), so rebuilding a
  * context reads only the entries on its path.
  */
-import type { LineSpan } from "./jsonl.js";
+import { type LineSpan, type LineTable, lineTable } from "./jsonl.js";
 import {
   BLANK_LINE,
   INVALID_LINE,
@@ -264,43 +264,8 @@ class ContextKeeper {
 /** Types whose full content goes into a context. */
 const CONTENT_TYPES = new Set(["message", "custom_message", "branch_summary", "compaction"]);
 
-/** Where the complete lines of a file are: offsets and lengths in typed arrays (no object per line). */
-interface Lines {
-  count: number;
-  offsets: Float64Array;
-  lengths: Float64Array;
-  /** Bytes covered by complete lines. */
-  completeLength: number;
-}
-
-function findLines(bytes: Uint8Array): Lines {
-  let capacity = 1024;
-  let offsets = new Float64Array(capacity);
-  let lengths = new Float64Array(capacity);
-  let count = 0;
-  let start = 0;
-  for (;;) {
-    const end = bytes.indexOf(0x0a, start);
-    if (end < 0) break;
-    if (count === capacity) {
-      capacity *= 2;
-      const grownOffsets = new Float64Array(capacity);
-      grownOffsets.set(offsets);
-      offsets = grownOffsets;
-      const grownLengths = new Float64Array(capacity);
-      grownLengths.set(lengths);
-      lengths = grownLengths;
-    }
-    offsets[count] = start;
-    lengths[count] = end - start;
-    count++;
-    start = end + 1;
-  }
-  return { count, offsets, lengths, completeLength: start };
-}
-
 /** The span of line k (0-based), as the problem and record types want it. */
-const spanAt = (lines: Lines, k: number): LineSpan => ({
+const spanAt = (lines: LineTable, k: number): LineSpan => ({
   line: k + 1,
   offset: lines.offsets[k],
   length: lines.lengths[k],
@@ -312,7 +277,7 @@ const spanAt = (lines: Lines, k: number): LineSpan => ({
  */
 function findHeader(
   bytes: Uint8Array,
-  lines: Lines,
+  lines: LineTable,
   problems: Problem[],
 ): { header?: SessionHeader; headerLine?: number; consumed: number[] } {
   const valueAt = (from: number): [number, unknown] | undefined => {
@@ -356,7 +321,7 @@ function findHeader(
  * index.defaultLeafId; // the entry pi continues from
  */
 export function indexSession(bytes: Uint8Array, options: { wholeLines?: boolean } = {}): SessionIndex {
-  const lines = findLines(bytes);
+  const lines = lineTable(bytes);
   const { completeLength } = lines;
   const problems: Problem[] = [];
   if (completeLength < bytes.length) {
@@ -386,7 +351,7 @@ export function indexSession(bytes: Uint8Array, options: { wholeLines?: boolean 
         let lo = k;
         const end = lines.offsets[k] + lines.lengths[k];
         while (lo > 0 && k - lo < BATCH_LINES - 1 && end - lines.offsets[lo - 1] <= BATCH_BYTES) lo--;
-        batch = scanner.lines(bytes, lines.offsets, lines.lengths, lo, k) ?? null;
+        batch = scanner.lines(bytes, lines, lo, k) ?? null;
         [batchLo, batchHi] = [lo, k];
       }
       const value = batch ? batch[k - batchLo] : NOT_JSON;

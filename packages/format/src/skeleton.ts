@@ -9,7 +9,7 @@
  * browsers compile it synchronously even on their main thread. Where WebAssembly or its SIMD is
  * missing, `skeletonScanner` answers undefined and callers parse whole lines.
  */
-import { decodeUtf8 } from "./jsonl.js";
+import { decodeUtf8, type LineTable } from "./jsonl.js";
 import { SKELETON_WASM } from "./skeleton-wasm.js";
 
 /** What a reader answers for a line that cannot be valid JSON. */
@@ -43,17 +43,11 @@ export interface SkeletonScanner {
   /** The skeleton of bytes [offset, offset + length). */
   line(bytes: Uint8Array, offset: number, length: number): string | typeof NOT_JSON;
   /**
-   * The values of lines lo..hi (their offsets and lengths given), parsed from their skeletons
-   * in one JSON.parse; NOT_JSON for a line the scanner refused. Undefined if that parse fails
-   * (it cannot for skeletons the scanner accepted): read the lines one by one then.
+   * The values of lines lo..hi of `table`, parsed from their skeletons in one JSON.parse;
+   * NOT_JSON for a line the scanner refused. Undefined if that parse fails (it cannot for
+   * skeletons the scanner accepted): read the lines one by one then.
    */
-  lines(
-    bytes: Uint8Array,
-    offsets: Float64Array,
-    lengths: Float64Array,
-    lo: number,
-    hi: number,
-  ): (unknown | typeof NOT_JSON)[] | undefined;
+  lines(bytes: Uint8Array, table: LineTable, lo: number, hi: number): (unknown | typeof NOT_JSON)[] | undefined;
 }
 
 /**
@@ -89,7 +83,7 @@ export function skeletonScanner(): SkeletonScanner | undefined {
       const written = scan(base, length, output, stack);
       return written < 0 ? NOT_JSON : decodeUtf8(heap.subarray(output, output + written));
     },
-    lines(bytes, offsets, lengths, lo, hi) {
+    lines(bytes, { offsets, lengths }, lo, hi) {
       // The lines are contiguous in the file: one copy. Output: "[" skeleton "," ... "]", with 0
       // in place of a refused line (a skeleton is never longer than its line).
       const start = offsets[lo];
