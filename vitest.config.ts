@@ -13,5 +13,7 @@ export default defineConfig({
     globalSetup: ["scripts/test-servers/global-setup.ts"],
     testTimeout: 30_000,
     hookTimeout: 120_000,
+    // The AWS SDK warns once per process that its 2027 releases will need Node 22; ours are pinned.
+    env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" },
   },
 });

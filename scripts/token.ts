@@ -66,7 +66,9 @@ try {
 } catch (error) {
   if (error instanceof BadRequest) usage(error.message);
   // The store could not be reached or refused (credentials, table name): not a usage error.
-  console.error(`could not create the token in ${store.where}: ${(error as Error).message}`);
+  // The error's name is the service's error code (ResourceNotFoundException, AccessDeniedException...).
+  const { name, message } = error as Error;
+  console.error(`could not create the token in ${store.where}: ${name}: ${message}`);
   process.exitCode = 1;
 } finally {
   store.close();

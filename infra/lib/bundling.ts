@@ -1,6 +1,6 @@
 /**
- * How the Lambda function is bundled (esbuild): the stack and the bundle benchmark both use
- * these options, so what is measured is what ships.
+ * How the Lambda function is bundled (esbuild): the stack, the bundle benchmark and the bundle
+ * test all use these options, so what is measured and tested is what ships.
  */
 import type { BuildOptions } from "esbuild";
 
@@ -17,10 +17,29 @@ export const LAMBDA_BUNDLE = {
    * 11.7.1 names it) is never loaded and stays out.
    */
   external: ["./index-BDnqZat0.js"],
+  /**
+   * Where the AWS SDK comes from: bundled (pinned, minified) starts faster than the runtime's
+   * unminified copy, which is also not necessarily the version tested here (`npm run bench:bundle`).
+   */
+  sdk: "bundled" as SdkSource,
 };
 
+/** What the bundle leaves out: node-forge's chunk, and the SDK when the runtime gives it. */
+export function lambdaExternals(sdk: SdkSource = LAMBDA_BUNDLE.sdk): string[] {
+  return sdk === "runtime" ? [...LAMBDA_BUNDLE.external, AWS_SDK_PACKAGES] : LAMBDA_BUNDLE.external;
+}
+
+/**
+ * The AWS SDK v3 packages, which Lambda's Node.js runtimes provide (`npm run bench:bundle`
+ * measures the bundle with and without them).
+ */
+export const AWS_SDK_PACKAGES = "@aws-sdk/*";
+
+/** Where the function's AWS SDK comes from: bundled into it, or the Lambda runtime's own. */
+export type SdkSource = "bundled" | "runtime";
+
 /** esbuild's options for the function bundle of `entry`, as the stack builds it (without source maps). */
-export function lambdaBuildOptions(entry: string, outfile: string): BuildOptions {
+export function lambdaBuildOptions(entry: string, outfile: string, sdk: SdkSource = LAMBDA_BUNDLE.sdk): BuildOptions {
   return {
     entryPoints: [entry],
     outfile,
@@ -32,7 +51,7 @@ export function lambdaBuildOptions(entry: string, outfile: string): BuildOptions
     minify: LAMBDA_BUNDLE.minify,
     mainFields: LAMBDA_BUNDLE.mainFields,
     conditions: LAMBDA_BUNDLE.conditions,
-    external: LAMBDA_BUNDLE.external,
+    external: lambdaExternals(sdk),
     banner: { js: LAMBDA_BUNDLE.banner },
   };
 }

@@ -2,7 +2,11 @@
  * cdk-nag AwsSolutions findings this stack accepts, each with its reason. Everything else
  * the checks report fails synthesis.
  */
+import { PREFIXES } from "@pisync/store";
 import { type Stack, Validations } from "aws-cdk-lib";
+
+/** The finding for the object ARNs under one of the storage layout's prefixes. */
+const objectsUnder = (prefix: string) => `AwsSolutions::AwsSolutions-IAM5[Resource::<Sessions8896A56D.Arn>/${prefix}*]`;
 
 const ACKNOWLEDGED: { id: string; reason: string }[] = [
   {
@@ -19,15 +23,15 @@ const ACKNOWLEDGED: { id: string; reason: string }[] = [
       "live links signed by the old one keep working until they expire; automatic rotation would revoke them all.",
   },
   {
-    id: "AwsSolutions::AwsSolutions-IAM5[Resource::<Sessions8896A56D.Arn>/sessions/*]",
+    id: objectsUnder(PREFIXES.sessions),
     reason: "Object ARNs of session segments: the function reads, writes and deletes only under sessions/, by design.",
   },
   {
-    id: "AwsSolutions::AwsSolutions-IAM5[Resource::<Sessions8896A56D.Arn>/uploads/*]",
+    id: objectsUnder(PREFIXES.uploads),
     reason: "Object ARNs of large-line uploads: the function reads, writes and deletes only under uploads/.",
   },
   {
-    id: "AwsSolutions::AwsSolutions-IAM5[Resource::<Sessions8896A56D.Arn>/blobs/*]",
+    id: objectsUnder(PREFIXES.blobs),
     reason:
       "Object ARNs of content-addressed blobs (oh-my-pi's images): the function reads and writes only under blobs/.",
   },

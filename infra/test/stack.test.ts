@@ -1,4 +1,5 @@
 /** The synthesized template, asserted; and cdk-nag's AwsSolutions checks pass. */
+import { PREFIXES, TABLE_SCHEMA } from "@pisync/store";
 import { App, Validations } from "aws-cdk-lib";
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { AwsSolutionsChecks } from "cdk-nag";
@@ -86,6 +87,59 @@ describe("the pisync stack", () => {
     );
     expect(actions.length).toBeGreaterThan(0);
     for (const action of actions) expect(action).not.toMatch(/\*/);
+  });
+
+  it("grants objects under exactly the storage layout's prefixes, and the table with its index", () => {
+    const statements = Object.values(template.findResources("AWS::IAM::Policy")).flatMap(
+      (p) =>
+        p.Properties.PolicyDocument.Statement as {
+          Action: string | string[];
+          Resource: unknown;
+          Condition?: unknown;
+        }[],
+    );
+    const objects = statements.find((s) => [s.Action].flat().includes("s3:GetObject"));
+    // Object ARNs synthesize as { "Fn::Join": ["", [<bucket ARN>, "/<prefix>*"]] }.
+    const suffixes = [objects?.Resource]
+      .flat()
+      .map((r) => (r as { "Fn::Join": [string, unknown[]] })["Fn::Join"][1].at(-1));
+    const expected = Object.values(PREFIXES).map((prefix) => `/${prefix}*`);
+    expect(suffixes.sort()).toEqual([...expected].sort());
+    const listing = statements.find((s) => [s.Action].flat().includes("s3:ListBucket"));
+    expect(listing?.Condition).toEqual({
+      StringLike: { "s3:prefix": Object.values(PREFIXES).map((prefix) => `${prefix}*`) },
+    });
+    const table = statements.find((s) => [s.Action].flat().includes("dynamodb:Query"));
+    expect(JSON.stringify(table?.Resource)).toContain(`/index/${TABLE_SCHEMA.index.name}`);
+    // The bucket's lifecycle rules name the same prefixes.
+    template.hasResourceProperties("AWS::S3::Bucket", {
+      LifecycleConfiguration: {
+        Rules: Match.arrayWith([
+          Match.objectLike({ Prefix: PREFIXES.uploads }),
+          Match.objectLike({ Prefix: PREFIXES.sessions }),
+        ]),
+      },
+    });
+  });
+
+  it("declares the table schema of the storage layout", () => {
+    const { partitionKey, sortKey, index, ttlAttribute } = TABLE_SCHEMA;
+    template.hasResourceProperties("AWS::DynamoDB::Table", {
+      KeySchema: [
+        { AttributeName: partitionKey, KeyType: "HASH" },
+        { AttributeName: sortKey, KeyType: "RANGE" },
+      ],
+      TimeToLiveSpecification: { AttributeName: ttlAttribute, Enabled: true },
+      GlobalSecondaryIndexes: [
+        Match.objectLike({
+          IndexName: index.name,
+          KeySchema: [
+            { AttributeName: index.partitionKey, KeyType: "HASH" },
+            { AttributeName: index.sortKey, KeyType: "RANGE" },
+          ],
+        }),
+      ],
+    });
   });
 
   it("alarms on function errors and throttles, and on table throttles", () => {

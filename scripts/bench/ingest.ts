@@ -16,9 +16,10 @@ import { createApp } from "@pisync/api";
 import { Tokens } from "@pisync/core";
 import { parseSession, splitLines } from "@pisync/format";
 import type { Stores } from "@pisync/store";
-import { awsStores, ensureTable } from "@pisync/store/aws";
+import { awsStores } from "@pisync/store/aws";
 import { embeddedStores } from "@pisync/store/embedded";
-import { freePort, startDynamoDbLocal, startS3rver } from "../test-servers/servers.js";
+import { freePort } from "../test-servers/servers.js";
+import { withAwsServers } from "./aws-servers.js";
 import { cachedSession } from "./generate-session.js";
 
 const dir = join(process.cwd(), ".bench");
@@ -128,21 +129,7 @@ results.push(await measure("embedded (files + SQLite)", embedded));
 embedded.close();
 rmSync(data, { recursive: true, force: true });
 
-const [dynamodb, s3] = await Promise.all([startDynamoDbLocal(), startS3rver(["pisync-bench"])]);
-try {
-  const config = {
-    bucket: "pisync-bench",
-    table: "pisync-bench",
-    region: "us-east-1",
-    credentials: { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" },
-    endpoints: { s3: s3.endpoint, dynamodb: dynamodb.endpoint },
-    s3PathStyle: true,
-  };
-  await ensureTable(config, config.table);
-  results.push(await measure("AWS (s3rver + DynamoDB Local)", awsStores(config)));
-} finally {
-  await Promise.all([dynamodb.stop(), s3.stop()]);
-}
+results.push(await withAwsServers((config) => measure("AWS (s3rver + DynamoDB Local)", awsStores(config))));
 
 execFileSync("npm", ["run", "build", "-w", "@pisync/format"], { stdio: "ignore" });
 const pi = piLocal();

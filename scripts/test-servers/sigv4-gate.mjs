@@ -35,6 +35,16 @@ function refuse(response, code, message) {
  * Why a request's signature is wrong, as [S3 error code, message], or undefined when it is
  * right. `body` is the request's whole body (its hash is signed, except S3's UNSIGNED-PAYLOAD).
  */
+const PRESIGN_PARAMETERS = new Set([
+  "X-Amz-Algorithm",
+  "X-Amz-Credential",
+  "X-Amz-Date",
+  "X-Amz-Expires",
+  "X-Amz-SignedHeaders",
+  "X-Amz-Signature",
+  "X-Amz-Security-Token",
+]);
+
 export async function checkSigV4(request, body) {
   const url = new URL(request.url, "http://gate");
   const presigned = url.searchParams.get("X-Amz-Signature");
@@ -60,9 +70,11 @@ export async function checkSigV4(request, body) {
   if (!secretAccessKey) return ["InvalidAccessKeyId", "unknown access key"];
   const headers = {};
   for (const name of signedHeaders.split(";")) headers[name] = String(request.headers[name] ?? "");
+  // A presigned URL's signature covers every query parameter but itself; the signer adds back
+  // the ones it sets (algorithm, credential, date, expiry, signed headers, session token).
   const query = {};
   for (const [name, value] of url.searchParams) {
-    if (!presigned || !name.startsWith("X-Amz-")) query[name] = value;
+    if (!presigned || !PRESIGN_PARAMETERS.has(name)) query[name] = value;
   }
   const signer = new SignatureV4({
     service,

@@ -4,7 +4,7 @@
  */
 import { parseShareKeys, type ShareKeys } from "@pisync/core";
 import type { Stores } from "@pisync/store";
-import { type AwsConnection, awsStores, jsonCall } from "@pisync/store/aws";
+import { type AwsConnection, awsStores, readSecretString } from "@pisync/store/aws";
 import { handle } from "hono/aws-lambda";
 import { type AppDeps, createApp } from "./app.js";
 import { lambdaConfig } from "./config.js";
@@ -20,12 +20,7 @@ export function secretKeys(connection: AwsConnection, secretId: string | undefin
   return () => {
     if (!secretId) return Promise.reject(new Error("PISYNC_SHARE_KEY_SECRET is not set"));
     if (!keys) {
-      const loading = jsonCall<{ SecretString?: string }>(
-        connection,
-        "secretsmanager",
-        "secretsmanager.GetSecretValue",
-        { SecretId: secretId },
-      ).then((r) => parseShareKeys(r.SecretString ?? ""));
+      const loading = readSecretString(connection, secretId).then(parseShareKeys);
       // A failed read is tried again on the next request.
       loading.catch(() => {
         keys = undefined;

@@ -1,7 +1,8 @@
 /**
- * @pisync/store: the storage ports and their errors. Adapters live in the subpaths
- * `@pisync/store/embedded` (files + SQLite) and `@pisync/store/aws` (S3 + DynamoDB), so that a
- * Lambda bundle never carries SQLite and the one-machine server never needs the AWS SDK.
+ * @pisync/store: the storage ports, their errors and the storage layout. Adapters live in the
+ * subpaths `@pisync/store/embedded` (files + SQLite) and `@pisync/store/aws` (S3 + DynamoDB), so
+ * that a Lambda bundle never carries SQLite and the one-machine server never needs the AWS SDK.
  */
 export { NotFoundError, RevisionConflictError } from "./errors.js";
+export * from "./layout.js";
 export type * from "./ports.js";

@@ -1,11 +1,13 @@
 /**
- * The signed-HTTP client's retry policy, against a server that fails on purpose: throttling,
- * 5xx and dropped connections are retried (3 attempts in all); other errors are not.
+ * The AWS clients as the adapters configure them (client.ts), against a server that fails on
+ * purpose: throttling, 5xx and dropped connections are retried (3 attempts in all); other errors
+ * are not; every attempt is signed.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { GetItemCommand } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { type AwsConnection, AwsError, jsonCall } from "../src/aws/index.js";
+import { type AwsConnection, awsErrorName, dynamoClient } from "../src/aws/index.js";
 
 type Step = (response: ServerResponse, request: IncomingMessage) => void;
 let steps: Step[] = [];
@@ -36,22 +38,28 @@ const error =
     response.writeHead(status, { "content-type": "application/x-amz-json-1.0" });
     response.end(JSON.stringify({ __type: `com.amazonaws.dynamodb.v20120810#${type}`, message: type }));
   };
-const ok: Step = (response) => response.end(JSON.stringify({ Item: { pk: { S: "x" } } }));
+const ok: Step = (response) => {
+  response.writeHead(200, { "content-type": "application/x-amz-json-1.0" });
+  response.end(JSON.stringify({ Item: { pk: { S: "x" } } }));
+};
 const drop: Step = (response) => response.socket?.destroy();
 
+/** One GetItem through a fresh client (a fresh retry quota), with the server answering `script`. */
 async function call(script: Step[]) {
   steps = script;
   calls = 0;
-  const result = await jsonCall(connection, "dynamodb", "DynamoDB_20120810.GetItem", {}).catch((e: unknown) => e);
+  const client = dynamoClient(connection);
+  const result = await client
+    .send(new GetItemCommand({ TableName: "t", Key: { pk: { S: "x" } } }))
+    .then((answer) => answer.Item)
+    .catch((e: unknown) => e);
+  client.destroy();
   return { result, calls };
 }
 
 it("retries throttling, 5xx and dropped connections, then answers", async () => {
-  expect(await call([error(400, "ThrottlingException"), ok])).toEqual({
-    result: { Item: { pk: { S: "x" } } },
-    calls: 2,
-  });
-  expect((await call([error(500, "InternalServerError"), drop, ok])).calls).toBe(3);
+  expect(await call([error(400, "ThrottlingException"), ok])).toEqual({ result: { pk: { S: "x" } }, calls: 2 });
+  expect(await call([error(500, "InternalServerError"), drop, ok])).toEqual({ result: { pk: { S: "x" } }, calls: 3 });
   expect((await call([error(400, "ProvisionedThroughputExceededException"), ok])).calls).toBe(2);
 });
 
@@ -63,15 +71,27 @@ it("gives up after three attempts, with the last error", async () => {
     ok,
   ]);
   expect(calls).toBe(3);
-  expect(result).toBeInstanceOf(AwsError);
-  expect((result as AwsError).code).toBe("ServiceUnavailable");
+  expect(awsErrorName(result)).toBe("ServiceUnavailable");
+  expect((result as { $metadata: { attempts: number } }).$metadata.attempts).toBe(3);
+});
+
+it("takes another number of attempts from the connection", async () => {
+  const saved = connection;
+  connection = { ...connection, maxAttempts: 1 };
+  try {
+    const { result, calls } = await call([error(500, "InternalServerError"), ok]);
+    expect(calls).toBe(1);
+    expect(awsErrorName(result)).toBe("InternalServerError");
+  } finally {
+    connection = saved;
+  }
 });
 
 it("does not retry a request the service refused for what it is", async () => {
   const { result, calls } = await call([error(400, "ValidationException"), ok]);
   expect(calls).toBe(1);
-  expect((result as AwsError).code).toBe("ValidationException");
-  expect((result as AwsError).status).toBe(400);
+  expect(awsErrorName(result)).toBe("ValidationException");
+  expect((result as { $metadata: { httpStatusCode: number } }).$metadata.httpStatusCode).toBe(400);
 });
 
 it("signs every attempt with SigV4 for the service and region", async () => {
@@ -80,8 +100,12 @@ it("signs every attempt with SigV4 for the service and region", async () => {
     seen.push(String(request.headers.authorization));
     ok(response, request);
   };
+  await call([capture]);
   await call([error(400, "ThrottlingException"), capture]);
-  expect(seen[0]).toMatch(
-    /^AWS4-HMAC-SHA256 Credential=a\/\d{8}\/us-east-1\/dynamodb\/aws4_request, SignedHeaders=host;x-amz-date;x-amz-target, Signature=[0-9a-f]{64}$/,
-  );
+  expect(seen).toHaveLength(2);
+  for (const authorization of seen) {
+    expect(authorization).toMatch(
+      /^AWS4-HMAC-SHA256 Credential=a\/\d{8}\/us-east-1\/dynamodb\/aws4_request, SignedHeaders=[a-z0-9;-]*\bx-amz-target\b[a-z0-9;-]*, Signature=[0-9a-f]{64}$/,
+    );
+  }
 });

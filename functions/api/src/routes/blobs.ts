@@ -4,7 +4,7 @@
  * user has their own namespace: a hash never tells whether someone else holds that content.
  */
 import { createHash } from "node:crypto";
-import { BadRequest, NotFound } from "@pisync/core";
+import { BadRequest, blobKey, NotFound } from "@pisync/core";
 import { NotFoundError } from "@pisync/store";
 import { Hono } from "hono";
 import type { Services } from "../app.js";
@@ -12,7 +12,6 @@ import type { AuthEnv } from "../auth.js";
 import { readBody } from "../body.js";
 
 const SHA256 = /^[a-f0-9]{64}$/;
-const blobKey = (userId: string, hash: string) => `blobs/${userId}/${hash}`;
 
 export function blobRoutes(services: Services) {
   const { stores, limits } = services;

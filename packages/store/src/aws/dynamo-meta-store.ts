@@ -16,47 +16,41 @@
  */
 
 import { gunzipSync, gzipSync } from "node:zlib";
+import { TransactionCanceledException } from "@aws-sdk/client-dynamodb";
+import {
+  BatchWriteCommand,
+  type BatchWriteCommandInput,
+  type BatchWriteCommandOutput,
+  DeleteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  type QueryCommandInput,
+  TransactWriteCommand,
+  type TransactWriteCommandInput,
+} from "@aws-sdk/lib-dynamodb";
 import { RevisionConflictError } from "../errors.js";
+import { TABLE_SCHEMA } from "../layout.js";
 import type { Commit, GenerationState, IndexPage, MetaStore, SessionHead, ShareRecord, TokenRecord } from "../ports.js";
-import { type AwsConnection, AwsError, jsonCall } from "./client.js";
-import { TTL_ATTRIBUTE } from "./table.js";
+import { type AwsConnection, documentClient } from "./client.js";
 
 const hex = (n: number, width: number) => n.toString(16).padStart(width, "0");
 const sessionPk = (userId: string, sessionId: string) => `P#${userId}#${sessionId}`;
 const MONTH_SECONDS = 30 * 24 * 3600;
+const GSI = TABLE_SCHEMA.index.name;
 
-/** DynamoDB's typed values, for the three types this table holds. */
-type AttributeValue = { S: string } | { N: string } | { B: string };
-type Item = Record<string, AttributeValue>;
-type Value = string | number | Uint8Array;
+/** An item as the document client gives it: plain strings, numbers and bytes. */
+type Item = Record<string, unknown>;
 
-function attribute(value: Value): AttributeValue {
-  if (typeof value === "string") return { S: value };
-  if (typeof value === "number") return { N: String(value) };
-  return { B: Buffer.from(value).toString("base64") };
-}
-function item(values: Record<string, Value>): Item {
-  return Object.fromEntries(Object.entries(values).map(([name, value]) => [name, attribute(value)]));
-}
-const key = (pk: string, sk: string) => item({ pk, sk });
+const key = (pk: string, sk: string) => ({ pk, sk });
 const headKey = (userId: string, sessionId: string) => key(`U#${userId}`, `S#${sessionId}`);
 /** The JSON body of an item (`data`). */
-const dataOf = <T>(stored: Item): T => JSON.parse((stored.data as { S: string }).S) as T;
+const dataOf = <T>(stored: Item): T => JSON.parse(stored.data as string) as T;
 
-interface QueryInput {
-  IndexName?: string;
-  KeyConditionExpression: string;
-  ExpressionAttributeValues: Item;
-  ScanIndexForward?: boolean;
-  Limit?: number;
-  ExclusiveStartKey?: Item;
-  ProjectionExpression?: string;
-  ConsistentRead?: boolean;
-}
-interface QueryOutput {
-  Items?: Item[];
-  LastEvaluatedKey?: Item;
-}
+type QueryInput = Omit<QueryCommandInput, "TableName">;
+type WriteRequest = NonNullable<BatchWriteCommandInput["RequestItems"]>[string][number];
+type TransactItem = NonNullable<TransactWriteCommandInput["TransactItems"]>[number];
 
 /** A listing cursor is the last key of a page; one from a client is checked to be a key of that listing. */
 function decodeCursor(cursor: string | undefined, gsi1pk: string): Item | undefined {
@@ -66,31 +60,32 @@ function decodeCursor(cursor: string | undefined, gsi1pk: string): Item | undefi
     const names = ["pk", "sk", "gsi1pk", "gsi1sk"];
     const valid =
       Object.keys(parsed).length === names.length &&
-      names.every((name) => typeof (parsed[name] as { S?: unknown } | undefined)?.S === "string") &&
-      (parsed.gsi1pk as { S: string }).S === gsi1pk;
-    return valid ? (parsed as Item) : undefined;
+      names.every((name) => typeof parsed[name] === "string") &&
+      parsed.gsi1pk === gsi1pk;
+    return valid ? parsed : undefined;
   } catch {
     return undefined;
   }
 }
 
+/** The metadata port on one DynamoDB table of `TABLE_SCHEMA` (see {@link MetaStore} for the contract). */
 export class DynamoMetaStore implements MetaStore {
-  constructor(
-    private readonly connection: AwsConnection,
-    private readonly table: string,
-  ) {}
+  private readonly client: DynamoDBDocumentClient;
 
-  private call<T>(operation: string, input: Record<string, unknown>): Promise<T> {
-    return jsonCall<T>(this.connection, "dynamodb", `DynamoDB_20120810.${operation}`, input);
+  constructor(
+    connection: AwsConnection,
+    private readonly table: string,
+  ) {
+    this.client = documentClient(connection);
   }
 
   private async getItem(Key: Item, ConsistentRead = false): Promise<Item | undefined> {
-    const result = await this.call<{ Item?: Item }>("GetItem", { TableName: this.table, Key, ConsistentRead });
+    const result = await this.client.send(new GetCommand({ TableName: this.table, Key, ConsistentRead }));
     return result.Item;
   }
 
-  private async query(input: QueryInput): Promise<QueryOutput> {
-    return this.call<QueryOutput>("Query", { TableName: this.table, ...input });
+  private query(input: QueryInput) {
+    return this.client.send(new QueryCommand({ TableName: this.table, ...input }));
   }
 
   private async queryAll(input: QueryInput): Promise<Item[]> {
@@ -111,24 +106,22 @@ export class DynamoMetaStore implements MetaStore {
 
   async commit(commit: Commit): Promise<void> {
     const { head } = commit;
-    const items: Record<string, unknown>[] = [
+    const items: TransactItem[] = [
       {
         Put: {
           TableName: this.table,
           Item: {
             ...headKey(head.userId, head.sessionId),
-            ...item({
-              gsi1pk: `U#${head.userId}`,
-              gsi1sk: `${head.updatedAt}#${head.sessionId}`,
-              revision: head.revision,
-              data: JSON.stringify(head),
-            }),
+            gsi1pk: `U#${head.userId}`,
+            gsi1sk: `${head.updatedAt}#${head.sessionId}`,
+            revision: head.revision,
+            data: JSON.stringify(head),
           },
           ...(commit.expectedRevision === null
             ? { ConditionExpression: "attribute_not_exists(pk)" }
             : {
                 ConditionExpression: "revision = :expected",
-                ExpressionAttributeValues: { ":expected": attribute(commit.expectedRevision) },
+                ExpressionAttributeValues: { ":expected": commit.expectedRevision },
               }),
           ReturnValuesOnConditionCheckFailure: "ALL_OLD",
         },
@@ -139,11 +132,11 @@ export class DynamoMetaStore implements MetaStore {
       items.push({
         Put: {
           TableName: this.table,
-          Item: item({
+          Item: {
             pk,
             sk: `G#${hex(page.generation, 8)}#${hex(page.start, 16)}`,
             gz: gzipSync(JSON.stringify(page)),
-          }),
+          },
           ConditionExpression: "attribute_not_exists(pk)",
         },
       });
@@ -152,20 +145,19 @@ export class DynamoMetaStore implements MetaStore {
       items.push({
         Put: {
           TableName: this.table,
-          Item: item({ pk, sk: `A#${hex(commit.archive.generation, 8)}`, data: JSON.stringify(commit.archive) }),
+          Item: { pk, sk: `A#${hex(commit.archive.generation, 8)}`, data: JSON.stringify(commit.archive) },
         },
       });
     }
     try {
-      await this.call("TransactWriteItems", { TransactItems: items });
+      await this.client.send(new TransactWriteCommand({ TransactItems: items }));
     } catch (error) {
-      if (error instanceof AwsError && error.code === "TransactionCanceledException") {
-        const reasons = error.details.CancellationReasons as { Code?: string; Item?: Item }[] | undefined;
-        const reason = reasons?.[0];
+      if (error instanceof TransactionCanceledException) {
+        const reason = error.CancellationReasons?.[0];
         if (reason?.Code === "ConditionalCheckFailed") {
-          const stored = reason.Item?.data
-            ? dataOf<SessionHead>(reason.Item)
-            : await this.getHead(head.userId, head.sessionId);
+          // The reasons are not unmarshalled by the document client: `data` is still `{ S: "..." }`.
+          const data = reason.Item?.data?.S;
+          const stored = data ? (JSON.parse(data) as SessionHead) : await this.getHead(head.userId, head.sessionId);
           throw new RevisionConflictError(stored);
         }
       }
@@ -176,9 +168,9 @@ export class DynamoMetaStore implements MetaStore {
   async listHeads(userId: string, options: { limit: number; cursor?: string }) {
     const gsi1pk = `U#${userId}`;
     const result = await this.query({
-      IndexName: "gsi1",
+      IndexName: GSI,
       KeyConditionExpression: "gsi1pk = :pk",
-      ExpressionAttributeValues: item({ ":pk": gsi1pk }),
+      ExpressionAttributeValues: { ":pk": gsi1pk },
       ScanIndexForward: false,
       Limit: options.limit,
       ExclusiveStartKey: decodeCursor(options.cursor, gsi1pk),
@@ -193,23 +185,20 @@ export class DynamoMetaStore implements MetaStore {
     // Fixed-width hex keeps sort keys in byte order: one range query, from `from` to the generation's end.
     const items = await this.queryAll({
       KeyConditionExpression: "pk = :pk AND sk BETWEEN :from AND :to",
-      ExpressionAttributeValues: item({
+      ExpressionAttributeValues: {
         ":pk": sessionPk(userId, sessionId),
         ":from": `G#${hex(generation, 8)}#${hex(from, 16)}`,
         ":to": `G#${hex(generation, 8)}#~`,
-      }),
+      },
       ConsistentRead: true,
     });
-    return items.map(
-      (stored) =>
-        JSON.parse(gunzipSync(Buffer.from((stored.gz as { B: string }).B, "base64")).toString("utf8")) as IndexPage,
-    );
+    return items.map((stored) => JSON.parse(gunzipSync(stored.gz as Uint8Array).toString("utf8")) as IndexPage);
   }
 
   async getArchived(userId: string, sessionId: string): Promise<GenerationState[]> {
     const items = await this.queryAll({
       KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
-      ExpressionAttributeValues: item({ ":pk": sessionPk(userId, sessionId), ":prefix": "A#" }),
+      ExpressionAttributeValues: { ":pk": sessionPk(userId, sessionId), ":prefix": "A#" },
       ConsistentRead: true,
     });
     return items.map((stored) => dataOf<GenerationState>(stored));
@@ -218,17 +207,17 @@ export class DynamoMetaStore implements MetaStore {
   async deleteSession(userId: string, sessionId: string): Promise<void> {
     const items = await this.queryAll({
       KeyConditionExpression: "pk = :pk",
-      ExpressionAttributeValues: item({ ":pk": sessionPk(userId, sessionId) }),
+      ExpressionAttributeValues: { ":pk": sessionPk(userId, sessionId) },
       ProjectionExpression: "pk, sk",
     });
     const keys = [...items, headKey(userId, sessionId)];
     // BatchWriteItem takes 25 requests at most; unprocessed ones are retried.
     for (let i = 0; i < keys.length; i += 25) {
-      let requests: unknown[] | undefined = keys.slice(i, i + 25).map((Key) => ({ DeleteRequest: { Key } }));
+      let requests: WriteRequest[] | undefined = keys.slice(i, i + 25).map((Key) => ({ DeleteRequest: { Key } }));
       for (let attempt = 0; requests && requests.length > 0 && attempt < 8; attempt++) {
-        const result: { UnprocessedItems?: Record<string, unknown[]> } = await this.call("BatchWriteItem", {
-          RequestItems: { [this.table]: requests },
-        });
+        const result: BatchWriteCommandOutput = await this.client.send(
+          new BatchWriteCommand({ RequestItems: { [this.table]: requests } }),
+        );
         requests = result.UnprocessedItems?.[this.table];
         if (requests?.length) await new Promise((r) => setTimeout(r, 50 * 2 ** attempt));
       }
@@ -237,17 +226,19 @@ export class DynamoMetaStore implements MetaStore {
   }
 
   async putToken(token: TokenRecord): Promise<void> {
-    await this.call("PutItem", {
-      TableName: this.table,
-      Item: item({
-        pk: `T#${token.hash}`,
-        sk: "T",
-        gsi1pk: `UT#${token.userId}`,
-        gsi1sk: token.id,
-        data: JSON.stringify(token),
+    await this.client.send(
+      new PutCommand({
+        TableName: this.table,
+        Item: {
+          pk: `T#${token.hash}`,
+          sk: "T",
+          gsi1pk: `UT#${token.userId}`,
+          gsi1sk: token.id,
+          data: JSON.stringify(token),
+        },
+        ConditionExpression: "attribute_not_exists(pk)",
       }),
-      ConditionExpression: "attribute_not_exists(pk)",
-    });
+    );
   }
 
   async findToken(hash: string): Promise<TokenRecord | undefined> {
@@ -258,9 +249,9 @@ export class DynamoMetaStore implements MetaStore {
   /** The bodies of every item under one `gsi1` partition (a user's tokens, a user's shares). */
   private async listIndexed<T>(gsi1pk: string, newestFirst = false): Promise<T[]> {
     const items = await this.queryAll({
-      IndexName: "gsi1",
+      IndexName: GSI,
       KeyConditionExpression: "gsi1pk = :pk",
-      ExpressionAttributeValues: item({ ":pk": gsi1pk }),
+      ExpressionAttributeValues: { ":pk": gsi1pk },
       ScanIndexForward: !newestFirst,
     });
     return items.map((stored) => dataOf<T>(stored));
@@ -273,22 +264,24 @@ export class DynamoMetaStore implements MetaStore {
   async deleteToken(userId: string, id: string): Promise<boolean> {
     const token = (await this.listTokens(userId)).find((t) => t.id === id);
     if (!token) return false;
-    await this.call("DeleteItem", { TableName: this.table, Key: key(`T#${token.hash}`, "T") });
+    await this.client.send(new DeleteCommand({ TableName: this.table, Key: key(`T#${token.hash}`, "T") }));
     return true;
   }
 
   async putShare(share: ShareRecord): Promise<void> {
-    await this.call("PutItem", {
-      TableName: this.table,
-      Item: item({
-        pk: `H#${share.id}`,
-        sk: "H",
-        gsi1pk: `UH#${share.userId}`,
-        gsi1sk: `${share.createdAt}#${share.id}`,
-        [TTL_ATTRIBUTE]: Math.floor(Date.parse(share.expiresAt) / 1000) + MONTH_SECONDS,
-        data: JSON.stringify(share),
+    await this.client.send(
+      new PutCommand({
+        TableName: this.table,
+        Item: {
+          pk: `H#${share.id}`,
+          sk: "H",
+          gsi1pk: `UH#${share.userId}`,
+          gsi1sk: `${share.createdAt}#${share.id}`,
+          [TABLE_SCHEMA.ttlAttribute]: Math.floor(Date.parse(share.expiresAt) / 1000) + MONTH_SECONDS,
+          data: JSON.stringify(share),
+        },
       }),
-    });
+    );
   }
 
   async getShare(id: string): Promise<ShareRecord | undefined> {

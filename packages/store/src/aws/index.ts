@@ -1,11 +1,20 @@
-/** The AWS adapters: S3 for bytes, DynamoDB for metadata, over signed HTTP (client.ts). */
+/** The AWS adapters: S3 for bytes, DynamoDB for metadata, on the AWS SDK v3 (client.ts). */
 import type { Stores } from "../ports.js";
 import type { AwsConnection } from "./client.js";
 import { DynamoMetaStore } from "./dynamo-meta-store.js";
 import { S3BlobStore } from "./s3-blob-store.js";
 
-export { type AwsConnection, type AwsCredentials, AwsError, jsonCall } from "./client.js";
-export { ensureTable, TABLE_KEYS, TTL_ATTRIBUTE } from "./table.js";
+export {
+  type AwsConnection,
+  type AwsCredentials,
+  awsErrorName,
+  documentClient,
+  dynamoClient,
+  s3Client,
+  secretsClient,
+} from "./client.js";
+export { readSecretString } from "./secrets.js";
+export { ensureTable } from "./table.js";
 export { DynamoMetaStore, S3BlobStore };
 
 export interface AwsStoresConfig extends AwsConnection {

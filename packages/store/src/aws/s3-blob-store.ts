@@ -1,75 +1,50 @@
-/** Blobs as S3 objects in one bucket, over S3's REST API. */
+/** Blobs as S3 objects in one bucket. */
 import { createHash } from "node:crypto";
+import {
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  NoSuchKey,
+  NotFound,
+  PutObjectCommand,
+  paginateListObjectsV2,
+  type S3Client,
+} from "@aws-sdk/client-s3";
+import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 import { NotFoundError } from "../errors.js";
 import type { BlobStore } from "../ports.js";
-import { type AwsConnection, AwsError, send, serviceEndpoint, sign } from "./client.js";
+import { type AwsConnection, s3Client } from "./client.js";
 
-const md5 = (body: string | Uint8Array) => createHash("md5").update(body).digest("base64");
+const md5 = (body: Uint8Array) => createHash("md5").update(body).digest("base64");
 
-const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" };
-function xmlText(text: string): string {
-  return text.replace(/&(#x[0-9a-f]+|#\d+|\w+);/gi, (entity, name: string) => {
-    if (name[0] !== "#") return ENTITIES[name] ?? entity;
-    return String.fromCodePoint(name[1] === "x" ? Number.parseInt(name.slice(2), 16) : Number(name.slice(1)));
-  });
-}
-const xmlEscape = (text: string) => text.replace(/[&<>"'\r\n]/g, (c) => `&#${c.charCodeAt(0)};`);
-
-/** Every `<tag>…</tag>` value in an XML answer (S3's answers are flat enough for this). */
-function xmlValues(xml: string, tag: string): string[] {
-  return [...xml.matchAll(new RegExp(`<${tag}>([^<]*)</${tag}>`, "g"))].map((m) => xmlText(m[1] as string));
-}
-
-/** Throws an S3 error answer as an AwsError (its XML `<Code>`, or the status for bodiless answers). */
-async function check(response: Response): Promise<Response> {
-  if (response.ok) return response;
-  const xml = await response.text().catch(() => "");
-  const code = xmlValues(xml, "Code")[0] ?? (response.status === 404 ? "NotFound" : `Http${response.status}`);
-  throw new AwsError(code, xmlValues(xml, "Message")[0] ?? response.statusText, response.status);
-}
-
+/** The blob port on one S3 bucket (see {@link BlobStore} for the contract). */
 export class S3BlobStore implements BlobStore {
+  private readonly client: S3Client;
+
   constructor(
-    private readonly connection: AwsConnection,
+    connection: AwsConnection,
     private readonly bucket: string,
-  ) {}
-
-  /** The bucket's URL (with a trailing slash), path-style or virtual-hosted. */
-  private bucketUrl(): URL {
-    const url = serviceEndpoint(this.connection, "s3");
-    if (this.connection.s3PathStyle) url.pathname = `${url.pathname.replace(/\/$/, "")}/${this.bucket}/`;
-    else url.hostname = `${this.bucket}.${url.hostname}`;
-    return url;
-  }
-
-  private objectUrl(key: string): URL {
-    return new URL(key.split("/").map(encodeURIComponent).join("/"), this.bucketUrl());
+  ) {
+    this.client = s3Client(connection);
   }
 
   async put(key: string, body: Uint8Array): Promise<void> {
     // Content-MD5: S3 refuses a body that arrived damaged.
-    await send(
-      this.connection,
-      "s3",
-      this.objectUrl(key),
-      { method: "PUT", headers: { "content-md5": md5(body) }, body },
-      // The (empty) answer is read to its end: fetch reuses a connection only then.
-      async (response) => void (await (await check(response)).arrayBuffer()),
-    );
+    await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentMD5: md5(body) }));
   }
 
   async get(key: string, range?: { start: number; end: number }): Promise<Uint8Array> {
     if (range && range.end <= range.start) return new Uint8Array(0);
-    const headers: Record<string, string> = range ? { range: `bytes=${range.start}-${range.end - 1}` } : {};
     try {
-      return await send(this.connection, "s3", this.objectUrl(key), { method: "GET", headers }, async (response) => {
-        await check(response);
-        return new Uint8Array(await response.arrayBuffer());
-      });
+      const answer = await this.client.send(
+        new GetObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          Range: range ? `bytes=${range.start}-${range.end - 1}` : undefined,
+        }),
+      );
+      return (await answer.Body?.transformToByteArray()) ?? new Uint8Array(0);
     } catch (error) {
-      if (error instanceof AwsError && (error.status === 404 || error.code === "NoSuchKey")) {
-        throw new NotFoundError(key);
-      }
+      if (error instanceof NoSuchKey || error instanceof NotFound) throw new NotFoundError(key);
       throw error;
     }
   }
@@ -77,53 +52,31 @@ export class S3BlobStore implements BlobStore {
   async delete(keys: readonly string[]): Promise<void> {
     // DeleteObjects takes at most 1,000 keys per request.
     for (let i = 0; i < keys.length; i += 1000) {
-      const objects = keys
-        .slice(i, i + 1000)
-        .map((key) => `<Object><Key>${xmlEscape(key)}</Key></Object>`)
-        .join("");
-      const body = `<Delete xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Quiet>true</Quiet>${objects}</Delete>`;
-      const url = this.bucketUrl();
-      url.search = "delete";
-      const xml = await send(
-        this.connection,
-        "s3",
-        url,
-        { method: "POST", headers: { "content-type": "application/xml", "content-md5": md5(body) }, body },
-        async (response) => (await check(response)).text(),
+      const { Errors } = await this.client.send(
+        new DeleteObjectsCommand({
+          Bucket: this.bucket,
+          Delete: { Quiet: true, Objects: keys.slice(i, i + 1000).map((Key) => ({ Key })) },
+        }),
       );
       // A 200 may still list keys it could not delete.
-      const failed = xml.match(/<Error>[\s\S]*?<\/Error>/);
-      if (failed) {
-        const code = xmlValues(failed[0], "Code")[0] ?? "DeleteFailed";
-        throw new AwsError(code, `could not delete ${xmlValues(failed[0], "Key")[0]}`, 200);
-      }
+      const failed = Errors?.[0];
+      if (failed) throw new Error(`could not delete ${failed.Key}: ${failed.Code} ${failed.Message ?? ""}`.trim());
     }
   }
 
   async list(prefix: string): Promise<string[]> {
     const keys: string[] = [];
-    let token: string | undefined;
-    do {
-      const url = this.bucketUrl();
-      url.searchParams.set("list-type", "2");
-      url.searchParams.set("prefix", prefix);
-      if (token) url.searchParams.set("continuation-token", token);
-      const xml = await send(this.connection, "s3", url, { method: "GET" }, async (r) => (await check(r)).text());
-      keys.push(...xmlValues(xml, "Key"));
-      token = xmlValues(xml, "IsTruncated")[0] === "true" ? xmlValues(xml, "NextContinuationToken")[0] : undefined;
-    } while (token);
+    for await (const page of paginateListObjectsV2({ client: this.client }, { Bucket: this.bucket, Prefix: prefix })) {
+      for (const object of page.Contents ?? []) if (object.Key !== undefined) keys.push(object.Key);
+    }
     return keys.sort();
   }
 
   async uploadUrl(key: string, expiresInSeconds: number, maxBytes: number): Promise<string | undefined> {
-    const url = this.objectUrl(key);
-    url.searchParams.set("X-Amz-Expires", String(expiresInSeconds));
     // The length is signed: S3 refuses a body of any other size.
-    const signed = await sign(this.connection, "s3", url, {
-      method: "PUT",
-      headers: { "content-length": String(maxBytes) },
-      query: true,
+    return getSignedUrl(this.client, new PutObjectCommand({ Bucket: this.bucket, Key: key, ContentLength: maxBytes }), {
+      expiresIn: expiresInSeconds,
+      signableHeaders: new Set(["content-length"]),
     });
-    return signed.url.toString();
   }
 }

@@ -1,47 +1,40 @@
-/**
- * The DynamoDB table layout, shared by the adapter, the test harness and the CDK stack.
- * One table; `pk`/`sk` keys; one GSI (`gsi1`) for "newest first" and "by user" listings.
- */
-import { type AwsConnection, AwsError, jsonCall } from "./client.js";
+/** The DynamoDB table of the storage layout (`TABLE_SCHEMA`), created for tests and local development. */
+import { CreateTableCommand, ResourceInUseException } from "@aws-sdk/client-dynamodb";
+import { TABLE_SCHEMA } from "../layout.js";
+import { type AwsConnection, dynamoClient } from "./client.js";
 
-export const TABLE_KEYS = {
-  partitionKey: "pk",
-  sortKey: "sk",
-  gsi: "gsi1",
-  gsiPartitionKey: "gsi1pk",
-  gsiSortKey: "gsi1sk",
-};
-/** Attribute holding an epoch-seconds expiry (DynamoDB TTL). */
-export const TTL_ATTRIBUTE = "expiresAt";
-
-/** Creates the table (on-demand) if it does not exist: for tests and local development. */
+/** Creates the table (on-demand) if it does not exist. The CDK stack declares the same schema. */
 export async function ensureTable(connection: AwsConnection, tableName: string): Promise<void> {
+  const { partitionKey, sortKey, index } = TABLE_SCHEMA;
+  const client = dynamoClient(connection);
   try {
-    await jsonCall(connection, "dynamodb", "DynamoDB_20120810.CreateTable", {
-      TableName: tableName,
-      BillingMode: "PAY_PER_REQUEST",
-      AttributeDefinitions: [
-        { AttributeName: "pk", AttributeType: "S" },
-        { AttributeName: "sk", AttributeType: "S" },
-        { AttributeName: "gsi1pk", AttributeType: "S" },
-        { AttributeName: "gsi1sk", AttributeType: "S" },
-      ],
-      KeySchema: [
-        { AttributeName: "pk", KeyType: "HASH" },
-        { AttributeName: "sk", KeyType: "RANGE" },
-      ],
-      GlobalSecondaryIndexes: [
-        {
-          IndexName: "gsi1",
-          KeySchema: [
-            { AttributeName: "gsi1pk", KeyType: "HASH" },
-            { AttributeName: "gsi1sk", KeyType: "RANGE" },
-          ],
-          Projection: { ProjectionType: "ALL" },
-        },
-      ],
-    });
+    await client.send(
+      new CreateTableCommand({
+        TableName: tableName,
+        BillingMode: "PAY_PER_REQUEST",
+        AttributeDefinitions: [partitionKey, sortKey, index.partitionKey, index.sortKey].map((AttributeName) => ({
+          AttributeName,
+          AttributeType: "S",
+        })),
+        KeySchema: [
+          { AttributeName: partitionKey, KeyType: "HASH" },
+          { AttributeName: sortKey, KeyType: "RANGE" },
+        ],
+        GlobalSecondaryIndexes: [
+          {
+            IndexName: index.name,
+            KeySchema: [
+              { AttributeName: index.partitionKey, KeyType: "HASH" },
+              { AttributeName: index.sortKey, KeyType: "RANGE" },
+            ],
+            Projection: { ProjectionType: "ALL" },
+          },
+        ],
+      }),
+    );
   } catch (error) {
-    if (!(error instanceof AwsError && error.code === "ResourceInUseException")) throw error;
+    if (!(error instanceof ResourceInUseException)) throw error;
+  } finally {
+    client.destroy();
   }
 }

@@ -1,0 +1,146 @@
+/**
+ * The storage ports in memory, for fast unit tests of the use cases. Values are copied in and
+ * out (as a real store serializes them), commits are conditional on the revision like the real
+ * adapters' (the contract suite holds those to the same rules), and every blob GET is counted.
+ */
+import {
+  type BlobStore,
+  type Commit,
+  type GenerationState,
+  type IndexPage,
+  type MetaStore,
+  NotFoundError,
+  RevisionConflictError,
+  type SessionHead,
+  type ShareRecord,
+  type Stores,
+  type TokenRecord,
+} from "@pisync/store";
+
+/** Blobs in a map; `gets` counts reads (a ranged read is one GET, as on S3). */
+export class MemoryBlobStore implements BlobStore {
+  readonly objects = new Map<string, Uint8Array>();
+  gets = 0;
+
+  async put(key: string, body: Uint8Array): Promise<void> {
+    this.objects.set(key, body.slice());
+  }
+
+  async get(key: string, range?: { start: number; end: number }): Promise<Uint8Array> {
+    this.gets++;
+    const stored = this.objects.get(key);
+    if (!stored) throw new NotFoundError(key);
+    return range ? stored.slice(range.start, Math.max(range.start, range.end)) : stored.slice();
+  }
+
+  async delete(keys: readonly string[]): Promise<void> {
+    for (const key of keys) this.objects.delete(key);
+  }
+
+  async list(prefix: string): Promise<string[]> {
+    return [...this.objects.keys()].filter((key) => key.startsWith(prefix)).sort();
+  }
+
+  async uploadUrl(): Promise<string | undefined> {
+    return undefined;
+  }
+}
+
+const copy = <T>(value: T): T => structuredClone(value);
+
+/** Heads, pages, archives, tokens and shares in maps. */
+export class MemoryMetaStore implements MetaStore {
+  private readonly heads = new Map<string, SessionHead>();
+  private readonly pages = new Map<string, IndexPage[]>();
+  private readonly archives = new Map<string, GenerationState[]>();
+  private readonly tokens = new Map<string, TokenRecord>();
+  private readonly shares = new Map<string, ShareRecord>();
+  commits = 0;
+
+  async getHead(userId: string, sessionId: string): Promise<SessionHead | undefined> {
+    const head = this.heads.get(`${userId}/${sessionId}`);
+    return head && copy(head);
+  }
+
+  async commit({ head, expectedRevision, pages, archive }: Commit): Promise<void> {
+    const key = `${head.userId}/${head.sessionId}`;
+    const stored = this.heads.get(key);
+    if ((stored?.revision ?? null) !== expectedRevision) throw new RevisionConflictError(stored && copy(stored));
+    this.commits++;
+    this.heads.set(key, copy(head));
+    for (const page of pages ?? []) {
+      const pageKey = `${key}/${page.generation}`;
+      this.pages.set(pageKey, [...(this.pages.get(pageKey) ?? []), copy(page)]);
+    }
+    if (archive) this.archives.set(key, [...(this.archives.get(key) ?? []), copy(archive)]);
+  }
+
+  async listHeads(userId: string, options: { limit: number; cursor?: string }) {
+    const all = [...this.heads.values()]
+      .filter((h) => h.userId === userId)
+      .sort((a, b) => b.updatedAt.localeCompare(a.updatedAt) || b.sessionId.localeCompare(a.sessionId));
+    const from = options.cursor ? Number(options.cursor) : 0;
+    const heads = all.slice(from, from + options.limit).map(copy);
+    return from + options.limit < all.length ? { heads, cursor: String(from + options.limit) } : { heads };
+  }
+
+  async getPages(userId: string, sessionId: string, generation: number, from = 0): Promise<IndexPage[]> {
+    const pages = this.pages.get(`${userId}/${sessionId}/${generation}`) ?? [];
+    return pages
+      .filter((p) => p.start >= from)
+      .sort((a, b) => a.start - b.start)
+      .map(copy);
+  }
+
+  async getArchived(userId: string, sessionId: string): Promise<GenerationState[]> {
+    return (this.archives.get(`${userId}/${sessionId}`) ?? []).map(copy);
+  }
+
+  async deleteSession(userId: string, sessionId: string): Promise<void> {
+    const key = `${userId}/${sessionId}`;
+    this.heads.delete(key);
+    this.archives.delete(key);
+    for (const pageKey of [...this.pages.keys()]) if (pageKey.startsWith(`${key}/`)) this.pages.delete(pageKey);
+  }
+
+  async putToken(token: TokenRecord): Promise<void> {
+    if (this.tokens.has(token.hash)) throw new Error("token hash exists");
+    this.tokens.set(token.hash, copy(token));
+  }
+
+  async findToken(hash: string): Promise<TokenRecord | undefined> {
+    const token = this.tokens.get(hash);
+    return token && copy(token);
+  }
+
+  async listTokens(userId: string): Promise<TokenRecord[]> {
+    return [...this.tokens.values()].filter((t) => t.userId === userId).map(copy);
+  }
+
+  async deleteToken(userId: string, id: string): Promise<boolean> {
+    const token = [...this.tokens.values()].find((t) => t.userId === userId && t.id === id);
+    if (token) this.tokens.delete(token.hash);
+    return Boolean(token);
+  }
+
+  async putShare(share: ShareRecord): Promise<void> {
+    this.shares.set(share.id, copy(share));
+  }
+
+  async getShare(id: string): Promise<ShareRecord | undefined> {
+    const share = this.shares.get(id);
+    return share && copy(share);
+  }
+
+  async listShares(userId: string): Promise<ShareRecord[]> {
+    return [...this.shares.values()]
+      .filter((s) => s.userId === userId)
+      .sort((a, b) => b.createdAt.localeCompare(a.createdAt))
+      .map(copy);
+  }
+}
+
+/** Both ports in memory. */
+export function memoryStores(): Stores & { blobs: MemoryBlobStore; meta: MemoryMetaStore } {
+  return { blobs: new MemoryBlobStore(), meta: new MemoryMetaStore() };
+}

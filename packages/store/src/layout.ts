@@ -1,0 +1,106 @@
+/**
+ * The storage layout, in one place: the blob keys (format/parse pairs with fixed-width hex
+ * offsets, so listing order is byte order, as Litestream names its files), their prefixes, and
+ * the metadata table's schema. The adapters, the core and the CDK stack (its bucket rules and
+ * IAM grants) all read it from here.
+ */
+
+/** The top-level blob prefixes, each with its trailing slash. */
+export const PREFIXES = {
+  /** Session bytes: `sessions/<user>/<session>/<generation>/<start>-<end>-<nonce>`. */
+  sessions: "sessions/",
+  /** Large lines uploaded before the append that commits them: `uploads/<user>/<upload>`. */
+  uploads: "uploads/",
+  /** Content-addressed attachments (oh-my-pi's images): `blobs/<user>/<sha256>`. */
+  blobs: "blobs/",
+} as const;
+
+/** The metadata table: one table, `pk`/`sk` keys, one index for "by user, newest first" listings. */
+export const TABLE_SCHEMA = {
+  partitionKey: "pk",
+  sortKey: "sk",
+  index: { name: "gsi1", partitionKey: "gsi1pk", sortKey: "gsi1sk" },
+  /** Attribute holding an epoch-seconds expiry (DynamoDB TTL). */
+  ttlAttribute: "expiresAt",
+} as const;
+
+const hex = (n: number, width: number) => n.toString(16).padStart(width, "0");
+/** Ids are checked to `[A-Za-z0-9._-]` before they reach a key (see core's `checkId`). */
+const ID = "([A-Za-z0-9][A-Za-z0-9._-]*)";
+
+/** Prefix of every blob of a session. */
+export function sessionPrefix(userId: string, sessionId: string): string {
+  return `${PREFIXES.sessions}${userId}/${sessionId}/`;
+}
+
+/** The parts of a segment key. */
+export interface SegmentKey {
+  userId: string;
+  sessionId: string;
+  generation: number;
+  /** Bytes [start, end) of the generation. */
+  start: number;
+  end: number;
+  /** Keeps racing writers of the same range apart. */
+  nonce: string;
+}
+
+/**
+ * A segment's key: bytes [start, end) of a generation; {@link parseSegmentKey} reads it back.
+ * @example segmentKey("u", "s", 1, 0, 16, "9f2c") // "sessions/u/s/00000001/0000000000000000-0000000000000010-9f2c"
+ */
+export function segmentKey(
+  userId: string,
+  sessionId: string,
+  generation: number,
+  start: number,
+  end: number,
+  nonce: string,
+): string {
+  return `${sessionPrefix(userId, sessionId)}${hex(generation, 8)}/${hex(start, 16)}-${hex(end, 16)}-${nonce}`;
+}
+
+const SEGMENT = new RegExp(
+  `^${PREFIXES.sessions}${ID}/${ID}/([0-9a-f]{8})/([0-9a-f]{16})-([0-9a-f]{16})-([A-Za-z0-9_-]+)$`,
+);
+
+/** The parts of a segment key, or undefined when `key` is not one. */
+export function parseSegmentKey(key: string): SegmentKey | undefined {
+  const m = SEGMENT.exec(key);
+  if (!m) return undefined;
+  const [, userId, sessionId, generation, start, end, nonce] = m as unknown as string[];
+  return {
+    userId: userId as string,
+    sessionId: sessionId as string,
+    generation: Number.parseInt(generation as string, 16),
+    start: Number.parseInt(start as string, 16),
+    end: Number.parseInt(end as string, 16),
+    nonce: nonce as string,
+  };
+}
+
+/** Where a large line is uploaded before an append commits it. */
+export function uploadKey(userId: string, uploadId: string): string {
+  return `${PREFIXES.uploads}${userId}/${uploadId}`;
+}
+
+const UPLOAD = new RegExp(`^${PREFIXES.uploads}${ID}/${ID}$`);
+
+/** The user and upload of an upload key, or undefined when `key` is not one. */
+export function parseUploadKey(key: string): { userId: string; uploadId: string } | undefined {
+  const m = UPLOAD.exec(key);
+  return m ? { userId: m[1] as string, uploadId: m[2] as string } : undefined;
+}
+
+/** Where an attachment is kept, by the SHA-256 of its bytes (lowercase hex). */
+export function blobKey(userId: string, sha256: string): string {
+  return `${PREFIXES.blobs}${userId}/${sha256}`;
+}
+
+const BLOB = new RegExp(`^${PREFIXES.blobs}${ID}/([0-9a-f]{64})$`);
+
+/** The user and hash of an attachment key, or undefined when `key` is not one. */
+export function parseBlobKey(key: string): { userId: string; sha256: string } | undefined {
+  const m = BLOB.exec(key);
+  return m ? { userId: m[1] as string, sha256: m[2] as string } : undefined;
+}
