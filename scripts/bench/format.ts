@@ -3,10 +3,15 @@
  * `parseSession` + `buildSessionContext` (default leaf) against pi's `SessionManager.open` +
  * `buildSessionContext`, each in fresh processes, alternating, same run. Prints medians and
  * ratios. Targets: time ≤ 0.3× pi's; extra memory ≤ 2× the file's size.
+ *
+ * Then the same on a pi 1.x session of the same size (written by pi 1.6.0: system prompts and
+ * their patches, compaction checkpoints, usage entries, context edits), against pi 0.73.1 under
+ * Node 20 and against pi 1.6.0 under Node 22 (pisync measured under both).
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { node22 } from "../node22.js";
 import { cachedSession } from "./generate-session.js";
 
 const runs = Number(process.env.BENCH_RUNS ?? 5);
@@ -24,14 +29,10 @@ interface Run {
   messages: number;
 }
 
-function once(which: "pi" | "pisync", path = file): Run {
-  const out = execFileSync(
-    process.execPath,
-    ["--expose-gc", join(import.meta.dirname, "format-child.mjs"), which, path],
-    {
-      encoding: "utf8",
-    },
-  );
+function once(which: "pi" | "pi1" | "pisync", path = file, node = process.execPath): Run {
+  const out = execFileSync(node, ["--expose-gc", join(import.meta.dirname, "format-child.mjs"), which, path], {
+    encoding: "utf8",
+  });
   return JSON.parse(out.trim().split("\n").pop() as string) as Run;
 }
 
@@ -72,4 +73,39 @@ const variantPi = median(variant.pi.map((r) => r.ms));
 const variantOurs = median(variant.pisync.map((r) => r.ms));
 console.log(
   `with escapes and non-ASCII text (${mb(statSync(escaped).size)}): pi ${variantPi.toFixed(0)} ms, pisync ${variantOurs.toFixed(0)} ms, ratio ${(variantOurs / variantPi).toFixed(3)}`,
+);
+
+// A pi 1.x session: pisync against pi 0.73.1 (Node 20) and against pi 1.6.0 (Node 22), alternating.
+const pi1File = cachedSession(dir, 20_000, 40, { pi1: true, node22 });
+const pi1Size = statSync(pi1File).size;
+const pi1Runs: Record<string, Run[]> = { pi: [], pisync: [], pi1: [], pisync22: [] };
+for (let i = 0; i < runs; i++) {
+  pi1Runs.pi.push(once("pi", pi1File));
+  pi1Runs.pisync.push(once("pisync", pi1File));
+  pi1Runs.pi1.push(once("pi1", pi1File, node22));
+  pi1Runs.pisync22.push(once("pisync", pi1File, node22));
+}
+if (pi1Runs.pi1[0].messages !== pi1Runs.pisync[0].messages) {
+  throw new Error(`context sizes differ: pi 1.6.0 ${pi1Runs.pi1[0].messages}, pisync ${pi1Runs.pisync[0].messages}`);
+}
+const m = (which: string) => ({
+  ms: median(pi1Runs[which].map((r) => r.ms)),
+  mem: median(pi1Runs[which].map((r) => r.extraBytes)),
+});
+const [p0, o20, p1, o22] = [m("pi"), m("pisync"), m("pi1"), m("pisync22")];
+console.log(
+  `\npi 1.x session with system prompts: ${mb(pi1Size)}, context: ${pi1Runs.pi1[0].messages} messages (medians)`,
+);
+for (const [label, r] of [
+  ["pi 0.73.1 (Node 20)", p0],
+  ["pisync    (Node 20)", o20],
+  ["pi 1.6.0  (Node 22)", p1],
+  ["pisync    (Node 22)", o22],
+] as const) {
+  console.log(`${label}: ${r.ms.toFixed(0)} ms, extra memory ${mb(r.mem)} (${(r.mem / pi1Size).toFixed(2)}× file)`);
+}
+console.log(`ratio time pisync/pi 0.73.1 (Node 20): ${(o20.ms / p0.ms).toFixed(3)}  (target ≤ 0.3)`);
+console.log(`ratio time pisync/pi 1.6.0 (Node 22): ${(o22.ms / p1.ms).toFixed(3)}  (target ≤ 0.3)`);
+console.log(
+  `ratio extra memory / file size: ${(o20.mem / pi1Size).toFixed(2)} (Node 20), ${(o22.mem / pi1Size).toFixed(2)} (Node 22)  (target ≤ 2)`,
 );

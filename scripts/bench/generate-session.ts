@@ -4,11 +4,31 @@
  * branches, branch summaries, compactions, labels and model changes. Seeded: the same
  * arguments give the same file.
  *
+ * The pi 1.x flavor is written by pi 1.6.0's SessionManager (in Node 22: this file runs there as
+ * a child) and carries what 1.x sessions carry: the whole system prompt and tool definitions
+ * first, system messages that patch them, compactions with their system checkpoint, `usage`
+ * entries, context edits, and timing fields on messages.
+ *
  * Usage: tsx scripts/bench/generate-session.ts OUT_DIR [entries=20000] [megabytes=40]
+ *        node22 scripts/bench/generate-session.ts OUT_DIR ENTRIES MEGABYTES --pi1
  */
+import { execFileSync } from "node:child_process";
 import { mkdirSync, readdirSync, renameSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
+
+/** The SessionManager calls the generator makes (pi 1.x adds the optional ones). */
+interface Writer {
+  appendMessage(message: Record<string, unknown>): string;
+  appendCompaction(summary: string, firstKeptEntryId: string, tokensBefore: number): string;
+  branch(id: string): void;
+  branchWithSummary(id: string, summary: string): string;
+  appendLabelChange(id: string, label: string): string;
+  appendModelChange(provider: string, modelId: string): string;
+  appendUsage?(kind: string, provider: string, model: string, usage: unknown): { id: string };
+  appendContextEdit?(targetId: string, replacement: { content: unknown } | null): string;
+  getSessionFile(): string | undefined;
+}
 
 function seeded(seed: number) {
   let s = seed >>> 0;
@@ -26,8 +46,14 @@ const WORDS =
     " ",
   );
 
-/** Generates a session file; returns its path. */
-export function generateSession(outDir: string, entries = 20_000, megabytes = 40, seed = 7): string {
+/** Generates a session file; returns its path. `pi1`: the pi 1.x flavor (needs pi 1.x's `SessionManager`). */
+export function generateSession(
+  outDir: string,
+  entries = 20_000,
+  megabytes = 40,
+  seed = 7,
+  pi1?: { create(cwd: string, dir: string): Writer },
+): string {
   mkdirSync(outDir, { recursive: true });
   const random = seeded(seed);
   const pick = <T>(list: readonly T[]) => list[Math.floor(random() * list.length)];
@@ -49,7 +75,10 @@ export function generateSession(outDir: string, entries = 20_000, megabytes = 40
   };
   // Average bytes per entry, tuned so that the file lands near the requested size.
   const budget = (megabytes * 1024 * 1024) / entries;
-  const sm = SessionManager.create("/home/dev/projects/big-app", outDir);
+  const sm: Writer = (pi1 ?? (SessionManager as unknown as { create(cwd: string, dir: string): Writer })).create(
+    "/home/dev/projects/big-app",
+    outDir,
+  );
   let clock = Date.UTC(2026, 0, 1);
   const usage = () => ({
     input: 1000,
@@ -65,6 +94,23 @@ export function generateSession(outDir: string, entries = 20_000, megabytes = 40
     ids.push(id);
     count++;
   };
+  // pi 1.x: a real system prompt is 10–30 KB of sections and tool definitions, written first.
+  const tool = (name: string) => ({
+    name,
+    description: prose(600),
+    parameters: { type: "object", properties: { path: { type: "string", description: prose(120) } } },
+  });
+  const system = (sections: Record<string, string | null>, toolsAdded: string[], toolsRemoved: string[] = []) =>
+    sm.appendMessage({
+      role: "system",
+      content: count === 0 ? prose(2000) : "",
+      sections,
+      ...(toolsAdded.length ? { toolsAdded: toolsAdded.map(tool) } : {}),
+      ...(toolsRemoved.length ? { toolsRemoved: toolsRemoved.map((name) => ({ name })) } : {}),
+      timestamp: clock,
+    });
+  const TOOLS = ["read", "bash", "edit", "write", "grep", "find", "ls", "web_fetch", "todo", "ask"];
+  if (pi1) add(system({ preamble: prose(6000), guidelines: prose(8000), skills: prose(4000) }, TOOLS));
   while (count < entries) {
     clock += 5000;
     add(sm.appendMessage({ role: "user", content: prose(budget * 0.2), timestamp: clock }));
@@ -88,6 +134,7 @@ export function generateSession(outDir: string, entries = 20_000, megabytes = 40
         usage: usage(),
         stopReason: "toolUse",
         timestamp: clock,
+        ...(pi1 ? { thinkingLevel: "medium", durationMs: 1000 + Math.floor(random() * 9000) } : {}),
       }),
     );
     for (let k = 0; k < calls && count < entries; k++) {
@@ -103,8 +150,17 @@ export function generateSession(outDir: string, entries = 20_000, megabytes = 40
             : [{ type: "text", text: prose(big ? 300_000 : budget * 0.95) }],
           isError: false,
           timestamp: clock,
+          ...(pi1 ? { durationMs: Math.floor(random() * 3000) } : {}),
         }),
       );
+    }
+    if (sm.appendUsage && sm.appendContextEdit) {
+      const r1 = random();
+      if (r1 < 0.02) {
+        const scratch = r1 < 0.01 ? null : prose(500);
+        add(system({ skills: prose(3000), scratch }, [`tool_${count}`], ["ask"]));
+      } else if (r1 < 0.04) add(sm.appendUsage("cache_warm", "anthropic", "claude-sonnet-4-5", usage()).id);
+      else if (r1 < 0.05) add(sm.appendContextEdit(ids[ids.length - 1], r1 < 0.045 ? null : { content: prose(200) }));
     }
     const r = random();
     if (r < 0.01 && ids.length > 20) sm.branch(ids[ids.length - 1 - Math.floor(random() * 10)]);
@@ -120,20 +176,41 @@ export function generateSession(outDir: string, entries = 20_000, megabytes = 40
   return file;
 }
 
-/** Returns a cached generated session in `dir`, generating it once. */
-export function cachedSession(dir: string, entries = 20_000, megabytes = 40): string {
-  const name = join(dir, `bench-${entries}-${megabytes}mb.jsonl`);
+/**
+ * Returns a cached generated session in `dir`, generating it once. With `flavor`, pi 1.x writes it,
+ * in a child process under `flavor.node22` (the Node 22 binary).
+ */
+export function cachedSession(
+  dir: string,
+  entries = 20_000,
+  megabytes = 40,
+  flavor?: { pi1: true; node22: string },
+): string {
+  const name = join(dir, `bench-${flavor ? "pi1-" : ""}${entries}-${megabytes}mb.jsonl`);
   try {
     if (statSync(name).size > 0) return name;
   } catch {}
   const tmp = join(dir, `gen-${process.pid}`);
-  const file = generateSession(tmp, entries, megabytes);
+  const file = flavor
+    ? execFileSync(flavor.node22, [import.meta.filename, tmp, String(entries), String(megabytes), "--pi1"], {
+        encoding: "utf8",
+      }).trim()
+    : generateSession(tmp, entries, megabytes);
   renameSync(file, name);
   for (const f of readdirSync(tmp)) renameSync(join(tmp, f), join(tmp, `${f}.old`));
   return name;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const [out = ".bench", entries = "20000", mb = "40"] = process.argv.slice(2);
-  console.log(generateSession(out, Number(entries), Number(mb)));
+  const [out = ".bench", entries = "20000", mb = "40", flag] = process.argv.slice(2);
+  const pi1 = flag === "--pi1" ? (await import("@earendil-works/pi-coding-agent")).SessionManager : undefined;
+  console.log(
+    generateSession(
+      out,
+      Number(entries),
+      Number(mb),
+      7,
+      pi1 as { create(cwd: string, dir: string): Writer } | undefined,
+    ),
+  );
 }

@@ -1,11 +1,8 @@
 /** A short OpenAPI description of API v1, served at /openapi.json. README.md has the prose. */
+import { SESSION_ID } from "@pisync/core";
+
 const bearer = [{ bearer: [] }];
-const id = {
-  name: "id",
-  in: "path",
-  required: true,
-  schema: { type: "string", pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$" },
-};
+const id = { name: "id", in: "path", required: true, schema: { type: "string", pattern: SESSION_ID.source } };
 const offset = { name: "Upload-Offset", in: "header", schema: { type: "integer", minimum: 0 } };
 
 export const openApiDocument = {

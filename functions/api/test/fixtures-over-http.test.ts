@@ -3,8 +3,9 @@
  * retried as they were, some retried with other chunking), comes back byte for byte, and
  * the context of every leaf pi answered for is pi's answer. On both store pairs.
  */
-import { readFileSync } from "node:fs";
-import { completeLength, parseSession, pathTo, splitLines } from "@pisync/format";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { completeLength, parseSession, pathTo, pathTotals, splitLines } from "@pisync/format";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   baseName,
@@ -13,6 +14,7 @@ import {
   loadCorpus,
   PI_HAS_NO_ANSWER,
 } from "../../../packages/format/test/fixture-corpus.js";
+import { type OracleContexts, piContexts } from "../../../packages/format/test/pi1/pi1.js";
 import { client, makeApp, openPair, type Pair, userToken } from "./harness.js";
 
 function seeded(seed: number) {
@@ -95,3 +97,54 @@ for (const name of ["embedded", "aws"] as const) {
     });
   });
 }
+
+// pi 1.6.0's corpus (system prompts, usage entries, context edits), appended whole: every leaf's
+// context through the service is pi 1.6.0's own answer (asked live), and the totals count usage entries.
+const pi1Corpus = join(inRepoCorpus, "pi-1.6.0");
+const pi1Files = readdirSync(pi1Corpus)
+  .filter((f) => f.endsWith(".jsonl"))
+  .sort()
+  .map((name) => ({ name, bytes: new Uint8Array(readFileSync(join(pi1Corpus, name))) }));
+
+describe("pi 1.6.0's corpus over HTTP", () => {
+  let answers: OracleContexts[];
+  const pairs: Partial<Record<"embedded" | "aws", Pair>> = {};
+  beforeAll(async () => {
+    answers = piContexts(pi1Files.map((f) => ({ text: new TextDecoder().decode(f.bytes) })));
+    for (const name of ["embedded", "aws"] as const) pairs[name] = await openPair(name);
+  });
+  afterAll(async () => {
+    for (const pair of Object.values(pairs)) await pair?.close();
+  });
+
+  for (const name of ["embedded", "aws"] as const) {
+    it.each(pi1Files.map((f, i) => [f.name, i] as const))(`%s (${name})`, async (fileName, i) => {
+      const { bytes } = pi1Files[i];
+      const session = parseSession(bytes);
+      const id = session.header?.id as string;
+      const c = client(
+        makeApp((pairs[name] as Pair).stores),
+        await userToken((pairs[name] as Pair).stores, `pi1-${i}`),
+      );
+      expect((await c.patch(id, 0, bytes)).status).toBe(200);
+      for (const [leaf, theirs] of answers[i]) {
+        const r = await c.get(`/v1/sessions/${id}/context${leaf ? `?leaf=${encodeURIComponent(leaf)}` : ""}`);
+        expect(r.status, await r.clone().text()).toBe(200);
+        const { leafId: _leaf, ...context } = (await r.json()) as Record<string, unknown>;
+        expect(json(context), `${fileName} leaf ${leaf}`).toEqual(theirs);
+      }
+      const meta = (await (await c.get(`/v1/sessions/${id}`)).json()) as { tokens: number };
+      const all = session.entries as Record<string, unknown>[];
+      const usageTokens = all
+        .filter((e) => e.type === "usage")
+        .reduce((n, e) => n + (e.usage as { totalTokens: number }).totalTokens, 0);
+      if (fileName === "system-prompts.jsonl") expect(usageTokens).toBeGreaterThan(0);
+      const messageTokens = all.reduce(
+        (n, e) => n + ((e.message as { usage?: { totalTokens: number } } | undefined)?.usage?.totalTokens ?? 0),
+        0,
+      );
+      expect(meta.tokens).toBe(messageTokens + usageTokens);
+      if (session.index.leafIds().length === 1) expect(pathTotals(session.index).totalTokens).toBe(meta.tokens);
+    });
+  }
+});

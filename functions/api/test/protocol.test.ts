@@ -243,13 +243,27 @@ for (const name of ["embedded", "aws"] as const) {
       });
 
       it("a session id outside the safe set", async () => {
-        for (const id of ["bad%20id", "-starts-with-dash", "x".repeat(129), "a..b%2Fc"]) {
+        for (const id of ["bad%20id", "-starts-with-dash", "x".repeat(225), "a..b%2Fc"]) {
           const r = await c.patch(id, 0, header(id));
           expect(r.status, id).toBe(400);
           expect(((await r.json()) as { error: string }).error).toMatch(/session id must be/);
         }
         // A dot-segment never reaches a session route at all.
         expect((await c.patch("%2E%2E", 0, header(".."))).status).toBe(404);
+      });
+
+      it("a custom session id as long as pi can save (224 characters) works on every route", async () => {
+        // pi 1.x's --session-id allows any length; 224 is the longest its file name can hold.
+        const id = `${name}-${"custom.session_id-".repeat(13).slice(0, 222 - name.length)}z`;
+        expect(id).toHaveLength(224);
+        const { first } = await started(id);
+        await holds(id, first);
+        expect((await c.get(`/v1/sessions/${id}/context`)).status).toBe(200);
+        expect((await c.get(`/v1/sessions/${id}/tree`)).status).toBe(200);
+        const listed = (await (await c.get("/v1/sessions?limit=100")).json()) as { sessions: { id: string }[] };
+        expect(listed.sessions.map((s) => s.id)).toContain(id);
+        expect((await c.delete(`/v1/sessions/${id}`)).status).toBe(204);
+        expect((await c.head(id)).status).toBe(404);
       });
 
       it("query parameters are validated", async () => {

@@ -18,7 +18,7 @@ import type { GenerationState, IndexPage, SessionHead, Stores } from "@pisync/st
 import { RevisionConflictError } from "@pisync/store";
 import { BadRequest, GenerationMismatch, NotFound, OffsetConflict, TooLarge } from "./errors.js";
 import { advanceGeneration, advanceSummary, emptySummary, type IngestedBody, ingestBody } from "./ingest.js";
-import { checkId, segmentKey } from "./keys.js";
+import { checkSessionId, segmentKey } from "./keys.js";
 import { MAX_SEGMENTS, mergePlan, nonce, readRange, sameBytes } from "./segments.js";
 
 /** Limits of one append. */
@@ -95,14 +95,14 @@ export class Appender {
 
   /** HEAD: the committed length and generation. */
   async status(userId: string, sessionId: string): Promise<{ offset: number; generation: number }> {
-    const head = await this.stores.meta.getHead(userId, checkId("session id", sessionId));
+    const head = await this.stores.meta.getHead(userId, checkSessionId(sessionId));
     if (!head) throw new NotFound("no such session");
     return { offset: head.current.length, generation: head.current.generation };
   }
 
   async append(request: AppendRequest): Promise<AppendResult> {
     const { userId, sessionId, body, offset } = request;
-    checkId("session id", sessionId);
+    checkSessionId(sessionId);
     if (!Number.isSafeInteger(offset) || offset < 0)
       throw new BadRequest("Upload-Offset must be a non-negative integer");
     if (body.length === 0) throw new BadRequest("the body is empty");

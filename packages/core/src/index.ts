@@ -2,7 +2,7 @@
 export { Appender, type AppendLimits, type AppendRequest, type AppendResult, DEFAULT_APPEND_LIMITS } from "./append.js";
 export * from "./errors.js";
 export { contentText, previewOf } from "./ingest.js";
-export { blobKey, checkId, SAFE_ID, uploadKey } from "./keys.js";
+export { blobKey, checkId, checkSessionId, SAFE_ID, SESSION_ID, uploadKey } from "./keys.js";
 export { Reader, type SessionView, type TreeNode, viewOf } from "./reader.js";
 export { MAX_SEGMENTS } from "./segments.js";
 export {

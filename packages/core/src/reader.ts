@@ -14,7 +14,7 @@ import {
 } from "@pisync/format";
 import { type GenerationState, NotFoundError, type Segment, type SessionHead, type Stores } from "@pisync/store";
 import { BadRequest, NotFound } from "./errors.js";
-import { checkId, sessionPrefix } from "./keys.js";
+import { checkSessionId, sessionPrefix } from "./keys.js";
 import { readRange } from "./segments.js";
 
 /** A session as the list and the detail show it. */
@@ -196,7 +196,7 @@ export class Reader {
   }
 
   async head(userId: string, sessionId: string): Promise<SessionHead> {
-    const head = await this.stores.meta.getHead(userId, checkId("session id", sessionId));
+    const head = await this.stores.meta.getHead(userId, checkSessionId(sessionId));
     if (!head) throw new NotFound("no such session");
     return head;
   }

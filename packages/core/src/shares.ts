@@ -7,7 +7,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { MetaStore, ShareRecord } from "@pisync/store";
 import { BadRequest, Gone, NotFound } from "./errors.js";
-import { checkId } from "./keys.js";
+import { checkSessionId } from "./keys.js";
 
 /** Signing keys by id; `current` signs new links, every key verifies. */
 export interface ShareKeys {
@@ -73,7 +73,7 @@ export class Shares {
     expiresIn?: number;
     maskSecrets?: boolean;
   }): Promise<{ share: ShareRecord; token: string }> {
-    checkId("session id", input.sessionId);
+    checkSessionId(input.sessionId);
     const seconds = input.expiresIn ?? this.limits.defaultSeconds;
     if (!Number.isInteger(seconds) || seconds < 1 || seconds > this.limits.maxSeconds) {
       throw new BadRequest(`expiresIn must be whole seconds from 1 to ${this.limits.maxSeconds}`);

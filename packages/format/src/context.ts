@@ -1,22 +1,38 @@
 /**
- * Rebuilding the LLM context for a leaf, as pi's `buildSessionContext` does (pi 0.73.1),
- * plus the newer spec's `retainedTail`:
+ * Rebuilding the LLM context for a leaf, as pi 1.x's `buildSessionContext` does (pi 1.6.0; for
+ * the files pi 0.73.1 writes it answers as 0.73.1 did, but for null content, see below), plus the
+ * newer spec's `retainedTail`:
  *
  * 1. Walk from the leaf to the root (guarded against cycles).
  * 2. Along the whole path: the last `thinking_level_change` sets the thinking level (default
  *    "off"); the last `model_change` or assistant message sets the model (default null).
- * 3. Without a compaction on the path, every entry is converted. With one, only the LAST
- *    compaction counts: its summary comes first; then, when it carries `retainedTail` (newer
+ * 3. Select the entries: without a compaction on the path, the whole path. With one, only the
+ *    LAST compaction counts: the compaction itself, then, when it carries `retainedTail` (newer
  *    spec), those messages verbatim; otherwise the path entries from `firstKeptEntryId` up to
- *    the compaction (none when that id is not on the path before it); then every entry after it.
- * 4. Conversion: `message` → its message; `custom_message` → a `custom` message;
- *    `branch_summary` → a `branchSummary` message when its summary is not empty; other types
- *    contribute nothing. Timestamps of built messages are `Date.parse` of the entry's (NaN
- *    when it does not parse, as in pi).
+ *    the compaction (none when that id is not on the path before it, as when a compaction that
+ *    keeps nothing names itself), leaving out system messages (the compaction's own
+ *    `systemMessage` stands for them); then every entry after it.
+ * 4. `context_edit`: among the selected entries, the last edit of each target wins. `null`
+ *    removes the target's messages; otherwise its content replaces the content of a user,
+ *    assistant, tool-result or custom message (a string becomes one text block for assistant
+ *    and tool-result messages). Edits of entries that are not selected (summarized, on another
+ *    branch, missing) change nothing.
+ * 5. Conversion: `message` → its message, with null or missing content as `[]` (system: `""`);
+ *    `custom_message` → a `custom` message (null content: `[]`); `branch_summary` → a
+ *    `branchSummary` message when its summary is not empty; the selected compaction → its
+ *    `systemMessage` (when it has one), then a `compactionSummary` message; older compactions
+ *    in the kept range and other types contribute nothing. Timestamps of built messages are
+ *    `Date.parse` of the entry's (NaN when it does not parse, as in pi).
  *
- * pi 0.73.1 ignores `retainedTail`; we follow the newer spec because the newer writers that
- * produce it rely on it (they may omit `firstKeptEntryId`, and pi would then drop the kept
- * messages). Where pi throws (a `message` entry without a message), that entry is skipped.
+ * What differs from pi 0.73.1 only matters for entries 0.73.1 never writes (system messages,
+ * `context_edit`, `compaction.systemMessage`), except one rule: 0.73.1 passes a message's null
+ * content through unchanged, 1.x gives `[]`. Both write header version 3, so a file cannot say
+ * which wrote it: the 1.x rule applies.
+ *
+ * pi ignores `retainedTail`; we follow the newer spec because the newer writers that produce it
+ * rely on it (they may omit `firstKeptEntryId`, and pi would then drop the kept messages). Where
+ * pi throws (a `message` entry without a message, an edit without a `replacement`), that entry
+ * is skipped and reported.
  */
 import type { Problem } from "./problems.js";
 import type { AgentMessage, SessionEntry } from "./schema.js";
@@ -47,6 +63,8 @@ interface PathReader<N> {
   modelChange(node: N): SessionContext["model"];
   /** The model an assistant message sets, or undefined when the node is not one. */
   assistantModel(node: N): SessionContext["model"] | undefined;
+  /** The role of a `message` entry's message (undefined when it has none). */
+  role(node: N): unknown;
   entry(node: N): Entry;
 }
 
@@ -60,6 +78,7 @@ function indexReader(index: SessionIndex): PathReader<EntryRecord> {
       r.facts?.hasMessage && r.role === "assistant"
         ? { provider: r.facts.messageProvider as string, modelId: r.facts.messageModel as string }
         : undefined,
+    role: (r) => (r.facts?.hasMessage ? r.role : undefined),
     entry: (r) => index.entry(r),
   };
 }
@@ -75,6 +94,7 @@ const entryReader: PathReader<Entry> = {
       ? { provider: message.provider as string, modelId: message.model as string }
       : undefined;
   },
+  role: (e) => (e.message as Entry | null | undefined)?.role,
   entry: (e) => e,
 };
 
@@ -104,7 +124,101 @@ function isMissing(value: unknown): boolean {
   return value === undefined || value === null;
 }
 
-/** Steps 2–4 over a path, root first. */
+/** Roles whose content a `context_edit` replaces (others keep theirs; a `null` edit removes any). */
+const EDITABLE_ROLES = new Set<unknown>(["user", "assistant", "toolResult", "custom"]);
+/** Roles whose null or missing content pi 1.x reads as `[]`. */
+const CONTENT_ARRAY_ROLES = new Set<unknown>(["user", "assistant", "toolResult"]);
+
+/** Step 5: the messages one selected entry contributes (before edits). */
+function messagesOf<N>(node: N, read: PathReader<N>, report: (problem: Problem) => void): unknown[] {
+  const type = read.type(node);
+  if (type === "message") {
+    const message = read.entry(node).message as Entry | null | undefined;
+    if (isMissing(message)) {
+      const id = read.id(node) as string;
+      report({ kind: "invalid-entry", id, message: `message entry ${id} has no message; skipped` });
+      return [];
+    }
+    const m = message as Entry;
+    if (m.role === "system" && isMissing(m.content)) return [{ ...m, content: "" }];
+    if (CONTENT_ARRAY_ROLES.has(m.role) && isMissing(m.content)) return [{ ...m, content: [] }];
+    return [m];
+  }
+  if (type === "custom_message") {
+    const e = read.entry(node);
+    return [
+      {
+        role: "custom",
+        customType: e.customType,
+        content: e.content ?? [],
+        display: e.display,
+        details: e.details,
+        timestamp: timestampOf(e),
+      },
+    ];
+  }
+  if (type === "branch_summary") {
+    const e = read.entry(node);
+    return e.summary
+      ? [{ role: "branchSummary", summary: e.summary, fromId: e.fromId, timestamp: timestampOf(e) }]
+      : [];
+  }
+  if (type === "compaction") {
+    const c = read.entry(node);
+    const summary = {
+      role: "compactionSummary",
+      summary: c.summary,
+      tokensBefore: c.tokensBefore,
+      timestamp: timestampOf(c),
+    };
+    return c.systemMessage ? [c.systemMessage, summary] : [summary];
+  }
+  return [];
+}
+
+/** Step 4 on one entry's messages: `null` removes them; a replacement swaps the content of editable roles. */
+function applyEdit(messages: unknown[], edit: Entry | undefined): unknown[] {
+  if (!edit) return messages;
+  const replacement = edit.replacement as { content?: unknown } | null;
+  if (replacement === null) return [];
+  return messages.map((message) => {
+    const m = message as Entry;
+    if (!EDITABLE_ROLES.has(m.role)) return m;
+    const content =
+      (m.role === "assistant" || m.role === "toolResult") && typeof replacement.content === "string"
+        ? [{ type: "text", text: replacement.content }]
+        : replacement.content;
+    return { ...m, content };
+  });
+}
+
+/**
+ * Step 3: the selected entries, the last compaction first when there is one; and the messages
+ * its `retainedTail` carries (newer spec), which stand for the kept range.
+ */
+function selectEntries<N>(
+  nodes: N[],
+  compactionAt: number,
+  read: PathReader<N>,
+): { selected: N[]; retained: unknown[] } {
+  if (compactionAt < 0) return { selected: nodes, retained: [] };
+  const compaction = nodes[compactionAt];
+  const c = read.entry(compaction);
+  const selected = [compaction];
+  if (Array.isArray(c.retainedTail))
+    return { selected: selected.concat(nodes.slice(compactionAt + 1)), retained: c.retainedTail };
+  let kept = false;
+  for (let i = 0; i < compactionAt; i++) {
+    const node = nodes[i];
+    if (read.id(node) === c.firstKeptEntryId) kept = true;
+    // The compaction's systemMessage stands for every system message before it.
+    if (kept && !(read.type(node) === "message" && read.role(node) === "system")) selected.push(node);
+  }
+  for (let i = compactionAt + 1; i < nodes.length; i++) selected.push(nodes[i]);
+  return { selected, retained: [] };
+}
+
+/** Steps 2–5 over a path, root first. */
 function contextOfPath<N>(nodes: N[], read: PathReader<N>, report: (problem: Problem) => void): SessionContext {
   let thinkingLevel: unknown = "off";
   let model: SessionContext["model"] = null;
@@ -118,62 +232,28 @@ function contextOfPath<N>(nodes: N[], read: PathReader<N>, report: (problem: Pro
     else if (type === "compaction") compactionAt = i;
   }
 
-  const messages: AgentMessage[] = [];
-  const append = (node: N) => {
-    const type = read.type(node);
-    if (type === "message") {
-      const message = read.entry(node).message;
-      if (isMissing(message)) {
-        const id = read.id(node) as string;
-        report({ kind: "invalid-entry", id, message: `message entry ${id} has no message; skipped` });
-        return;
-      }
-      messages.push(message as AgentMessage);
-    } else if (type === "custom_message") {
-      const e = read.entry(node);
-      messages.push({
-        role: "custom",
-        customType: e.customType,
-        content: e.content,
-        display: e.display,
-        details: e.details,
-        timestamp: timestampOf(e),
-      } as AgentMessage);
-    } else if (type === "branch_summary") {
-      const e = read.entry(node);
-      if (e.summary) {
-        messages.push({
-          role: "branchSummary",
-          summary: e.summary,
-          fromId: e.fromId,
-          timestamp: timestampOf(e),
-        } as AgentMessage);
-      }
+  const { selected, retained } = selectEntries(nodes, compactionAt, read);
+  const edits = new Map<unknown, Entry>();
+  for (const node of selected) {
+    if (read.type(node) !== "context_edit") continue;
+    const edit = read.entry(node);
+    if (edit.replacement === undefined) {
+      const id = read.id(node) as string;
+      report({ kind: "invalid-entry", id, message: `context edit ${id} has no replacement; skipped` });
+      continue;
     }
-  };
-
-  if (compactionAt < 0) {
-    for (const node of nodes) append(node);
-  } else {
-    const c = read.entry(nodes[compactionAt]);
-    messages.push({
-      role: "compactionSummary",
-      summary: c.summary,
-      tokensBefore: c.tokensBefore,
-      timestamp: timestampOf(c),
-    } as AgentMessage);
-    if (Array.isArray(c.retainedTail)) {
-      messages.push(...(c.retainedTail as AgentMessage[]));
-    } else {
-      let kept = false;
-      for (let i = 0; i < compactionAt; i++) {
-        if (read.id(nodes[i]) === c.firstKeptEntryId) kept = true;
-        if (kept) append(nodes[i]);
-      }
-    }
-    for (let i = compactionAt + 1; i < nodes.length; i++) append(nodes[i]);
+    edits.set(edit.targetId, edit);
   }
-  return { messages, thinkingLevel: thinkingLevel as string, model };
+
+  const messages: unknown[] = [];
+  for (let i = 0; i < selected.length; i++) {
+    const node = selected[i];
+    // Only the last compaction, selected first, contributes; older ones in its kept range do not.
+    if (i > 0 && read.type(node) === "compaction") continue;
+    messages.push(...applyEdit(messagesOf(node, read, report), edits.get(read.id(node))));
+    if (i === 0 && compactionAt >= 0) messages.push(...retained);
+  }
+  return { messages: messages as AgentMessage[], thinkingLevel: thinkingLevel as string, model };
 }
 
 const EMPTY = (): SessionContext => ({ messages: [], thinkingLevel: "off", model: null });
@@ -224,9 +304,9 @@ export function buildSessionContext(
 
 /**
  * The records whose full entries {@link buildSessionContext} reads for `leafId`: the last
- * compaction on the path, its kept range (unless it carries `retainedTail`) and what follows,
- * only of the types that become messages. A store that fetches entries from elsewhere loads
- * these (and only these) before building the context.
+ * compaction on the path, its kept range (unless it carries `retainedTail`; without its system
+ * messages) and what follows, only of the types that become messages or edit them. A store
+ * that fetches entries from elsewhere loads these (and only these) before building the context.
  */
 export function recordsForContext(index: SessionIndex, leafId?: string | null): EntryRecord[] {
   if (leafId === null) return [];
@@ -235,8 +315,7 @@ export function recordsForContext(index: SessionIndex, leafId?: string | null): 
   const path = pathTo(index, leaf).records;
   let compactionAt = -1;
   for (let i = 0; i < path.length; i++) if (path[i].type === "compaction") compactionAt = i;
-  const contributes = (r: EntryRecord) =>
-    r.type === "message" || r.type === "custom_message" || r.type === "branch_summary";
+  const contributes = (r: EntryRecord) => r.type !== undefined && CONTEXT_TYPES.has(r.type);
   if (compactionAt < 0) return path.filter(contributes);
   const compaction = path[compactionAt];
   const needed = [compaction];
@@ -247,8 +326,12 @@ export function recordsForContext(index: SessionIndex, leafId?: string | null): 
         ? compaction.v1.firstKeptEntryId
         : compaction.facts?.firstKeptEntryId;
     const from = path.findIndex((r, i) => i < compactionAt && r.id === firstKept);
-    if (from >= 0) needed.push(...path.slice(from, compactionAt).filter(contributes));
+    const isSystem = (r: EntryRecord) => r.type === "message" && r.facts?.hasMessage === true && r.role === "system";
+    if (from >= 0) needed.push(...path.slice(from, compactionAt).filter((r) => contributes(r) && !isSystem(r)));
   }
   needed.push(...path.slice(compactionAt + 1).filter(contributes));
   return needed.sort((a, b) => a.index - b.index);
 }
+
+/** Entry types whose full content a context reads (older compactions in a kept range are read for nothing). */
+const CONTEXT_TYPES = new Set(["message", "custom_message", "branch_summary", "context_edit"]);

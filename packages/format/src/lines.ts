@@ -134,6 +134,8 @@ function factsOf(entry: Json): EntryFacts {
     }
     case "label":
       return { targetId: entry.targetId, label: entry.label };
+    case "context_edit":
+      return { targetId: entry.targetId };
     case "session_info":
       return { name: entry.name };
     case "thinking_level_change":

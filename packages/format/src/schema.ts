@@ -1,6 +1,7 @@
 /**
- * Schemas of pi's session format (v3, both revisions of the spec) and of what other writers
- * put in the same files (rho, oh-my-pi). They serve reading and reporting, never rewriting:
+ * Schemas of pi's session format (v3: both revisions of the spec, and what pi 1.x added to it:
+ * system messages, `usage` and `context_edit` entries, `compaction.systemMessage`, timing and
+ * nested-call fields) and of what other writers put in the same files (rho, oh-my-pi). They serve reading and reporting, never rewriting:
  * every object is loose, so unknown fields pass through untouched, and unknown entry types
  * are kept as {@link UnknownEntry}.
  */
@@ -54,13 +55,32 @@ export const Attachment = z.looseObject({
 
 export const UserMessage = z.looseObject({
   role: z.literal("user"),
-  content: UserContent,
+  /** pi 1.x reads `null` content as `[]` (SDK callers and hand edits write it). */
+  content: z.nullable(UserContent),
   timestamp: z.number(),
   attachments: z.optional(z.array(Attachment)),
   typed: z.optional(z.string()),
 });
 
-export const StopReason = z.enum(["stop", "length", "toolUse", "error", "aborted"]);
+/** pi 1.x added `pending` and `deferred` (a response fetched later). */
+export const StopReason = z.enum(["stop", "length", "toolUse", "error", "aborted", "pending", "deferred"]);
+
+/** A tool declaration, as a system message adds it (pi 1.x). */
+export const ToolDefinition = z.looseObject({ name: z.string(), description: z.string(), parameters: z.unknown() });
+
+/**
+ * pi 1.x: the system prompt and tool set at a point of the transcript. The first request of a
+ * session writes one with every section and tool; later ones patch `sections` by name (`null`
+ * removes one) and list `toolsAdded`/`toolsRemoved`. Replayed in order they give the current prompt.
+ */
+export const SystemMessage = z.looseObject({
+  role: z.literal("system"),
+  content: z.union([z.string(), z.array(TextContent)]),
+  sections: z.optional(z.record(z.string(), z.nullable(z.string()))),
+  toolsAdded: z.optional(z.array(ToolDefinition)),
+  toolsRemoved: z.optional(z.array(z.looseObject({ name: z.string() }))),
+  timestamp: z.number(),
+});
 
 export const AssistantMessage = z.looseObject({
   role: z.literal("assistant"),
@@ -75,7 +95,27 @@ export const AssistantMessage = z.looseObject({
   usage: Usage,
   stopReason: StopReason,
   errorMessage: z.optional(z.string()),
+  /** pi 1.x: the thinking level pi requested, the provider's own effort name, how long the response took. */
+  thinkingLevel: z.optional(z.string()),
+  providerThinkingLevel: z.optional(z.string()),
+  durationMs: z.optional(z.number()),
   timestamp: z.number(),
+});
+
+/** pi 1.x: the calls a tool made to other tools while it ran (kept for the record, not sent to the model). */
+export const NestedToolCalls = z.looseObject({
+  calls: z.array(
+    z.looseObject({
+      id: z.string(),
+      name: z.string(),
+      arguments: z.optional(looseRecord),
+      argumentsBytes: z.optional(z.number()),
+      status: z.string(),
+      durationMs: z.optional(z.number()),
+      error: z.optional(z.string()),
+    }),
+  ),
+  complete: z.boolean(),
 });
 
 export const ToolResultMessage = z.looseObject({
@@ -86,8 +126,10 @@ export const ToolResultMessage = z.looseObject({
   details: z.optional(z.unknown()),
   /** Newer spec: LLM work done by the tool itself. */
   usage: z.optional(Usage),
+  nestedCalls: z.optional(NestedToolCalls),
   isError: z.boolean(),
   timestamp: z.number(),
+  durationMs: z.optional(z.number()),
 });
 
 export const BashExecutionMessage = z.looseObject({
@@ -127,6 +169,7 @@ export const CompactionSummaryMessage = z.looseObject({
 
 /** pi's AgentMessage union. */
 export const AgentMessage = z.discriminatedUnion("role", [
+  SystemMessage,
   UserMessage,
   AssistantMessage,
   ToolResultMessage,
@@ -185,6 +228,8 @@ export const CompactionEntry = z.looseObject({
   usage: z.optional(Usage),
   details: z.optional(z.unknown()),
   fromHook: z.optional(z.boolean()),
+  /** pi 1.x: the whole prompt and tool set at the boundary, placed before the summary in the context. */
+  systemMessage: z.optional(SystemMessage),
   /** rho's additions. */
   tokensAfter: z.optional(z.number()),
   method: z.optional(z.string()),
@@ -201,6 +246,32 @@ export const BranchSummaryEntry = z.looseObject({
   fromHook: z.optional(z.boolean()),
 });
 
+/** pi 1.x: LLM work billed outside the conversation (such as cache warming); counted in totals only. */
+export const UsageEntry = z.looseObject({
+  type: z.literal("usage"),
+  ...entryBase,
+  /** What the work was (`cache_warm`...); unknown kinds are ordinary usage. */
+  kind: z.string(),
+  provider: z.string(),
+  model: z.string(),
+  usage: Usage,
+  note: z.optional(z.string()),
+});
+
+/** Content a context edit puts in place of its target's. */
+const EditedContent = z.union([z.string(), z.array(z.union([TextContent, ImageContent, ThinkingContent, ToolCall]))]);
+
+/**
+ * pi 1.x: an edit of an earlier entry's part in the model context, for the branch it is on:
+ * `null` removes the target from the context, a replacement swaps its content.
+ */
+export const ContextEditEntry = z.looseObject({
+  type: z.literal("context_edit"),
+  ...entryBase,
+  targetId: z.string(),
+  replacement: z.nullable(z.looseObject({ content: EditedContent })),
+});
+
 export const CustomEntry = z.looseObject({
   type: z.literal("custom"),
   ...entryBase,
@@ -212,7 +283,8 @@ export const CustomMessageEntry = z.looseObject({
   type: z.literal("custom_message"),
   ...entryBase,
   customType: z.string(),
-  content: UserContent,
+  /** pi 1.x reads `null` content as `[]`. */
+  content: z.nullable(UserContent),
   display: z.boolean(),
   details: z.optional(z.unknown()),
 });
@@ -244,6 +316,8 @@ export const KnownEntrySchemas = {
   model_change: ModelChangeEntry,
   thinking_level_change: ThinkingLevelChangeEntry,
   compaction: CompactionEntry,
+  usage: UsageEntry,
+  context_edit: ContextEditEntry,
   branch_summary: BranchSummaryEntry,
   custom: CustomEntry,
   custom_message: CustomMessageEntry,
@@ -260,6 +334,7 @@ export type ImageContent = z.infer<typeof ImageContent>;
 export type ThinkingContent = z.infer<typeof ThinkingContent>;
 export type ToolCall = z.infer<typeof ToolCall>;
 export type Usage = z.infer<typeof Usage>;
+export type SystemMessage = z.infer<typeof SystemMessage>;
 export type UserMessage = z.infer<typeof UserMessage>;
 export type AssistantMessage = z.infer<typeof AssistantMessage>;
 export type ToolResultMessage = z.infer<typeof ToolResultMessage>;
@@ -273,6 +348,8 @@ export type MessageEntry = z.infer<typeof MessageEntry>;
 export type ModelChangeEntry = z.infer<typeof ModelChangeEntry>;
 export type ThinkingLevelChangeEntry = z.infer<typeof ThinkingLevelChangeEntry>;
 export type CompactionEntry = z.infer<typeof CompactionEntry>;
+export type UsageEntry = z.infer<typeof UsageEntry>;
+export type ContextEditEntry = z.infer<typeof ContextEditEntry>;
 export type BranchSummaryEntry = z.infer<typeof BranchSummaryEntry>;
 export type CustomEntry = z.infer<typeof CustomEntry>;
 export type CustomMessageEntry = z.infer<typeof CustomMessageEntry>;
@@ -287,6 +364,8 @@ export type SessionEntry =
   | ModelChangeEntry
   | ThinkingLevelChangeEntry
   | CompactionEntry
+  | UsageEntry
+  | ContextEditEntry
   | BranchSummaryEntry
   | CustomEntry
   | CustomMessageEntry

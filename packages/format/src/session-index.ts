@@ -248,10 +248,15 @@ class ContextKeeper {
     if (isLast) this.wanted = record.id;
     if (record.id === undefined || record.id !== this.wanted) return false;
     this.wanted = record.parentId ?? undefined;
-    const keep = this.state !== "none" && CONTENT_TYPES.has(record.type ?? "");
+    // A kept range's system messages give way to the compaction's systemMessage (pi 1.x).
+    const keep =
+      this.state !== "none" &&
+      CONTENT_TYPES.has(record.type ?? "") &&
+      !(this.state === "until" && record.type === "message" && record.role === "system");
     if (this.state === "all" && record.type === "compaction") {
-      // The last compaction on the path: its kept range is all that precedes it in the context.
-      if (record.facts?.hasRetainedTail) this.state = "none";
+      // The last compaction on the path: its kept range is all that precedes it in the context
+      // (nothing when it carries retainedTail, or names itself: pi 1.x's compaction that keeps nothing).
+      if (record.facts?.hasRetainedTail || record.facts?.firstKeptEntryId === record.id) this.state = "none";
       else {
         this.state = "until";
         this.keepUntil = record.facts?.firstKeptEntryId;
@@ -261,8 +266,8 @@ class ContextKeeper {
   }
 }
 
-/** Types whose full content goes into a context. */
-const CONTENT_TYPES = new Set(["message", "custom_message", "branch_summary", "compaction"]);
+/** Types whose full content goes into a context (or edits it). */
+const CONTENT_TYPES = new Set(["message", "custom_message", "branch_summary", "compaction", "context_edit"]);
 
 /** The span of line k (0-based), as the problem and record types want it. */
 const spanAt = (lines: LineTable, k: number): LineSpan => ({

@@ -1,6 +1,7 @@
 /**
- * Token and cost totals. Counted: assistant messages' `usage`, and (newer spec) the `usage`
- * of compaction and branch-summary entries and of tool results that did LLM work.
+ * Token and cost totals. Counted: assistant messages' `usage`, (newer spec) the `usage` of
+ * compaction and branch-summary entries and of tool results that did LLM work, and (pi 1.x)
+ * `usage` entries: work billed outside the conversation, such as cache warming.
  */
 import type { SessionIndex } from "./session-index.js";
 import { pathTo } from "./tree.js";
@@ -46,9 +47,12 @@ export function usageOfEntry(entry: Record<string, unknown>): unknown {
     }
     return undefined;
   }
-  if (entry.type === "compaction" || entry.type === "branch_summary") return entry.usage;
+  if (USAGE_TYPES.has(entry.type as string)) return entry.usage;
   return undefined;
 }
+
+/** Entry types that carry a `usage` of their own (besides messages). */
+const USAGE_TYPES = new Set(["compaction", "branch_summary", "usage"]);
 
 /** Totals along the path from the root to `leafId` (default leaf when omitted). */
 export function pathTotals(index: SessionIndex, leafId?: string): Totals {
@@ -56,7 +60,7 @@ export function pathTotals(index: SessionIndex, leafId?: string): Totals {
   const leaf = (leafId ? index.byId(leafId) : undefined) ?? index.defaultLeaf;
   if (!leaf) return totals;
   for (const record of pathTo(index, leaf).records) {
-    if (record.type !== "compaction" && record.type !== "branch_summary") {
+    if (!USAGE_TYPES.has(record.type ?? "")) {
       if (record.type !== "message" || (record.role !== "assistant" && record.role !== "toolResult")) continue;
     }
     addUsage(totals, usageOfEntry(index.entry(record)));

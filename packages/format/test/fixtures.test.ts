@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { buildSessionContext, parseSession, pathTo } from "../src/index.js";
-import { type Fixture, inRepoCorpus, loadCorpus, sharedCorpus } from "./fixture-corpus.js";
+import { type Fixture, inRepoCorpus, loadCorpus, sharedCorpus, withNullContentAsEmpty } from "./fixture-corpus.js";
 
 /** Files pi cannot read at all (it overwrites them, hangs, or throws on open). */
 const PI_HAS_NO_ANSWER = new Set([
@@ -59,7 +59,7 @@ function checkAgainstPi(fixture: Fixture) {
     // Leaves after a compaction with retainedTail follow the newer spec (tested below), not pi 0.73.1.
     if (expected.specDerived && !specMessages && leafId && followsRetainedTail(session, leafId)) continue;
     if (specMessages) expect(json(ours.messages), `spec context for ${key}`).toEqual(specMessages);
-    else expect(json(ours), `context for ${key}`).toEqual(want);
+    else expect(json(ours), `context for ${key}`).toEqual(withNullContentAsEmpty(want));
     if (!isV1 && leafId && expected.pathLengths?.[key] !== undefined) {
       const leaf = session.index.byId(leafId);
       expect(leaf && pathTo(session.index, leaf).records.length).toBe(expected.pathLengths[key]);
@@ -78,6 +78,19 @@ for (const [corpusName, root] of [
     it.each(fixtures.map((f) => [f.name, f] as const))("%s", (_name, fixture) => checkAgainstPi(fixture));
   });
 }
+
+describe("null content: pi 1.x's rule", () => {
+  it("a user message whose content is null is read as [] (pi 0.73.1 answered null)", () => {
+    const fixture = loadCorpus(inRepoCorpus).find((f) => f.name === "edge/compaction-edges.jsonl");
+    const recorded = fixture?.expected.contexts?.c0000011 as { messages: { role: string; content: unknown }[] };
+    expect(recorded.messages.at(-1)).toMatchObject({ role: "user", content: null });
+    const ours = buildSessionContext(
+      parseSession(readFileSync(`${inRepoCorpus}/edge/compaction-edges.jsonl`)),
+      "c0000011",
+    );
+    expect(ours.messages.at(-1)).toEqual({ ...recorded.messages.at(-1), content: [] });
+  });
+});
 
 describe("the newer spec: compaction with retainedTail", () => {
   it("a compaction leaf with retainedTail: its summary, then the retained messages, firstKeptEntryId ignored", () => {

