@@ -104,51 +104,66 @@ function isMissing(value: unknown): boolean {
   return value === undefined || value === null;
 }
 
-/** Steps 2–4 over a path, root first. */
-function contextOfPath<N>(nodes: N[], read: PathReader<N>, report: (problem: Problem) => void): SessionContext {
+/** Step 2 over a path, root first: the thinking level and model. */
+function settingsOfPath<N>(nodes: N[], read: PathReader<N>): Omit<SessionContext, "messages"> {
   let thinkingLevel: unknown = "off";
   let model: SessionContext["model"] = null;
-  let compactionAt = -1;
-  for (let i = 0; i < nodes.length; i++) {
-    const node = nodes[i];
+  for (const node of nodes) {
     const type = read.type(node);
     if (type === "thinking_level_change") thinkingLevel = read.thinkingLevel(node);
     else if (type === "model_change") model = read.modelChange(node);
     else if (type === "message") model = read.assistantModel(node) ?? model;
-    else if (type === "compaction") compactionAt = i;
   }
+  return { thinkingLevel: thinkingLevel as string, model };
+}
+
+/**
+ * Step 4 for one entry of type `type`: the message it becomes, or `undefined` (other types,
+ * an empty branch summary, a message entry without a message).
+ */
+export function messageOfEntry(type: unknown, e: Entry): AgentMessage | undefined {
+  if (type === "message") return isMissing(e.message) ? undefined : (e.message as AgentMessage);
+  if (type === "custom_message") {
+    return {
+      role: "custom",
+      customType: e.customType,
+      content: e.content,
+      display: e.display,
+      details: e.details,
+      timestamp: timestampOf(e),
+    } as AgentMessage;
+  }
+  if (type === "branch_summary" && e.summary) {
+    return { role: "branchSummary", summary: e.summary, fromId: e.fromId, timestamp: timestampOf(e) } as AgentMessage;
+  }
+  return undefined;
+}
+
+/** Step 3's start: the messages the last compaction opens a context with (its summary, then any `retainedTail`). */
+export function compactionMessages(c: Entry): AgentMessage[] {
+  const summary = {
+    role: "compactionSummary",
+    summary: c.summary,
+    tokensBefore: c.tokensBefore,
+    timestamp: timestampOf(c),
+  } as AgentMessage;
+  return Array.isArray(c.retainedTail) ? [summary, ...(c.retainedTail as AgentMessage[])] : [summary];
+}
+
+/** Steps 2–4 over a path, root first. */
+function contextOfPath<N>(nodes: N[], read: PathReader<N>, report: (problem: Problem) => void): SessionContext {
+  let compactionAt = -1;
+  for (let i = 0; i < nodes.length; i++) if (read.type(nodes[i]) === "compaction") compactionAt = i;
 
   const messages: AgentMessage[] = [];
   const append = (node: N) => {
     const type = read.type(node);
-    if (type === "message") {
-      const message = read.entry(node).message;
-      if (isMissing(message)) {
-        const id = read.id(node) as string;
-        report({ kind: "invalid-entry", id, message: `message entry ${id} has no message; skipped` });
-        return;
-      }
-      messages.push(message as AgentMessage);
-    } else if (type === "custom_message") {
-      const e = read.entry(node);
-      messages.push({
-        role: "custom",
-        customType: e.customType,
-        content: e.content,
-        display: e.display,
-        details: e.details,
-        timestamp: timestampOf(e),
-      } as AgentMessage);
-    } else if (type === "branch_summary") {
-      const e = read.entry(node);
-      if (e.summary) {
-        messages.push({
-          role: "branchSummary",
-          summary: e.summary,
-          fromId: e.fromId,
-          timestamp: timestampOf(e),
-        } as AgentMessage);
-      }
+    if (type !== "message" && type !== "custom_message" && type !== "branch_summary") return;
+    const message = messageOfEntry(type, read.entry(node));
+    if (message) messages.push(message);
+    else if (type === "message") {
+      const id = read.id(node) as string;
+      report({ kind: "invalid-entry", id, message: `message entry ${id} has no message; skipped` });
     }
   };
 
@@ -156,15 +171,8 @@ function contextOfPath<N>(nodes: N[], read: PathReader<N>, report: (problem: Pro
     for (const node of nodes) append(node);
   } else {
     const c = read.entry(nodes[compactionAt]);
-    messages.push({
-      role: "compactionSummary",
-      summary: c.summary,
-      tokensBefore: c.tokensBefore,
-      timestamp: timestampOf(c),
-    } as AgentMessage);
-    if (Array.isArray(c.retainedTail)) {
-      messages.push(...(c.retainedTail as AgentMessage[]));
-    } else {
+    messages.push(...compactionMessages(c));
+    if (!Array.isArray(c.retainedTail)) {
       let kept = false;
       for (let i = 0; i < compactionAt; i++) {
         if (read.id(nodes[i]) === c.firstKeptEntryId) kept = true;
@@ -173,7 +181,7 @@ function contextOfPath<N>(nodes: N[], read: PathReader<N>, report: (problem: Pro
     }
     for (let i = compactionAt + 1; i < nodes.length; i++) append(nodes[i]);
   }
-  return { messages, thinkingLevel: thinkingLevel as string, model };
+  return { messages, ...settingsOfPath(nodes, read) };
 }
 
 const EMPTY = (): SessionContext => ({ messages: [], thinkingLevel: "off", model: null });
@@ -220,6 +228,18 @@ export function buildSessionContext(
   const path = pathTo(index, leaf);
   reportCycle(path.cycleAt);
   return contextOfPath(path.records, indexReader(index), report);
+}
+
+/**
+ * The thinking level and model of the context for `leafId` (default leaf when omitted), from
+ * the index records alone: with {@link recordsForContext}, {@link compactionMessages} and
+ * {@link messageOfEntry}, a context can be built (and sent) a batch of entries at a time.
+ */
+export function contextSettings(index: SessionIndex, leafId?: string | null): Omit<SessionContext, "messages"> {
+  if (leafId === null) return { thinkingLevel: "off", model: null };
+  const leaf = (leafId ? index.byId(leafId) : undefined) ?? index.defaultLeaf;
+  if (!leaf) return { thinkingLevel: "off", model: null };
+  return settingsOfPath(pathTo(index, leaf).records, indexReader(index));
 }
 
 /**

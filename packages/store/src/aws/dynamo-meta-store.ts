@@ -162,6 +162,10 @@ export class DynamoMetaStore implements MetaStore {
       if (error instanceof AwsError && error.code === "TransactionCanceledException") {
         const reasons = error.details.CancellationReasons as { Code?: string; Item?: Item }[] | undefined;
         const reason = reasons?.[0];
+        // Another transaction on the head at the same moment lost us the race just the same.
+        if (reasons?.some((r) => r.Code === "TransactionConflict")) {
+          throw new RevisionConflictError(await this.getHead(head.userId, head.sessionId));
+        }
         if (reason?.Code === "ConditionalCheckFailed") {
           const stored = reason.Item?.data
             ? dataOf<SessionHead>(reason.Item)
@@ -215,13 +219,24 @@ export class DynamoMetaStore implements MetaStore {
     return items.map((stored) => dataOf<GenerationState>(stored));
   }
 
-  async deleteSession(userId: string, sessionId: string): Promise<void> {
-    const items = await this.queryAll({
+  async deleteSession(userId: string, sessionId: string, revokedAt: string): Promise<void> {
+    // The head's removal and the revocation of the session's shares are one transaction (up to
+    // 100 items; a user with more live shares of one session has the rest revoked just before).
+    const revoked = (await this.listShares(userId))
+      .filter((share) => share.sessionId === sessionId && !share.revokedAt)
+      .map((share) => ({ Put: { TableName: this.table, Item: this.shareItem({ ...share, revokedAt }) } }));
+    const commitHead = [{ Delete: { TableName: this.table, Key: headKey(userId, sessionId) } }];
+    const early = revoked.slice(0, Math.max(0, revoked.length - 99));
+    for (let i = 0; i < early.length; i += 100) {
+      await this.call("TransactWriteItems", { TransactItems: early.slice(i, i + 100) });
+    }
+    await this.call("TransactWriteItems", { TransactItems: [...commitHead, ...revoked.slice(early.length)] });
+    // Then the pages and archives, which nothing reaches without the head.
+    const keys = await this.queryAll({
       KeyConditionExpression: "pk = :pk",
       ExpressionAttributeValues: item({ ":pk": sessionPk(userId, sessionId) }),
       ProjectionExpression: "pk, sk",
     });
-    const keys = [...items, headKey(userId, sessionId)];
     // BatchWriteItem takes 25 requests at most; unprocessed ones are retried.
     for (let i = 0; i < keys.length; i += 25) {
       let requests: unknown[] | undefined = keys.slice(i, i + 25).map((Key) => ({ DeleteRequest: { Key } }));
@@ -277,18 +292,20 @@ export class DynamoMetaStore implements MetaStore {
     return true;
   }
 
-  async putShare(share: ShareRecord): Promise<void> {
-    await this.call("PutItem", {
-      TableName: this.table,
-      Item: item({
-        pk: `H#${share.id}`,
-        sk: "H",
-        gsi1pk: `UH#${share.userId}`,
-        gsi1sk: `${share.createdAt}#${share.id}`,
-        [TTL_ATTRIBUTE]: Math.floor(Date.parse(share.expiresAt) / 1000) + MONTH_SECONDS,
-        data: JSON.stringify(share),
-      }),
+  /** A share's item: by id, listed under its user, kept a month past its expiry. */
+  private shareItem(share: ShareRecord): Item {
+    return item({
+      pk: `H#${share.id}`,
+      sk: "H",
+      gsi1pk: `UH#${share.userId}`,
+      gsi1sk: `${share.createdAt}#${share.id}`,
+      [TTL_ATTRIBUTE]: Math.floor(Date.parse(share.expiresAt) / 1000) + MONTH_SECONDS,
+      data: JSON.stringify(share),
     });
+  }
+
+  async putShare(share: ShareRecord): Promise<void> {
+    await this.call("PutItem", { TableName: this.table, Item: this.shareItem(share) });
   }
 
   async getShare(id: string): Promise<ShareRecord | undefined> {
