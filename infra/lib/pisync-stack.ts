@@ -32,6 +32,12 @@ const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
 export interface PisyncStackProps extends StackProps {
   /** Days a share link may live at most (default 90). */
   maxShareDays?: number;
+  /**
+   * Concurrent executions reserved for the API (default 20): what one link, or anyone, can
+   * make the function do at once, and so what a flood can cost; past it requests are
+   * throttled (429). The account must keep 10 unreserved.
+   */
+  reservedConcurrency?: number;
 }
 
 export class PisyncStack extends Stack {
@@ -136,7 +142,10 @@ export class PisyncStack extends Stack {
       runtime: lambda.Runtime.NODEJS_22_X,
       architecture: lambda.Architecture.ARM_64,
       memorySize: 1024,
-      timeout: Duration.seconds(30),
+      // Every request is bounded (Markdown and masking per entry, batched reads): a request
+      // still running after 15 s is stuck, not busy; the CLI retries a 5xx.
+      timeout: Duration.seconds(15),
+      reservedConcurrentExecutions: props.reservedConcurrency ?? 20,
       logGroup,
       environment: {
         PISYNC_BUCKET: this.bucket.bucketName,

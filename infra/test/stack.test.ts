@@ -78,6 +78,14 @@ describe("the pisync stack", () => {
     template.hasOutput("Endpoint", {});
   });
 
+  it("bounds what a flood can cost: reserved concurrency and a short timeout", () => {
+    template.hasResourceProperties("AWS::Lambda::Function", {
+      Runtime: "nodejs22.x",
+      ReservedConcurrentExecutions: 20,
+      Timeout: 15,
+    });
+  });
+
   it("grants least privilege: no managed policies, no action wildcards", () => {
     const roles = template.findResources("AWS::IAM::Role");
     for (const role of Object.values(roles)) expect(role.Properties.ManagedPolicyArns).toBeUndefined();

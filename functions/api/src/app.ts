@@ -12,17 +12,20 @@ import {
   Tokens,
 } from "@pisync/core";
 import type { Stores } from "@pisync/store";
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { type AuthEnv, bearerAuth } from "./auth.js";
 import type { BodyLimits } from "./body.js";
-import { onError } from "./errors.js";
+import { onError, redact } from "./errors.js";
+import { htmlError, htmlRoot, wantsHtml } from "./html.js";
 import { openApiDocument } from "./openapi.js";
+import { type RateLimits, rateLimits } from "./rate-limit.js";
 import { blobRoutes } from "./routes/blobs.js";
 import { sessionRoutes } from "./routes/sessions.js";
 import { sharePageRoutes } from "./routes/share-page.js";
 import { createShareRoute, shareRoutes } from "./routes/shares.js";
 import { tokenRoutes } from "./routes/tokens.js";
 import { uploadRoutes } from "./routes/uploads.js";
+import { inlineWork, type ShareWork } from "./share-work.js";
 
 export interface AppLimits extends BodyLimits {
   /** A single large line uploaded outside the append request (pi keeps images inline). */
@@ -49,6 +52,10 @@ export interface AppDeps {
   shareKeys?: () => Promise<ShareKeys>;
   /** Longest life of a share link, in days (default 90). */
   maxShareDays?: number;
+  /** Where rendering and masking of shares run (default: inline; the Node server uses a worker pool). */
+  work?: ShareWork;
+  /** Request limits per client and per share link (the Node server sets them; Lambda has reserved concurrency). */
+  rateLimits?: { limits: RateLimits; clientIp: (c: Context) => string };
 }
 
 export interface Services {
@@ -58,6 +65,7 @@ export interface Services {
   stores: Stores;
   limits: AppLimits;
   clock: () => Date;
+  work: ShareWork;
 }
 
 export function createApp(deps: AppDeps) {
@@ -70,10 +78,17 @@ export function createApp(deps: AppDeps) {
     stores: deps.stores,
     limits,
     clock,
+    work: deps.work ?? inlineWork,
   };
   const app = new Hono<AuthEnv>();
   app.onError((error, c) => onError(error, c, deps.log));
-  app.notFound((c) => c.json({ error: `no route ${c.req.method} ${new URL(c.req.url).pathname}` }, 404));
+  if (deps.rateLimits) app.use(...rateLimits(deps.rateLimits.limits, deps.rateLimits.clientIp));
+  app.notFound((c) => {
+    const path = new URL(c.req.url).pathname;
+    if (path === "/" && c.req.method === "GET" && wantsHtml(c)) return htmlRoot(c);
+    if (wantsHtml(c)) return htmlError(c, 404, "There is nothing at this address.");
+    return c.json({ error: `no route ${c.req.method} ${redact(path)}` }, 404);
+  });
   app.get("/healthz", (c) => c.json({ ok: true }));
   app.get("/openapi.json", (c) => c.json(openApiDocument));
   const shares = new Shares(

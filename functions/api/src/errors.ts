@@ -4,6 +4,7 @@
  */
 import {
   BadRequest,
+  Busy,
   DomainError,
   GenerationMismatch,
   Gone,
@@ -14,8 +15,20 @@ import {
 } from "@pisync/core";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
+import { htmlError, wantsHtml } from "./html.js";
 
-const STATUS = new Map<abstract new (...args: never[]) => DomainError, 400 | 401 | 404 | 409 | 410 | 412 | 413>([
+/**
+ * A log line without secrets: share-link tokens (in `/s/<token>` paths or anywhere else) are
+ * cut out; bearer tokens never reach a log line (headers are not logged).
+ */
+export function redact(line: string): string {
+  return line
+    .replace(/\/s\/[^/\s?#"']+/g, "/s/[link]")
+    .replace(/[A-Za-z0-9_-]{22}\.[A-Za-z0-9]{1,16}\.[A-Za-z0-9_-]{20,}/g, "[link]")
+    .replace(/\bpst_[A-Za-z0-9_-]+/g, "[token]");
+}
+
+const STATUS = new Map<abstract new (...args: never[]) => DomainError, 400 | 401 | 404 | 409 | 410 | 412 | 413 | 503>([
   [BadRequest, 400],
   [Unauthorized, 401],
   [NotFound, 404],
@@ -23,6 +36,7 @@ const STATUS = new Map<abstract new (...args: never[]) => DomainError, 400 | 401
   [Gone, 410],
   [GenerationMismatch, 412],
   [TooLarge, 413],
+  [Busy, 503],
 ]);
 
 export function onError(error: Error, c: Context, log: (line: string) => void = console.error): Response {
@@ -42,10 +56,12 @@ export function onError(error: Error, c: Context, log: (line: string) => void = 
       body.generation = error.generation;
     }
     if (error instanceof Unauthorized) c.header("WWW-Authenticate", 'Bearer realm="pisync"');
+    if (error instanceof Busy) c.header("Retry-After", String(error.retryAfter));
+    if ((status === 404 || status === 410) && wantsHtml(c)) return htmlError(c, status, error.message);
     c.header("Cache-Control", "no-store");
     return c.json(body, status);
   }
   if (error instanceof HTTPException) return c.json({ error: error.message }, error.status);
-  log(`pisync: ${c.req.method} ${new URL(c.req.url).pathname} failed: ${error.stack ?? error.message}`);
+  log(redact(`pisync: ${c.req.method} ${new URL(c.req.url).pathname} failed: ${error.stack ?? error.message}`));
   return c.json({ error: "internal error" }, 500);
 }

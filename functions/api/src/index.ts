@@ -2,3 +2,4 @@
 export { type App, type AppDeps, type AppLimits, createApp, DEFAULT_LIMITS } from "./app.js";
 export { defaultDataDir, lambdaConfig } from "./config.js";
 export { ensureLocalToken, LOCAL_USER, localTokenPath, startNodeServer } from "./node.js";
+export { DEFAULT_RATE_LIMITS, type RateLimits } from "./rate-limit.js";

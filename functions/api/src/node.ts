@@ -4,15 +4,22 @@
 import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { serve } from "@hono/node-server";
+import { getConnInfo } from "@hono/node-server/conninfo";
 import { newShareKeys, parseShareKeys, type ShareKeys, Tokens } from "@pisync/core";
 import { embeddedStores } from "@pisync/store/embedded";
 import { createApp } from "./app.js";
+import { DEFAULT_RATE_LIMITS, type RateLimits } from "./rate-limit.js";
+import { type WorkerPoolOptions, workerPool } from "./worker-pool.js";
 
 export interface NodeServerOptions {
   port: number;
   host: string;
   dataDir: string;
   log?: (line: string) => void;
+  /** Requests per client address and per share link (default {@link DEFAULT_RATE_LIMITS}). */
+  rateLimits?: RateLimits;
+  /** The worker pool that renders and masks shares. */
+  workers?: WorkerPoolOptions;
 }
 
 /** The user the one-machine server creates on first start. */
@@ -55,7 +62,16 @@ export async function startNodeServer(options: NodeServerOptions) {
   const log = options.log ?? ((line: string) => console.log(line));
   const stores = embeddedStores(options.dataDir);
   const keys = localShareKeys(options.dataDir);
-  const app = createApp({ stores, shareKeys: async () => keys });
+  const work = workerPool(options.workers);
+  const app = createApp({
+    stores,
+    shareKeys: async () => keys,
+    work,
+    rateLimits: {
+      limits: options.rateLimits ?? DEFAULT_RATE_LIMITS,
+      clientIp: (c) => getConnInfo(c).remote.address ?? "unknown",
+    },
+  });
   const { token, created } = await ensureLocalToken(options.dataDir, new Tokens(stores.meta));
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
     const s = serve({ fetch: app.fetch, port: options.port, hostname: options.host }, () => resolve(s));
@@ -71,8 +87,13 @@ export async function startNodeServer(options: NodeServerOptions) {
   return {
     url,
     token,
+    /** Tasks the worker pool finished (pages rendered, batches masked). */
+    get workerTasks() {
+      return work.completed;
+    },
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await work.close();
       stores.close();
     },
   };

@@ -36,15 +36,19 @@ export const openApiDocument = {
           409: { description: "offset conflict" },
           412: { description: "generation mismatch" },
           413: { description: "too large" },
+          503: { description: "the session kept changing under this append: retry after Retry-After" },
         },
       },
       put: {
         summary: "Start a new generation with these lines",
         security: bearer,
-        responses: { 200: { description: "" } },
+        responses: {
+          200: { description: "" },
+          503: { description: "the session kept changing under this append: retry after Retry-After" },
+        },
       },
       delete: {
-        summary: "Delete every object and item of the session",
+        summary: "Delete every object and item of the session, and revoke its share links",
         security: bearer,
         responses: { 204: { description: "" } },
       },

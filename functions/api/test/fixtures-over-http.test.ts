@@ -1,10 +1,12 @@
 /**
  * Every fixture session, appended over HTTP in random line-boundary chunks (some gzip, some
  * retried as they were, some retried with other chunking), comes back byte for byte, and
- * the context of every leaf pi answered for is pi's answer. On both store pairs.
+ * the context of every leaf pi answered for is pi's answer — from the owner's route and from
+ * a share link's (streamed a batch of entries at a time). On both store pairs.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { newShareKeys } from "@pisync/core";
 import { completeLength, parseSession, pathTo, pathTotals, splitLines } from "@pisync/format";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -15,6 +17,7 @@ import {
   PI_HAS_NO_ANSWER,
 } from "../../../packages/format/test/fixture-corpus.js";
 import { type OracleContexts, piContexts } from "../../../packages/format/test/pi1/pi1.js";
+import { createApp } from "../src/index.js";
 import { client, makeApp, openPair, type Pair, userToken } from "./harness.js";
 
 function seeded(seed: number) {
@@ -42,7 +45,9 @@ for (const name of ["embedded", "aws"] as const) {
       const id = session.header?.id;
       if (!id) return; // no header: nothing can name the session (tested in protocol.test.ts)
       // A user per fixture: several fixtures share a session id.
-      const c = client(makeApp(pair.stores), await userToken(pair.stores, `fixture-${i}`));
+      const keys = newShareKeys();
+      const app = createApp({ stores: pair.stores, shareKeys: async () => keys, log: () => {} });
+      const c = client(app, await userToken(pair.stores, `fixture-${i}`));
       const headerEnd = (session.index.headerLine ?? 1) - 1;
       const random = seeded(1000 + i);
       const complete = completeLength(bytes);
@@ -85,6 +90,8 @@ for (const name of ["embedded", "aws"] as const) {
       };
       const cases = comparableContexts(fixture, session.version < 2, followsRetainedTail);
       expect(cases.length).toBeGreaterThan(0);
+      const shared = await c.post(`/v1/sessions/${id}/shares`, { maskSecrets: false });
+      const link = new URL(((await shared.json()) as { url: string }).url).pathname;
       for (const [leafId, want, compare] of cases) {
         const query = leafId ? `?leaf=${encodeURIComponent(leafId)}` : "";
         const r = await c.get(`/v1/sessions/${id}/context${query}`);
@@ -93,6 +100,10 @@ for (const name of ["embedded", "aws"] as const) {
         const { leafId: _leaf, ...context } = (await r.json()) as Record<string, unknown>;
         if (compare === "messages") expect(json(context.messages), `leaf ${leafId}`).toEqual(want);
         else expect(json(context), `leaf ${leafId}`).toEqual(want);
+        const viaLink = await app.request(`${link}/context${query}`);
+        expect(viaLink.status).toBe(200);
+        const { masked: _masked, ...linkContext } = (await viaLink.json()) as Record<string, unknown>;
+        expect(linkContext, `leaf ${leafId} through the link`).toEqual({ ...context, leafId: _leaf });
       }
     });
   });

@@ -10,6 +10,9 @@ import { client, openPair, type Pair, userToken } from "./harness.js";
 
 const line = (entry: Record<string, unknown>) => `${JSON.stringify(entry)}\n`;
 const ts = (s: number) => `2026-01-01T00:00:${String(s).padStart(2, "0")}.000Z`;
+/** A user message entry at second `at`. */
+const userLine = (id: string, parentId: string | null, at: number, content: string) =>
+  line({ type: "message", id, parentId, timestamp: ts(at), message: { role: "user", content, timestamp: at } });
 const GITHUB_TOKEN = `ghp_${"A1b2C3d4E5".repeat(3)}abcdef`;
 
 function session(id: string) {
@@ -271,6 +274,174 @@ for (const name of ["embedded", "aws"] as const) {
       expect((await bob.post(`/v1/sessions/${id}/shares`, {})).status).toBe(404);
       expect((await bob.delete(`/v1/shares/${share.id}`)).status).toBe(404);
       expect(((await (await bob.get("/v1/shares")).json()) as { shares: unknown[] }).shares).toEqual([]);
+    });
+
+    it("deleting a session kills its links for good: revoked in the same commit, and a re-upload revives none", async () => {
+      const { id, share, path } = await shared();
+      const pinned = await c.post(`/v1/sessions/${id}/shares`, { leafId: "a2" });
+      const pinnedPath = new URL(((await pinned.json()) as { url: string }).url).pathname;
+      expect((await app.request(path)).status).toBe(200);
+      expect((await c.delete(`/v1/sessions/${id}`)).status).toBe(204);
+      for (const p of [path, `${path}/raw`, `${path}/context`, `${path}/state`, pinnedPath]) {
+        expect((await app.request(p)).status, p).toBe(410);
+      }
+      const listed = (await (await c.get("/v1/shares")).json()) as { shares: { id: string; status: string }[] };
+      expect(listed.shares.find((s) => s.id === share.id)?.status).toBe("revoked");
+      // The CLI answers a 404 by sending the whole file again, with lines written since.
+      now += 60_000;
+      expect(
+        (await c.patch(id, 0, `${session(id)}${userLine("z9", "a3", 9, "written after the delete")}`)).status,
+      ).toBe(200);
+      for (const p of [path, `${path}/raw`, `${path}/context`, `${path}/state`, pinnedPath]) {
+        const r = await app.request(p);
+        expect(r.status, p).toBe(410);
+        expect(await r.text()).not.toContain("written after the delete");
+      }
+      // Even a share record that lost its revocation stays bound to the session it was made of.
+      const record = await pair.stores.meta.getShare(share.id);
+      await pair.stores.meta.putShare({ ...(record as NonNullable<typeof record>), revokedAt: undefined });
+      expect((await app.request(path)).status).toBe(410);
+      // A share of the new session works.
+      const fresh = await c.post(`/v1/sessions/${id}/shares`, {});
+      const freshPath = new URL(((await fresh.json()) as { url: string }).url).pathname;
+      expect(await (await app.request(freshPath)).text()).toContain("written after the delete");
+      now -= 60_000;
+    });
+
+    it("a pinned share of branch A shows no name, label, text, total or time of branch B", async () => {
+      const id = `share-${name}-pinned-facts`;
+      const usage = (tokens: number, cost: number) => ({
+        input: tokens,
+        output: 0,
+        cacheRead: 0,
+        cacheWrite: 0,
+        totalTokens: tokens,
+        cost: { input: cost, output: 0, cacheRead: 0, cacheWrite: 0, total: cost },
+      });
+      const assistant = (entryId: string, parentId: string, text: string, tokens: number, cost: number, at: number) =>
+        line({
+          type: "message",
+          id: entryId,
+          parentId,
+          timestamp: ts(at),
+          message: {
+            role: "assistant",
+            content: [{ type: "text", text }],
+            api: "x",
+            provider: "p",
+            model: "m",
+            usage: usage(tokens, cost),
+            stopReason: "stop",
+            timestamp: at,
+          },
+        });
+      const body =
+        line({ type: "session", version: 3, id, timestamp: ts(0), cwd: "/w" }) +
+        userLine("r1", null, 1, "shared root") +
+        assistant("a1", "r1", "answer on branch A", 111, 0.5, 2) +
+        line({ type: "session_info", id: "n1", parentId: "a1", timestamp: ts(3), name: "name of branch A" }) +
+        assistant("b1", "r1", "bravo-only text", 99_999, 7.25, 40) +
+        line({ type: "session_info", id: "n2", parentId: "b1", timestamp: ts(41), name: "bravo-only name" }) +
+        line({ type: "label", id: "l2", parentId: "n2", timestamp: ts(42), targetId: "r1", label: "bravo-only label" });
+      expect((await c.patch(id, 0, body)).status).toBe(200);
+      const created = await c.post(`/v1/sessions/${id}/shares`, { leafId: "n1" });
+      const path = new URL(((await created.json()) as { url: string }).url).pathname;
+      const html = await (await app.request(path)).text();
+      expect(html).toContain("name of branch A");
+      expect(html).toContain("answer on branch A");
+      expect(html).toContain("111 tokens");
+      expect(html).toContain("$0.5000");
+      expect(html).toContain("updated 2026-01-01 00:00");
+      for (const foreign of ["bravo-only", "99,999", "100,110", "7.25", "7.75", "00:00:4"])
+        expect(html).not.toContain(foreign);
+      const state = (await (await app.request(`${path}/state`)).json()) as { leafId: string; bytes: number };
+      expect(state.leafId).toBe("n1");
+      const raw = await (await app.request(`${path}/raw`)).text();
+      expect(raw).not.toContain("bravo-only");
+      const entryBytes = raw.split("\n").slice(1).join("\n").length;
+      expect(state.bytes).toBe(entryBytes);
+      const whole = (await (await c.get(`/v1/sessions/${id}`)).json()) as { bytes: number };
+      expect(state.bytes).toBeLessThan(whole.bytes);
+      expect(await (await app.request(`${path}/context`)).text()).not.toContain("bravo-only");
+      expect(await (await app.request(`${path}/entries`)).text()).not.toContain("bravo-only");
+    });
+
+    it("key ids that are Object.prototype names are unknown links (404), never a 500", async () => {
+      const { path } = await shared();
+      const [id, , sig] = path.slice(3).split(".");
+      for (const kid of ["constructor", "toString", "hasOwnProperty", "valueOf", "isPrototypeOf"]) {
+        const r = await app.request(`/s/${id}.${kid}.${sig}`);
+        expect(r.status, kid).toBe(404);
+        expect(await r.json()).toEqual({ error: "no such link" });
+      }
+    });
+
+    it("logs never carry a share token, whatever fails", async () => {
+      const lines: string[] = [];
+      const failingMeta = Object.create(pair.stores.meta) as typeof pair.stores.meta;
+      failingMeta.getHead = () => Promise.reject(new Error("the table is down"));
+      const broken = createApp({
+        stores: { ...pair.stores, meta: failingMeta },
+        shareKeys: async () => keys,
+        clock: () => new Date(now),
+        log: (l) => lines.push(l),
+      });
+      const { path } = await shared();
+      const token = path.slice(3);
+      for (const p of [path, `${path}/raw`, `${path}/context`, `${path}/state`, `${path}/entries`]) {
+        expect((await broken.request(p)).status, p).toBe(500);
+      }
+      expect(lines.length).toBe(5);
+      for (const l of lines) {
+        expect(l).toContain("the table is down");
+        expect(l).not.toContain(token);
+        expect(l).not.toContain(token.split(".")[2]);
+      }
+    });
+
+    it("browsers get a small HTML page for missing and dead links and for the server root; API clients keep JSON", async () => {
+      const html = { Accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8" };
+      const { share, path } = await shared();
+      const missing = await app.request("/s/garbage", { headers: html });
+      expect(missing.status).toBe(404);
+      expect(missing.headers.get("Content-Type")).toContain("text/html");
+      expect(missing.headers.get("Content-Security-Policy")).toContain("default-src 'none'");
+      expect(await missing.text()).toContain('<link rel="stylesheet" href="/s/assets/style.css">');
+      expect((await c.delete(`/v1/shares/${share.id}`)).status).toBe(204);
+      const revoked = await app.request(path, { headers: html });
+      expect(revoked.status).toBe(410);
+      expect(await revoked.text()).toContain("this link has been revoked");
+      const root = await app.request("/", { headers: html });
+      expect(root.status).toBe(200);
+      expect(root.headers.get("Content-Type")).toContain("text/html");
+      expect(root.headers.get("X-Content-Type-Options")).toBe("nosniff");
+      expect(await root.text()).toContain("<h1>pisync</h1>");
+      const nowhere = await app.request("/nowhere", { headers: html });
+      expect(nowhere.status).toBe(404);
+      expect(nowhere.headers.get("Content-Type")).toContain("text/html");
+      // API clients: JSON, as before.
+      expect(await (await app.request("/s/garbage")).json()).toEqual({ error: "no such link" });
+      expect(
+        (await app.request(path, { headers: { Accept: "application/json" } })).headers.get("Content-Type"),
+      ).toContain("application/json");
+      expect((await app.request("/")).status).toBe(404);
+      expect((await app.request("/")).headers.get("Content-Type")).toContain("application/json");
+    });
+
+    it("a huge message is shown as escaped preformatted text, cut to what a page can hold", async () => {
+      const id = `share-${name}-huge`;
+      const hostile = `${"*a".repeat(120_000)}<script>x</script>`;
+      const body =
+        line({ type: "session", version: 3, id, timestamp: ts(0), cwd: "/w" }) +
+        userLine("h1", null, 1, hostile) +
+        userLine("h2", "h1", 2, `${">".repeat(20_000)} deep`);
+      expect((await c.patch(id, 0, body)).status).toBe(200);
+      const created = await c.post(`/v1/sessions/${id}/shares`, {});
+      const html = await (await app.request(new URL(((await created.json()) as { url: string }).url).pathname)).text();
+      expect(html).toContain('<pre class="plain">*a*a*a');
+      expect(html).not.toContain("<em>a");
+      expect(html).not.toContain("<script>x");
+      expect(html).toContain("deep");
     });
   });
 }

@@ -16,7 +16,7 @@
 import type { LineRecord } from "@pisync/format";
 import type { GenerationState, IndexPage, SessionHead, Stores } from "@pisync/store";
 import { RevisionConflictError } from "@pisync/store";
-import { BadRequest, GenerationMismatch, NotFound, OffsetConflict, TooLarge } from "./errors.js";
+import { BadRequest, Busy, GenerationMismatch, NotFound, OffsetConflict, TooLarge } from "./errors.js";
 import { advanceGeneration, advanceSummary, emptySummary, type IngestedBody, ingestBody } from "./ingest.js";
 import { checkSessionId, segmentKey } from "./keys.js";
 import { MAX_SEGMENTS, mergePlan, nonce, readRange, sameBytes } from "./segments.js";
@@ -115,7 +115,8 @@ export class Appender {
       const outcome = request.replace ? await this.tryReplace(request, head) : await this.tryAppend(request, head);
       if (outcome) return outcome;
     }
-    throw new Error("the session kept changing under this append; try again");
+    // Others kept committing first: a busy session, not a failure of the server.
+    throw new Busy("the session kept changing under this append; try again", 1);
   }
 
   private checkGeneration(request: AppendRequest, head: SessionHead | undefined) {

@@ -52,3 +52,14 @@ export class Unauthorized extends DomainError {
 export class Gone extends DomainError {
   override readonly name = "Gone";
 }
+
+/** Too much contention right now (an append kept losing the race to others): try again after `retryAfter` seconds. */
+export class Busy extends DomainError {
+  override readonly name = "Busy";
+  constructor(
+    message: string,
+    readonly retryAfter: number,
+  ) {
+    super(message);
+  }
+}

@@ -5,6 +5,7 @@ export { contentText, previewOf } from "./ingest.js";
 export { blobKey, checkId, checkSessionId, SAFE_ID, SESSION_ID, uploadKey } from "./keys.js";
 export { Reader, type SessionView, type TreeNode, viewOf } from "./reader.js";
 export { MAX_SEGMENTS } from "./segments.js";
+export { type PathFacts, pathFacts, pathTotals } from "./share-view.js";
 export {
   DEFAULT_SHARE_LIMITS,
   newShareKeys,

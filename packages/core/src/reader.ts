@@ -3,10 +3,14 @@
  * send, rebuilt from the stored index pages and only the bytes of the entries it needs.
  */
 import {
+  type AgentMessage,
   buildSessionContext,
   decodeUtf8,
   type LineRecord,
   labelsOf,
+  messagesOfEntry,
+  applyEdit,
+  migrateEntry,
   type Problem,
   recordsForContext,
   type SessionContext,
@@ -78,6 +82,15 @@ async function withFreshHead<T>(load: () => Promise<SessionHead>, read: (head: S
     return read(await load());
   }
 }
+
+/** Lets the event loop turn: other requests run between the long steps of a large read. */
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** Indexes of more records than this let the event loop turn before they are walked. */
+const YIELD_AFTER_RECORDS = 50_000;
+
+/** What a batched read holds at once. */
+const BATCH_BYTES = 4 * 1024 * 1024;
 
 /** Ranged GETs one read may cost at most. */
 const MAX_READS = 10;
@@ -184,6 +197,7 @@ export class Lru<V> {
 
 export class Reader {
   private readonly pages: Lru<KnownPages>;
+  private readonly loading = new Map<string, { length: number; pages: Promise<KnownPages> }>();
 
   constructor(
     private readonly stores: Stores,
@@ -247,31 +261,65 @@ export class Reader {
   async index(head: SessionHead, state: GenerationState) {
     // A deleted and recreated session reuses generation numbers: creation times tell them apart.
     const key = `${head.userId}/${head.sessionId}/${head.createdAt}/${state.generation}/${state.createdAt}`;
-    let known = this.pages.get(key);
-    if (known && known.length > state.length) known = undefined;
-    const fresh = await this.stores.meta.getPages(head.userId, head.sessionId, state.generation, known?.length ?? 0);
-    const loaded: KnownPages = known ?? { length: 0, records: [], problems: [], previews: {} };
-    for (const page of fresh) {
-      if (page.start >= state.length) continue; // never committed: cannot happen, but never trust it
-      loaded.records.push(...page.records);
-      loaded.problems.push(...page.problems);
-      Object.assign(loaded.previews, page.previews ?? {});
+    // Requests for the same generation at once share one load (a link opened by many at once
+    // holds one copy of the records, not one per request).
+    const loading = this.loading.get(key);
+    const pending = loading && loading.length >= state.length ? loading.pages : this.loadPages(head, state, key);
+    if (pending !== loading?.pages) {
+      this.loading.set(key, { length: state.length, pages: pending });
+      pending
+        .finally(() => {
+          if (this.loading.get(key)?.pages === pending) this.loading.delete(key);
+        })
+        .catch(() => {});
     }
-    loaded.length = state.length;
-    this.pages.set(key, loaded);
-    const { records, problems, previews } = loaded;
+    const loaded = await pending;
+    if (loaded.records.length > YIELD_AFTER_RECORDS) await turn(); // between loading and building
+    // The index owns its array (the records themselves are shared, as cached ones always were).
+    const records =
+      loaded.length === state.length ? [...loaded.records] : loaded.records.filter((r) => r.offset < state.length);
+    const { problems, previews } = loaded;
     const index = new SessionIndex({
       header: undefined,
       version: head.summary.headerVersion ?? 3,
-      records: [...records],
+      records,
       problems,
       completeLength: state.length,
       load: () => {
         throw new Error("entry content was not loaded");
       },
     });
+    // Building the index of a large session takes a while: let other requests run before the
+    // caller walks it.
+    if (records.length > YIELD_AFTER_RECORDS) await turn();
     return { index, previews };
   }
+
+  /**
+   * The pages of a generation up to at least `state.length`: those kept, and those appended
+   * since. The answer is the kept object itself, which later loads extend (synchronously, with
+   * its `length`): a reader copies what it needs right away.
+   */
+  private async loadPages(head: SessionHead, state: GenerationState, key: string): Promise<KnownPages> {
+    let known = this.pages.get(key);
+    if (known && known.length > state.length) known = undefined;
+    const fresh = await this.stores.meta.getPages(head.userId, head.sessionId, state.generation, known?.length ?? 0);
+    // A kept object is extended in one go (others may be reading it); a new one is built a
+    // few pages at a time, letting other requests run in between (a million lines take seconds).
+    const loaded: KnownPages = known ?? { length: 0, records: [], problems: [], previews: {} };
+    let merged = 0;
+    for (const page of fresh) {
+      if (page.start >= state.length) continue; // never committed: cannot happen, but never trust it
+      for (const record of page.records) loaded.records.push(record);
+      for (const problem of page.problems) loaded.problems.push(problem);
+      Object.assign(loaded.previews, page.previews ?? {});
+      if (!known && ++merged % 64 === 0) await turn();
+    }
+    loaded.length = state.length;
+    this.pages.set(key, loaded);
+    return loaded;
+  }
+
 
   async tree(userId: string, sessionId: string): Promise<{ leafId: string | null; entries: TreeNode[] }> {
     const head = await this.head(userId, sessionId);
@@ -318,6 +366,58 @@ export class Reader {
   }
 
   /**
+   * The decoded lines of `records`, in their order, a batch of about `batchBytes` at a time:
+   * what is held at once is bounded by the batch (or one line longer than it), not by the session.
+   */
+  async *batches(
+    head: SessionHead,
+    records: readonly LineRecord[],
+    batchBytes = BATCH_BYTES,
+  ): AsyncGenerator<{ record: LineRecord; text: string }[]> {
+    for (let from = 0; from < records.length; ) {
+      let to = from;
+      let bytes = 0;
+      while (to < records.length && (to === from || bytes + records[to].length <= batchBytes)) {
+        bytes += records[to++].length;
+      }
+      const batch = records.slice(from, to);
+      const lines = await this.lines(head, batch);
+      yield batch.map((record) => ({ record, text: decodeUtf8(lines.get(record.line) as Uint8Array) }));
+      from = to;
+    }
+  }
+
+  /**
+   * The bytes of a generation as lines, a chunk of about `chunkBytes` at a time, without the
+   * newlines; a line longer than a chunk is held whole until it ends.
+   */
+  async *rawLines(
+    userId: string,
+    sessionId: string,
+    generation: number,
+    chunkBytes = BATCH_BYTES,
+  ): AsyncGenerator<string[]> {
+    const { state } = await this.generationState(userId, sessionId, generation);
+    let carry = new Uint8Array(0);
+    for (let start = 0; start < state.length; start += chunkBytes) {
+      const { bytes } = await this.raw(userId, sessionId, {
+        generation,
+        start,
+        end: Math.min(start + chunkBytes, state.length),
+      });
+      const joined = carry.length ? Buffer.concat([carry, bytes]) : bytes;
+      const lines: string[] = [];
+      let from = 0;
+      for (let at = joined.indexOf(10); at >= 0; at = joined.indexOf(10, from)) {
+        lines.push(decodeUtf8(joined.subarray(from, at)));
+        from = at + 1;
+      }
+      carry = joined.slice(from);
+      if (lines.length) yield lines;
+    }
+  }
+
+  /**
    * The context pi would send for `leafId` (the default leaf without it): only the entries the
    * context holds are fetched. `transform` may rewrite each line's text first (masking).
    */
@@ -334,6 +434,62 @@ export class Reader {
     await this.prime(head, index, needed, transform);
     const context = buildSessionContext(index, leafId);
     return { ...context, leafId: leafId ?? index.defaultLeafId };
+  }
+
+  /**
+   * The messages of the context for `leafId` (the default leaf without it), in order, a batch
+   * of entries at a time: what is held at once does not grow with the context. Its thinking
+   * level and model come from the index alone (`contextSettings`). `transform` may rewrite
+   * each batch's text first (masking).
+   */
+  async *contextMessages(
+    head: SessionHead,
+    index: SessionIndex,
+    leafId?: string,
+    transform?: (lines: string[]) => Promise<string[]>,
+  ): AsyncGenerator<AgentMessage[]> {
+    const needed = recordsForContext(index, leafId);
+    const version = head.summary.headerVersion ?? 3;
+    const byLine = new Map(needed.map((r) => [r.line, r]));
+    const entriesOf = async function* (this: Reader, records: LineRecord[]) {
+      for await (const batch of this.batches(head, records)) {
+        // pi trims a byte order mark at the very start of the file (and only there).
+        let texts = batch.map(({ record, text }) =>
+          record.offset === 0 && text.startsWith("\uFEFF") ? text.slice(1) : text,
+        );
+        if (transform) texts = await transform(texts);
+        const entries: [LineRecord, Record<string, unknown>][] = [];
+        batch.forEach(({ record }, i) => {
+          try {
+            entries.push([record, migrateEntry(JSON.parse(texts[i]), version, byLine.get(record.line)?.v1)]);
+          } catch {
+            // a line the transform made unreadable stays unread, as in `context`
+          }
+        });
+        yield entries;
+      }
+    }.bind(this);
+    // Edits come later on the path than what they change: read them (small) first; the last one wins.
+    const edits = new Map<unknown, Record<string, unknown>>();
+    for await (const entries of entriesOf(needed.filter((r) => r.type === "context_edit"))) {
+      for (const [, e] of entries) if (e.replacement !== undefined) edits.set(e.targetId, e);
+    }
+    // The last compaction's messages come first; then the kept entries and those after it, in order.
+    const compactions = needed.filter((r) => r.type === "compaction");
+    const ordered = [
+      ...compactions.slice(-1),
+      ...needed.filter((r) => r.type !== "compaction" && r.type !== "context_edit"),
+    ];
+    for await (const entries of entriesOf(ordered)) {
+      const messages: AgentMessage[] = [];
+      for (const [record, entry] of entries) {
+        messages.push(...(applyEdit(messagesOfEntry(record.type, entry), edits.get(entry.id)) as AgentMessage[]));
+        if (record.type === "compaction" && Array.isArray(entry.retainedTail)) {
+          messages.push(...(entry.retainedTail as AgentMessage[]));
+        }
+      }
+      yield messages;
+    }
   }
 
   /** Loads records' entries into an index (optionally rewriting their text first). */
@@ -363,10 +519,10 @@ export class Reader {
     index.prime(loaded);
   }
 
-  /** Removes every object and item of a session. */
-  async delete(userId: string, sessionId: string): Promise<void> {
+  /** Removes every object and item of a session; its share links are revoked in the same commit. */
+  async delete(userId: string, sessionId: string, now: Date = new Date()): Promise<void> {
     await this.head(userId, sessionId);
-    await this.stores.meta.deleteSession(userId, sessionId);
+    await this.stores.meta.deleteSession(userId, sessionId, now.toISOString());
     const keys = await this.stores.blobs.list(sessionPrefix(userId, sessionId));
     await this.stores.blobs.delete(keys);
   }

@@ -5,7 +5,7 @@
  * says whether the session exists.
  */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import type { MetaStore, ShareRecord } from "@pisync/store";
+import type { MetaStore, SessionHead, ShareRecord } from "@pisync/store";
 import { BadRequest, Gone, NotFound } from "./errors.js";
 import { checkSessionId } from "./keys.js";
 
@@ -23,7 +23,11 @@ export function parseShareKeys(text: string): ShareKeys {
   const trimmed = text.trim();
   if (trimmed.startsWith("{")) {
     const parsed = JSON.parse(trimmed) as ShareKeys;
-    if (!parsed.keys?.[parsed.current] || !Object.keys(parsed.keys).every((id) => KEY_ID.test(id))) {
+    if (
+      !parsed.keys ||
+      !Object.hasOwn(parsed.keys, parsed.current) ||
+      !Object.keys(parsed.keys).every((id) => KEY_ID.test(id))
+    ) {
       throw new Error("share keys: `current` must name one of `keys`, ids of 1-16 letters and digits");
     }
     return parsed;
@@ -66,9 +70,12 @@ export class Shares {
     return `${payload}.${Shares.sign(keys.keys[keys.current], payload)}`;
   }
 
+  /** A share of `head`'s session as it is now (a later session under the same id is another). */
   async create(input: {
     userId: string;
     sessionId: string;
+    /** The head's `createdAt`: binds the share to this incarnation of the session. */
+    sessionCreatedAt: string;
     leafId?: string;
     expiresIn?: number;
     maskSecrets?: boolean;
@@ -83,6 +90,7 @@ export class Shares {
       id: randomBytes(16).toString("base64url"),
       userId: input.userId,
       sessionId: input.sessionId,
+      sessionCreatedAt: input.sessionCreatedAt,
       leafId: input.leafId,
       createdAt: now.toISOString(),
       expiresAt: new Date(now.getTime() + seconds * 1000).toISOString(),
@@ -110,14 +118,30 @@ export class Shares {
     return revoked;
   }
 
+  /**
+   * The share a token names and its session's head. A missing session looks like a missing
+   * link; a session deleted and uploaded again since the share was made is another session,
+   * so the link is as dead as a revoked one.
+   */
+  async open(token: string): Promise<{ share: ShareRecord; head: SessionHead }> {
+    const share = await this.resolve(token);
+    const head = await this.meta.getHead(share.userId, share.sessionId);
+    if (!head) throw new NotFound("no such link");
+    // Shares made before incarnations were recorded: one older than the session is of an earlier one.
+    const incarnation = share.sessionCreatedAt ?? (share.createdAt < head.createdAt ? "" : head.createdAt);
+    if (incarnation !== head.createdAt) throw new Gone("this link has been revoked");
+    return { share, head };
+  }
+
   /** The share a token names, if the token is genuine and the share active. */
   async resolve(token: string): Promise<ShareRecord> {
     const parts = token.split(".");
     const unknown = new NotFound("no such link");
     if (parts.length !== 3 || !SHARE_ID.test(parts[0]) || !KEY_ID.test(parts[1])) throw unknown;
     const keys = await this.keys();
-    const secret = keys.keys[parts[1]];
-    if (!secret) throw unknown;
+    // Own keys only: `constructor` or `toString` as a key id names no key.
+    const secret = Object.hasOwn(keys.keys, parts[1]) ? keys.keys[parts[1]] : undefined;
+    if (typeof secret !== "string" || !secret) throw unknown;
     const expected = Buffer.from(Shares.sign(secret, `${parts[0]}.${parts[1]}`));
     const given = Buffer.from(parts[2]);
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw unknown;

@@ -129,23 +129,24 @@ const EDITABLE_ROLES = new Set<unknown>(["user", "assistant", "toolResult", "cus
 /** Roles whose null or missing content pi 1.x reads as `[]`. */
 const CONTENT_ARRAY_ROLES = new Set<unknown>(["user", "assistant", "toolResult"]);
 
-/** Step 5: the messages one selected entry contributes (before edits). */
-function messagesOf<N>(node: N, read: PathReader<N>, report: (problem: Problem) => void): unknown[] {
-  const type = read.type(node);
+/**
+ * Step 5 for one entry of type `type` (before edits): the messages it contributes. A `message`
+ * entry without a message contributes none (reported through `report` when given).
+ */
+export function messagesOfEntry(type: unknown, e: Entry, report?: (problem: Problem) => void): AgentMessage[] {
   if (type === "message") {
-    const message = read.entry(node).message as Entry | null | undefined;
+    const message = e.message as Entry | null | undefined;
     if (isMissing(message)) {
-      const id = read.id(node) as string;
-      report({ kind: "invalid-entry", id, message: `message entry ${id} has no message; skipped` });
+      const id = e.id as string;
+      report?.({ kind: "invalid-entry", id, message: `message entry ${id} has no message; skipped` });
       return [];
     }
     const m = message as Entry;
-    if (m.role === "system" && isMissing(m.content)) return [{ ...m, content: "" }];
-    if (CONTENT_ARRAY_ROLES.has(m.role) && isMissing(m.content)) return [{ ...m, content: [] }];
-    return [m];
+    if (m.role === "system" && isMissing(m.content)) return [{ ...m, content: "" } as unknown as AgentMessage];
+    if (CONTENT_ARRAY_ROLES.has(m.role) && isMissing(m.content)) return [{ ...m, content: [] } as unknown as AgentMessage];
+    return [m as AgentMessage];
   }
   if (type === "custom_message") {
-    const e = read.entry(node);
     return [
       {
         role: "custom",
@@ -154,30 +155,30 @@ function messagesOf<N>(node: N, read: PathReader<N>, report: (problem: Problem) 
         display: e.display,
         details: e.details,
         timestamp: timestampOf(e),
-      },
+      } as AgentMessage,
     ];
   }
   if (type === "branch_summary") {
-    const e = read.entry(node);
     return e.summary
-      ? [{ role: "branchSummary", summary: e.summary, fromId: e.fromId, timestamp: timestampOf(e) }]
+      ? [{ role: "branchSummary", summary: e.summary, fromId: e.fromId, timestamp: timestampOf(e) } as AgentMessage]
       : [];
   }
   if (type === "compaction") {
-    const c = read.entry(node);
-    const summary = {
-      role: "compactionSummary",
-      summary: c.summary,
-      tokensBefore: c.tokensBefore,
-      timestamp: timestampOf(c),
-    };
-    return c.systemMessage ? [c.systemMessage, summary] : [summary];
+    const summary = { role: "compactionSummary", summary: e.summary, tokensBefore: e.tokensBefore, timestamp: timestampOf(e) };
+    return (e.systemMessage ? [e.systemMessage, summary] : [summary]) as AgentMessage[];
   }
   return [];
 }
 
+function messagesOf<N>(node: N, read: PathReader<N>, report: (problem: Problem) => void): unknown[] {
+  const type = read.type(node);
+  if (type !== "message" && type !== "custom_message" && type !== "branch_summary" && type !== "compaction") return [];
+  const e = read.entry(node);
+  return messagesOfEntry(type, e.id === undefined ? { ...e, id: read.id(node) } : e, report);
+}
+
 /** Step 4 on one entry's messages: `null` removes them; a replacement swaps the content of editable roles. */
-function applyEdit(messages: unknown[], edit: Entry | undefined): unknown[] {
+export function applyEdit(messages: unknown[], edit: Entry | undefined): unknown[] {
   if (!edit) return messages;
   const replacement = edit.replacement as { content?: unknown } | null;
   if (replacement === null) return [];
@@ -218,19 +219,24 @@ function selectEntries<N>(
   return { selected, retained: [] };
 }
 
-/** Steps 2–5 over a path, root first. */
-function contextOfPath<N>(nodes: N[], read: PathReader<N>, report: (problem: Problem) => void): SessionContext {
+/** Step 2 over a path, root first: the thinking level and model. */
+function settingsOfPath<N>(nodes: N[], read: PathReader<N>): Omit<SessionContext, "messages"> {
   let thinkingLevel: unknown = "off";
   let model: SessionContext["model"] = null;
-  let compactionAt = -1;
-  for (let i = 0; i < nodes.length; i++) {
-    const node = nodes[i];
+  for (const node of nodes) {
     const type = read.type(node);
     if (type === "thinking_level_change") thinkingLevel = read.thinkingLevel(node);
     else if (type === "model_change") model = read.modelChange(node);
     else if (type === "message") model = read.assistantModel(node) ?? model;
-    else if (type === "compaction") compactionAt = i;
   }
+  return { thinkingLevel: thinkingLevel as string, model };
+}
+
+/** Steps 2–5 over a path, root first. */
+function contextOfPath<N>(nodes: N[], read: PathReader<N>, report: (problem: Problem) => void): SessionContext {
+  const { thinkingLevel, model } = settingsOfPath(nodes, read);
+  let compactionAt = -1;
+  for (let i = 0; i < nodes.length; i++) if (read.type(nodes[i]) === "compaction") compactionAt = i;
 
   const { selected, retained } = selectEntries(nodes, compactionAt, read);
   const edits = new Map<unknown, Entry>();
@@ -253,7 +259,7 @@ function contextOfPath<N>(nodes: N[], read: PathReader<N>, report: (problem: Pro
     messages.push(...applyEdit(messagesOf(node, read, report), edits.get(read.id(node))));
     if (i === 0 && compactionAt >= 0) messages.push(...retained);
   }
-  return { messages: messages as AgentMessage[], thinkingLevel: thinkingLevel as string, model };
+  return { messages: messages as AgentMessage[], thinkingLevel, model };
 }
 
 const EMPTY = (): SessionContext => ({ messages: [], thinkingLevel: "off", model: null });
@@ -300,6 +306,18 @@ export function buildSessionContext(
   const path = pathTo(index, leaf);
   reportCycle(path.cycleAt);
   return contextOfPath(path.records, indexReader(index), report);
+}
+
+/**
+ * The thinking level and model of the context for `leafId` (default leaf when omitted), from
+ * the index records alone: with {@link recordsForContext}, {@link messagesOfEntry} and
+ * {@link applyEdit}, a context can be built (and sent) a batch of entries at a time.
+ */
+export function contextSettings(index: SessionIndex, leafId?: string | null): Omit<SessionContext, "messages"> {
+  if (leafId === null) return { thinkingLevel: "off", model: null };
+  const leaf = (leafId ? index.byId(leafId) : undefined) ?? index.defaultLeaf;
+  if (!leaf) return { thinkingLevel: "off", model: null };
+  return settingsOfPath(pathTo(index, leaf).records, indexReader(index));
 }
 
 /**

@@ -6,7 +6,15 @@
  * const session = parseSession(bytes);
  * const { messages, model, thinkingLevel } = buildSessionContext(session);
  */
-export { type BuildContextOptions, buildSessionContext, recordsForContext, type SessionContext } from "./context.js";
+export {
+  type BuildContextOptions,
+  buildSessionContext,
+  applyEdit,
+  contextSettings,
+  messagesOfEntry,
+  recordsForContext,
+  type SessionContext,
+} from "./context.js";
 export {
   completeLength,
   decodeUtf8,
@@ -29,7 +37,7 @@ export {
   recordOf,
   recordProblem,
 } from "./lines.js";
-export { CURRENT_SESSION_VERSION, v1EntryId } from "./migrate.js";
+export { CURRENT_SESSION_VERSION, migrateEntry, v1EntryId } from "./migrate.js";
 export { entryProblems, labelsOf, nameOf, type ParsedSession, parseSession, treeProblems } from "./parse.js";
 export type { Problem, ProblemKind } from "./problems.js";
 export * from "./schema.js";

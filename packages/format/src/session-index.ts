@@ -223,13 +223,15 @@ export class SessionIndex {
 
   /** Entry ids that are nobody's parent: the tips of branches. */
   leafIds(): string[] {
-    const parents = new Set<string>();
+    // One flag per record (not a set of a million id strings).
+    const hasChild = new Uint8Array(this.records.length);
     for (const [, at] of this.byIdMap) {
       const parentId = this.records[at].parentId;
-      if (parentId !== null) parents.add(parentId);
+      const parent = parentId === null ? undefined : this.byIdMap.get(parentId);
+      if (parent !== undefined) hasChild[parent] = 1;
     }
     const leaves: string[] = [];
-    for (const [id] of this.byIdMap) if (!parents.has(id)) leaves.push(id);
+    for (const [id, at] of this.byIdMap) if (!hasChild[at]) leaves.push(id);
     return leaves;
   }
 }

@@ -98,6 +98,11 @@ export interface ShareRecord {
   sessionId: string;
   /** Pinned to one branch, or live and whole when absent. */
   leafId?: string;
+  /**
+   * The `createdAt` of the session head the share was made of: a session deleted and uploaded
+   * again under the same id is another session, and never revives this share.
+   */
+  sessionCreatedAt?: string;
   createdAt: string;
   expiresAt: string;
   revokedAt?: string;
@@ -147,8 +152,12 @@ export interface MetaStore {
   getPages(userId: string, sessionId: string, generation: number, from?: number): Promise<IndexPage[]>;
   /** Archived generations, oldest first. */
   getArchived(userId: string, sessionId: string): Promise<GenerationState[]>;
-  /** Removes the head, pages and archived generations of a session. */
-  deleteSession(userId: string, sessionId: string): Promise<void>;
+  /**
+   * Removes the head, pages and archived generations of a session, and revokes (at `revokedAt`)
+   * the user's shares of it that are not revoked yet: the head's removal and the revocations
+   * are one commit.
+   */
+  deleteSession(userId: string, sessionId: string, revokedAt: string): Promise<void>;
 
   putToken(token: TokenRecord): Promise<void>;
   findToken(hash: string): Promise<TokenRecord | undefined>;

@@ -170,6 +170,16 @@ export function describeStoreContract(name: string, makeStores: () => Promise<St
         expect(await stores.meta.getArchived(u, "s")).toEqual([generation(1, 400)]);
       });
 
+      it("many pages come back whole and in order, from any start", async () => {
+        const u = user();
+        const pages = Array.from({ length: 30 }, (_, i) => page(1, i * 10, i * 10 + 10));
+        await stores.meta.commit({ head: head(u, "s", 1, "2026-01-01T00:00:01.000Z"), expectedRevision: null, pages });
+        expect((await stores.meta.getPages(u, "s", 1)).map((p) => p.start)).toEqual(pages.map((p) => p.start));
+        expect((await stores.meta.getPages(u, "s", 1, 95)).map((p) => p.start)).toEqual(
+          pages.filter((p) => p.start >= 95).map((p) => p.start),
+        );
+      });
+
       it("lists a user's sessions newest first, page by page, and nobody else's", async () => {
         const u = user();
         for (let i = 1; i <= 5; i++) {
@@ -227,7 +237,7 @@ export function describeStoreContract(name: string, makeStores: () => Promise<St
             archive: generation(0),
           });
         }
-        await stores.meta.deleteSession(u, "a");
+        await stores.meta.deleteSession(u, "a", "2026-01-05T00:00:00.000Z");
         expect(await stores.meta.getHead(u, "a")).toBeUndefined();
         expect(await stores.meta.getPages(u, "a", 1)).toEqual([]);
         expect(await stores.meta.getArchived(u, "a")).toEqual([]);
@@ -272,6 +282,39 @@ export function describeStoreContract(name: string, makeStores: () => Promise<St
           revokedAt: "2026-01-03T00:00:00.000Z",
         });
         expect((await stores.meta.getShare(`a-${u}`))?.revokedAt).toBe("2026-01-03T00:00:00.000Z");
+      });
+
+      it("deleting a session revokes its shares in the same commit, and nobody else's", async () => {
+        const [u, other] = [user(), user()];
+        const share = (id: string, userId: string, sessionId: string, revokedAt?: string) => ({
+          id: `${id}-${userId}`,
+          userId,
+          sessionId,
+          sessionCreatedAt: "2026-01-01T00:00:00.000Z",
+          createdAt: "2026-01-02T00:00:00.000Z",
+          expiresAt: "2099-01-01T00:00:00.000Z",
+          maskSecrets: true,
+          ...(revokedAt ? { revokedAt } : {}),
+        });
+        for (const s of ["a", "b"]) {
+          await stores.meta.commit({ head: head(u, s, 1, "2026-01-01T00:00:00.000Z"), expectedRevision: null });
+        }
+        await stores.meta.commit({ head: head(other, "a", 1, "2026-01-01T00:00:00.000Z"), expectedRevision: null });
+        await stores.meta.putShare(share("live", u, "a"));
+        await stores.meta.putShare(share("pinned", u, "a"));
+        await stores.meta.putShare(share("old", u, "a", "2026-01-03T00:00:00.000Z"));
+        await stores.meta.putShare(share("kept", u, "b"));
+        await stores.meta.putShare(share("theirs", other, "a"));
+        await stores.meta.deleteSession(u, "a", "2026-01-05T00:00:00.000Z");
+        const revokedAt = async (id: string) => (await stores.meta.getShare(id))?.revokedAt;
+        expect(await revokedAt(`live-${u}`)).toBe("2026-01-05T00:00:00.000Z");
+        expect(await revokedAt(`pinned-${u}`)).toBe("2026-01-05T00:00:00.000Z");
+        expect(await revokedAt(`old-${u}`)).toBe("2026-01-03T00:00:00.000Z");
+        expect(await revokedAt(`kept-${u}`)).toBeUndefined();
+        expect(await revokedAt(`theirs-${other}`)).toBeUndefined();
+        expect((await stores.meta.getShare(`live-${u}`))?.sessionCreatedAt).toBe("2026-01-01T00:00:00.000Z");
+        expect((await stores.meta.listShares(u)).filter((s) => s.revokedAt)).toHaveLength(3);
+        expect(await stores.meta.getHead(other, "a")).toBeDefined();
       });
     });
   });

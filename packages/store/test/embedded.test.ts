@@ -1,7 +1,7 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { embeddedStores } from "../src/embedded/index.js";
 import { describeStoreContract } from "./contract.js";
 
@@ -13,3 +13,37 @@ afterAll(() => {
 });
 
 describeStoreContract("embedded (files + SQLite)", async () => stores);
+
+describe("embedded store files", () => {
+  it("are readable by their owner only: 0700 folders, 0600 files, whatever the umask", async () => {
+    const data = join(mkdtempSync(join(tmpdir(), "pisync-modes-")), "data");
+    const previous = process.umask(0o000); // the loosest umask: the modes must not depend on it
+    try {
+      const own = embeddedStores(data);
+      await own.blobs.put("u/s/seg-1", new TextEncoder().encode("line\n"));
+      await own.meta.putShare({
+        id: "x",
+        userId: "u",
+        sessionId: "s",
+        createdAt: "2026-01-01T00:00:00.000Z",
+        expiresAt: "2099-01-01T00:00:00.000Z",
+        maskSecrets: true,
+      });
+      const modes: [string, string, boolean][] = [];
+      const walk = (path: string) => {
+        const stat = statSync(path);
+        modes.push([path, (stat.mode & 0o777).toString(8), stat.isDirectory()]);
+        if (stat.isDirectory()) for (const name of readdirSync(path)) walk(join(path, name));
+      };
+      walk(data);
+      own.close();
+      expect(modes.map(([path]) => path.slice(data.length))).toEqual(
+        expect.arrayContaining(["", "/blobs", "/blobs/u/s", "/blobs/u/s/seg-1", "/meta.sqlite", "/meta.sqlite-wal"]),
+      );
+      for (const [path, mode, isDirectory] of modes) expect(mode, path).toBe(isDirectory ? "700" : "600");
+    } finally {
+      process.umask(previous);
+      rmSync(join(data, ".."), { recursive: true, force: true });
+    }
+  });
+});

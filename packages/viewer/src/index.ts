@@ -1,6 +1,14 @@
 /** @pisync/viewer: the share page and credential masking. */
 export { APP_JS, STYLE_CSS } from "./assets.js";
 export { escapeHtml, safeHref, safeImageSrc } from "./escape.js";
-export { renderCode, renderMarkdown } from "./markdown.js";
+export {
+  HIGHLIGHT_MAX_CHARS,
+  MARKDOWN_MAX_CHARS,
+  PAGE_BUDGET_CHARS,
+  renderCode,
+  renderMarkdown,
+  SHOWN_MAX_CHARS,
+  withBudget,
+} from "./markdown.js";
 export { type Masked, maskLine, maskLines, maskTexts } from "./mask.js";
-export { type PageEntry, type PageInput, renderEntries, renderEntry, renderPage } from "./render.js";
+export { type PageEntry, type PageInput, renderEntries, renderEntry, renderNotice, renderPage } from "./render.js";

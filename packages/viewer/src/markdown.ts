@@ -1,7 +1,11 @@
 /**
- * Markdown for messages, with marked: raw HTML is shown as text, links get
- * rel="noopener noreferrer nofollow" and only http(s)/mailto targets, images become links
- * (nothing is loaded from elsewhere), code is highlighted by highlight.js.
+ * Markdown for messages, with markdown-it (linear-time parsing, nesting capped at 100 levels):
+ * raw HTML is shown as text, links get rel="noopener noreferrer nofollow" and only
+ * http(s)/mailto targets, images become links (nothing is loaded from elsewhere), code is
+ * highlighted by highlight.js. Session text is hostile, so the work one text can cause is
+ * bounded: past {@link MARKDOWN_MAX_CHARS} it is shown as escaped preformatted text, code past
+ * {@link HIGHLIGHT_MAX_CHARS} is not highlighted, and nothing past {@link SHOWN_MAX_CHARS} is shown
+ * (the JSONL download has it all).
  */
 import hljs from "highlight.js/lib/core";
 import bash from "highlight.js/lib/languages/bash";
@@ -23,7 +27,7 @@ import sql from "highlight.js/lib/languages/sql";
 import typescript from "highlight.js/lib/languages/typescript";
 import xml from "highlight.js/lib/languages/xml";
 import yaml from "highlight.js/lib/languages/yaml";
-import { Marked, type Tokens } from "marked";
+import MarkdownIt from "markdown-it";
 import { escapeHtml, safeHref } from "./escape.js";
 
 // The languages coding sessions show most; highlight.js's full set would weigh three times as much.
@@ -51,8 +55,53 @@ for (const [name, language] of Object.entries({
   hljs.registerLanguage(name, language);
 }
 
+/** Texts longer than this are shown as escaped preformatted text, not parsed as Markdown. */
+export const MARKDOWN_MAX_CHARS = 64 * 1024;
+/** Code longer than this is escaped without highlighting. */
+export const HIGHLIGHT_MAX_CHARS = 64 * 1024;
+/** The most of one text a page shows; the rest is named, and is in the JSONL download. */
+export const SHOWN_MAX_CHARS = 256 * 1024;
+/**
+ * Characters of Markdown one rendering (a page, a batch of entries) parses, and of code it
+ * highlights, in all: past them the rest is shown as escaped text, so a page of 150 hostile
+ * entries costs no more than one large one.
+ */
+export const PAGE_BUDGET_CHARS = 256 * 1024;
+
+/** What the rendering under way may still parse or highlight (rendering is synchronous: one at a time). */
+let budget = Number.POSITIVE_INFINITY;
+
+/** Runs `render` with at most `chars` of Markdown parsed and code highlighted in all. */
+export function withBudget<T>(chars: number, render: () => T): T {
+  const saved = budget;
+  budget = chars;
+  try {
+    return render();
+  } finally {
+    budget = saved;
+  }
+}
+
+/** Takes `chars` from the budget; false when they do not fit (the text is then shown plain). */
+function spend(chars: number): boolean {
+  if (chars > budget) return false;
+  budget -= chars;
+  return true;
+}
+
+/** At most {@link SHOWN_MAX_CHARS} of a text, and a note of what was left out. */
+function shown(text: string): { text: string; note: string } {
+  if (text.length <= SHOWN_MAX_CHARS) return { text, note: "" };
+  const more = text.length - SHOWN_MAX_CHARS;
+  return {
+    text: text.slice(0, SHOWN_MAX_CHARS),
+    note: `<p class="muted cut">… ${more.toLocaleString("en-US")} more characters not shown (see the JSONL)</p>`,
+  };
+}
+
 function highlight(code: string, lang: string | undefined): string {
-  const language = lang && hljs.getLanguage(lang) ? lang : undefined;
+  const language =
+    lang && code.length <= HIGHLIGHT_MAX_CHARS && hljs.getLanguage(lang) && spend(code.length) ? lang : undefined;
   try {
     return language ? hljs.highlight(code, { language, ignoreIllegals: true }).value : escapeHtml(code);
   } catch {
@@ -60,38 +109,79 @@ function highlight(code: string, lang: string | undefined): string {
   }
 }
 
-const marked = new Marked({
-  gfm: true,
-  breaks: false,
-  renderer: {
-    html(token: Tokens.HTML | Tokens.Tag) {
-      return escapeHtml(token.text);
-    },
-    link(token: Tokens.Link) {
-      const href = safeHref(token.href);
-      const text = this.parser.parseInline(token.tokens);
-      return href ? `<a href="${escapeHtml(href)}" rel="noopener noreferrer nofollow">${text}</a>` : text;
-    },
-    image(token: Tokens.Image) {
-      const href = safeHref(token.href);
-      const label = escapeHtml(token.text || token.href);
-      return href
-        ? `<a href="${escapeHtml(href)}" rel="noopener noreferrer nofollow">[image: ${label}]</a>`
-        : `[image: ${label}]`;
-    },
-    code(token: Tokens.Code) {
-      const lang = (token.lang ?? "").split(/\s/)[0];
-      return `<pre><code class="hljs${lang ? ` language-${escapeHtml(lang)}` : ""}">${highlight(token.text, lang)}</code></pre>`;
-    },
-  },
-});
+const md = new MarkdownIt("default", { html: false, linkify: true, typographer: false, maxNesting: 100 });
+// Every link target passes safeHref at render time; markdown-it's own check is looser.
+md.validateLink = () => true;
 
-/** Markdown to safe HTML. */
-export function renderMarkdown(text: string): string {
-  return marked.parse(text, { async: false }) as string;
+const codeBlock = (code: string, lang: string) =>
+  `<pre><code class="hljs${lang ? ` language-${escapeHtml(lang)}` : ""}">${highlight(code, lang)}</code></pre>\n`;
+
+md.renderer.rules.fence = (tokens, i) => codeBlock(tokens[i].content, (tokens[i].info ?? "").trim().split(/\s/)[0]);
+md.renderer.rules.code_block = (tokens, i) => codeBlock(tokens[i].content, "");
+md.renderer.rules.image = (tokens, i) => {
+  const token = tokens[i];
+  const href = safeHref(token.attrGet("src"));
+  const label = escapeHtml(token.content || token.attrGet("src"));
+  return href
+    ? `<a href="${escapeHtml(href)}" rel="noopener noreferrer nofollow">[image: ${label}]</a>`
+    : `[image: ${label}]`;
+};
+// One pass after parsing marks unsafe links (a stack pairs each link's open and close tokens).
+md.core.ruler.push("safe_links", (state) => {
+  for (const block of state.tokens) {
+    const open: boolean[] = [];
+    for (const token of block.children ?? []) {
+      if (token.type === "link_open") {
+        const safe = safeHref(token.attrGet("href")) !== undefined;
+        token.meta = { ...token.meta, dropped: !safe };
+        open.push(safe);
+      } else if (token.type === "link_close") {
+        token.meta = { ...token.meta, dropped: !(open.pop() ?? false) };
+      }
+    }
+  }
+});
+md.renderer.rules.link_open = (tokens, i) => {
+  // An unsafe link keeps its text only.
+  const href = tokens[i].meta?.dropped ? undefined : safeHref(tokens[i].attrGet("href"));
+  return href ? `<a href="${escapeHtml(href)}" rel="noopener noreferrer nofollow">` : "";
+};
+md.renderer.rules.link_close = (tokens, i) => (tokens[i].meta?.dropped ? "" : "</a>");
+
+/** Quote and list markers one line may open before the text is shown preformatted (markdown-it stops at 100). */
+const MAX_DEPTH = 64;
+
+/** Whether a line opens more quotes or lists than a page nests (one pass over line starts). */
+function tooDeep(text: string): boolean {
+  let depth = 0;
+  let atStart = true;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (ch === 10) {
+      depth = 0;
+      atStart = true;
+    } else if (atStart && ch === 62) {
+      if (++depth > MAX_DEPTH) return true; // >
+    } else if (atStart && (ch === 45 || ch === 42 || ch === 43) && /[ \t]/.test(text[i + 1] ?? "")) {
+      if (++depth > MAX_DEPTH) return true; // a list marker: - * + and a space (a long --- rule is not one)
+    } else if (!(atStart && (ch === 32 || ch === 9))) {
+      atStart = false;
+    }
+  }
+  return false;
 }
 
-/** Code (a tool's output, a command) to safe HTML, highlighted when the language is known. */
+/** Markdown to safe HTML; a text too long or too deeply nested for Markdown is shown preformatted. */
+export function renderMarkdown(text: string): string {
+  const { text: visible, note } = shown(text);
+  if (visible.length > MARKDOWN_MAX_CHARS || tooDeep(visible) || !spend(visible.length)) {
+    return `<pre class="plain">${escapeHtml(visible)}</pre>${note}`;
+  }
+  return md.render(visible) + note;
+}
+
+/** Code (a tool's output, a command) to safe HTML, highlighted when the language is known and it is short. */
 export function renderCode(code: string, lang?: string): string {
-  return `<pre><code class="hljs">${highlight(code, lang)}</code></pre>`;
+  const { text: visible, note } = shown(code);
+  return `<pre><code class="hljs">${highlight(visible, lang)}</code></pre>${note}`;
 }

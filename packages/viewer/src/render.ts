@@ -5,7 +5,7 @@
  * summary (<details>), so the page needs no script to work.
  */
 import { escapeHtml, safeImageSrc } from "./escape.js";
-import { renderCode, renderMarkdown } from "./markdown.js";
+import { PAGE_BUDGET_CHARS, renderCode, renderMarkdown, withBudget } from "./markdown.js";
 
 type Json = Record<string, unknown>;
 
@@ -209,12 +209,26 @@ export function renderEntry(item: PageEntry, labels: Map<string, string>): strin
   return `<article class="entry ${escapeHtml(kind)}" id="e-${escapeHtml(item.id)}" data-id="${escapeHtml(item.id)}">${label ? `<span class="label">${escapeHtml(label)}</span>` : ""}${body}${time}</article>`;
 }
 
+/** Entries as HTML, with at most {@link PAGE_BUDGET_CHARS} of Markdown parsed and code highlighted in all. */
 export function renderEntries(entries: PageEntry[], labels: Map<string, string>): string {
-  return entries.map((e) => renderEntry(e, labels) ?? "").join("");
+  return withBudget(PAGE_BUDGET_CHARS, () => entries.map((e) => renderEntry(e, labels) ?? "").join(""));
 }
 
 function money(cost: number): string {
   return `$${cost.toFixed(cost < 1 ? 4 : 2)}`;
+}
+
+/** The start of every page, up to `</head>`: one stylesheet, and `extra` (the page's script). */
+function documentHead(title: string, extra = ""): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>${escapeHtml(title)} · pisync</title>
+<link rel="stylesheet" href="/s/assets/style.css">
+${extra}</head>`;
 }
 
 /** The whole page. */
@@ -250,16 +264,7 @@ export function renderPage(input: PageInput): string {
     input.pinned ? "one branch, as of its last entry" : input.live ? "live: follows the session as it grows" : "",
     `link expires ${escapeHtml(input.expiresAt.slice(0, 16).replace("T", " "))} UTC`,
   ].filter(Boolean);
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>${escapeHtml(oneLine(input.title, 80))} · pisync</title>
-<link rel="stylesheet" href="/s/assets/style.css">
-<script src="/s/assets/app.js" defer></script>
-</head>
+  return `${documentHead(oneLine(input.title, 80), '<script src="/s/assets/app.js" defer></script>\n')}
 <body data-base="${escapeHtml(input.base)}" data-live="${input.live ? "1" : "0"}" data-leaf="${escapeHtml(input.leafId ?? "")}">
 <header>
 <h1>${escapeHtml(oneLine(input.title, 200))}</h1>
@@ -271,6 +276,18 @@ ${switcher}
 ${earlier}${renderEntries(input.entries, input.labels)}
 </main>
 <footer><p class="muted" id="live-status"></p></footer>
+</body>
+</html>
+`;
+}
+
+/** A small page in the share page's style: an error (missing, revoked or expired link) or the server root. */
+export function renderNotice(input: { title: string; message: string }): string {
+  return `${documentHead(input.title)}
+<body class="notice">
+<header><h1>${escapeHtml(input.title)}</h1></header>
+<main><p>${escapeHtml(input.message)}</p></main>
+<footer><p class="muted">pisync</p></footer>
 </body>
 </html>
 `;

@@ -159,7 +159,7 @@ export function sessionRoutes(services: Services) {
   });
 
   app.delete("/:id", async (c) => {
-    await reader.delete(c.get("userId"), c.req.param("id"));
+    await reader.delete(c.get("userId"), c.req.param("id"), services.clock());
     return c.body(null, 204);
   });
 

@@ -5,24 +5,16 @@
  * session and lets the reader switch branches. Every response carries a strict CSP (no inline
  * script), no-referrer (the token is in the URL), noindex and nosniff.
  */
-import { NotFound, type Shares } from "@pisync/core";
-import { decodeUtf8, labelsOf, pathTo, type SessionIndex } from "@pisync/format";
+import { NotFound, pathFacts, pathTotals, type Shares } from "@pisync/core";
+import { contextSettings, decodeUtf8, labelsOf, pathTo, type SessionIndex } from "@pisync/format";
 import type { SessionHead, ShareRecord } from "@pisync/store";
-import { APP_JS, maskLines, maskTexts, type PageEntry, renderEntries, renderPage, STYLE_CSS } from "@pisync/viewer";
+import { APP_JS, type PageEntry, STYLE_CSS } from "@pisync/viewer";
 import { Hono } from "hono";
 import * as z from "zod/mini";
 import type { Services } from "../app.js";
+import { SECURITY_HEADERS } from "../html.js";
+import { textStream } from "../stream.js";
 import { parseQuery } from "../validate.js";
-
-const SECURITY_HEADERS: Record<string, string> = {
-  "Content-Security-Policy":
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-  "Referrer-Policy": "no-referrer",
-  "X-Robots-Tag": "noindex, nofollow",
-  "X-Content-Type-Options": "nosniff",
-  "X-Frame-Options": "DENY",
-  "Cache-Control": "private, no-store",
-};
 
 /** Entries shown at once: the latest ones first, earlier ones on demand. */
 const PAGE_ENTRIES = 150;
@@ -34,7 +26,7 @@ const PageQuery = z.object({
 const AfterQuery = z.object({ after: z.optional(z.string().check(z.maxLength(256))) });
 
 export function sharePageRoutes(services: Services, shares: Shares) {
-  const { reader } = services;
+  const { reader, work } = services;
   const app = new Hono();
   app.use("*", async (c, next) => {
     await next();
@@ -44,19 +36,17 @@ export function sharePageRoutes(services: Services, shares: Shares) {
   app.get("/assets/style.css", (c) => c.body(STYLE_CSS, 200, { "Content-Type": "text/css; charset=utf-8" }));
   app.get("/assets/app.js", (c) => c.body(APP_JS, 200, { "Content-Type": "text/javascript; charset=utf-8" }));
 
-  /** The share, its session's head and index; a missing session looks like a missing link. */
-  async function open(token: string) {
-    const share = await shares.resolve(token);
-    let head: SessionHead;
-    try {
-      head = await reader.head(share.userId, share.sessionId);
-    } catch (error) {
-      if (error instanceof NotFound) throw new NotFound("no such link");
-      throw error;
-    }
+  /** The index of a share's session; a pinned share whose entry is gone looks like a missing link. */
+  async function indexOf(share: ShareRecord, head: SessionHead) {
     const { index, previews } = await reader.index(head, head.current);
     if (share.leafId !== undefined && !index.byId(share.leafId)) throw new NotFound("no such link");
-    return { share, head, index, previews };
+    return { index, previews };
+  }
+
+  /** The share, its session's head and index; a missing session looks like a missing link. */
+  async function open(token: string) {
+    const { share, head } = await shares.open(token);
+    return { share, head, ...(await indexOf(share, head)) };
   }
 
   /** The leaf a request may see: a pinned share's own; in a whole share, any entry (default: pi's leaf). */
@@ -77,7 +67,7 @@ export function sharePageRoutes(services: Services, shares: Shares) {
     let masked = 0;
     const transform = share.maskSecrets
       ? async (lines: string[]) => {
-          const result = await maskLines(lines);
+          const result = await work.maskLines(lines);
           masked += result.count;
           return result.lines;
         }
@@ -85,11 +75,15 @@ export function sharePageRoutes(services: Services, shares: Shares) {
     return { transform, masked: () => masked };
   };
 
-  /** The labels shown beside entries: label entries are session text too, masked like it. */
+  /**
+   * The labels shown beside entries (a pinned share's: those set on its path), masked like any
+   * session text.
+   */
   const shownLabels = async (share: ShareRecord, index: SessionIndex) => {
-    const labels = labelsOf(index);
+    const leaf = share.leafId === undefined ? undefined : index.byId(share.leafId);
+    const labels = leaf ? pathFacts(pathTo(index, leaf).records, {}).labels : labelsOf(index);
     if (!share.maskSecrets || labels.size === 0) return labels;
-    const masked = await maskTexts([...labels.values()]);
+    const masked = await work.maskTexts([...labels.values()]);
     return new Map([...labels.keys()].map((id, i) => [id, masked[i]]));
   };
 
@@ -133,6 +127,8 @@ export function sharePageRoutes(services: Services, shares: Shares) {
       }
       if (r.type === "thinking_level_change") thinkingLevel = String(r.facts?.thinkingLevel ?? "off");
     }
+    // Walking a large tree again: let other requests run first.
+    if (path.length > 50_000) await new Promise((resolve) => setImmediate(resolve));
     const leaves =
       share.leafId === undefined
         ? index
@@ -144,11 +140,15 @@ export function sharePageRoutes(services: Services, shares: Shares) {
             .map((r) => ({ id: r.id as string, timestamp: r.timestamp, preview: previews[r.line] ?? r.type ?? "" }))
         : undefined;
     const summary = head.summary;
+    // A pinned share's title, times and totals come from its path only.
+    const pinned = share.leafId !== undefined ? pathFacts(path, previews) : undefined;
+    const totals = pinned ? await pathTotals(reader, head, path) : undefined;
     // The title, the folder and branch previews are session text too: masked like the entries.
-    let title = summary.name ?? summary.firstMessage ?? head.sessionId;
+    let title =
+      (pinned ? (pinned.name ?? pinned.firstMessage) : (summary.name ?? summary.firstMessage)) ?? head.sessionId;
     let cwd = summary.cwd;
     if (share.maskSecrets) {
-      const texts = await maskTexts([title, cwd ?? "", ...(leaves ?? []).map((l) => l.preview)]);
+      const texts = await work.maskTexts([title, cwd ?? "", ...(leaves ?? []).map((l) => l.preview)]);
       [title, cwd] = [texts[0], cwd === undefined ? undefined : texts[1]];
       leaves?.forEach((l, i) => {
         l.preview = texts[i + 2];
@@ -156,16 +156,16 @@ export function sharePageRoutes(services: Services, shares: Shares) {
     }
     const base = `/s/${c.req.param("token")}`;
     return c.html(
-      renderPage({
+      await work.renderPage({
         base,
         title,
         cwd,
         startedAt: summary.startedAt,
-        updatedAt: head.updatedAt,
+        updatedAt: pinned ? pinned.updatedAt : head.updatedAt,
         model,
         thinkingLevel,
-        tokens: summary.tokens,
-        cost: summary.cost,
+        tokens: totals ? totals.totalTokens : summary.tokens,
+        cost: totals ? Math.round(totals.cost * 1e6) / 1e6 : summary.cost,
         entries,
         earlier: start,
         leafId: leaf?.id ?? null,
@@ -180,16 +180,19 @@ export function sharePageRoutes(services: Services, shares: Shares) {
     );
   });
 
-  /** For live pages: an ETag that changes as the session grows. */
+  /** For live pages: an ETag that changes as the session grows (a pinned share's never does: its path is fixed). */
   app.get("/:token/state", async (c) => {
-    const share = await shares.resolve(c.req.param("token"));
-    const head = await reader.head(share.userId, share.sessionId).catch(() => {
-      throw new NotFound("no such link");
-    });
-    const etag = `"${head.current.generation}-${head.current.length}"`;
+    const { share, head } = await shares.open(c.req.param("token"));
+    let state = { generation: head.current.generation, bytes: head.current.length, leafId: head.summary.leafId };
+    if (share.leafId !== undefined) {
+      const { index } = await indexOf(share, head);
+      const path = pathTo(index, index.byId(share.leafId) as NonNullable<ReturnType<typeof index.byId>>).records;
+      state = { generation: head.current.generation, bytes: pathFacts(path, {}).bytes, leafId: share.leafId };
+    }
+    const etag = `"${state.generation}-${share.leafId === undefined ? "" : "p"}${state.bytes}"`;
     c.header("ETag", etag);
     if (c.req.header("If-None-Match") === etag) return c.body(null, 304);
-    return c.json({ generation: head.current.generation, bytes: head.current.length, leafId: head.summary.leafId });
+    return c.json(state);
   });
 
   /** Entries after `after` on the default leaf's path, as an HTML fragment (live updates). */
@@ -201,20 +204,26 @@ export function sharePageRoutes(services: Services, shares: Shares) {
     const at = query.after ? path.findIndex((r) => r.id === query.after) : -1;
     const records = at >= 0 ? path.slice(at + 1) : path.slice(-PAGE_ENTRIES);
     const { entries } = await pageEntries(share, head, index, records.slice(0, PAGE_ENTRIES));
-    return c.html(renderEntries(entries, await shownLabels(share, index)));
+    return c.html(await work.renderEntries({ entries, labels: await shownLabels(share, index) }));
   });
 
-  /** The JSONL: the whole session, or (pinned) the header and the path's entries: a valid session file. */
+  /**
+   * The JSONL: the whole session, or (pinned) the header and the path's entries: a valid session
+   * file. Streamed and masked a batch of lines at a time, so what the server holds does not grow
+   * with the session.
+   */
   app.get("/:token/raw", async (c) => {
-    const { share, head, index } = await open(c.req.param("token"));
-    let lines: string[];
-    if (share.leafId === undefined) {
-      const { bytes } = await reader.raw(head.userId, head.sessionId);
-      lines = decodeUtf8(bytes).split("\n");
-      lines.pop(); // the text after the last newline: nothing
-    } else {
-      const leaf = index.byId(share.leafId);
-      const path = leaf ? pathTo(index, leaf).records : [];
+    // A whole share's download is the file's bytes: no index is needed (nor held) for it.
+    const { share, head } = await shares.open(c.req.param("token"));
+    const index = share.leafId === undefined ? undefined : (await indexOf(share, head)).index;
+    const mask = async (lines: string[]) => (share.maskSecrets ? (await work.maskLines(lines)).lines : lines);
+    async function* batches(): AsyncGenerator<string[]> {
+      if (share.leafId === undefined) {
+        yield* reader.rawLines(head.userId, head.sessionId, head.current.generation);
+        return;
+      }
+      const leaf = index?.byId(share.leafId);
+      const path = index && leaf ? pathTo(index, leaf).records : [];
       const headerEnd = path.length ? path[0].offset : head.current.length;
       const headerBytes = (
         await reader.raw(head.userId, head.sessionId, { start: 0, end: Math.min(headerEnd, 1024 * 1024) })
@@ -223,23 +232,42 @@ export function sharePageRoutes(services: Services, shares: Shares) {
       const header = decodeUtf8(headerBytes)
         .split("\n")
         .find((line) => /"type"\s*:\s*"session"/.test(line));
-      const bytes = await reader.lines(head, path);
-      lines = [header ?? "", ...path.map((r) => decodeUtf8(bytes.get(r.line) as Uint8Array))].filter(Boolean);
+      if (header) yield [header];
+      for await (const batch of reader.batches(head, path)) yield batch.map((b) => b.text).filter(Boolean);
     }
-    if (share.maskSecrets) lines = (await maskLines(lines)).lines;
+    async function* pieces(): AsyncGenerator<string> {
+      for await (const lines of batches()) yield (await mask(lines)).map((line) => `${line}\n`).join("");
+    }
+    const body = textStream(pieces());
     c.header("Content-Type", "application/x-ndjson; charset=utf-8");
     c.header("Content-Disposition", `attachment; filename="${head.sessionId}${share.leafId ? "-branch" : ""}.jsonl"`);
-    return c.body(lines.length ? `${lines.join("\n")}\n` : "");
+    return c.body(body);
   });
 
-  /** The rebuilt context, as JSON: for people and for agents that read links. */
+  /**
+   * The rebuilt context, as JSON: for people and for agents that read links. Streamed and
+   * masked a batch of entries at a time, so what the server holds does not grow with the context.
+   */
   app.get("/:token/context", async (c) => {
     const query = parseQuery(PageQuery, c);
     const { share, head, index } = await open(c.req.param("token"));
     const leaf = leafOf(share, index, query.leaf);
     const mask = maskOf(share);
-    const context = await reader.context(head.userId, head.sessionId, leaf?.id, mask.transform);
-    return c.json({ ...context, masked: mask.masked() });
+    const leafId = leaf?.id ?? index.defaultLeafId;
+    async function* pieces(): AsyncGenerator<string> {
+      yield '{"messages":[';
+      let first = true;
+      for await (const messages of reader.contextMessages(head, index, leaf?.id, mask.transform)) {
+        if (!messages.length) continue;
+        yield `${first ? "" : ","}${messages.map((m) => JSON.stringify(m)).join(",")}`;
+        first = false;
+      }
+      const { thinkingLevel, model } = contextSettings(index, leaf?.id);
+      // The count is known only now: the rest of the object comes last.
+      yield `],${JSON.stringify({ thinkingLevel, model, leafId, masked: mask.masked() }).slice(1)}`;
+    }
+    c.header("Content-Type", "application/json; charset=utf-8");
+    return c.body(textStream(pieces()));
   });
 
   return app;

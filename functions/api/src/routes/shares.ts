@@ -34,14 +34,12 @@ export function createShareRoute(services: Services, shares: Shares) {
     const userId = c.get("userId");
     const sessionId = c.req.param("id");
     const body = await parseJson(CreateShare, c);
+    const head = await services.reader.head(userId, sessionId);
     if (body.leafId !== undefined) {
-      const head = await services.reader.head(userId, sessionId);
       const { index } = await services.reader.index(head, head.current);
       if (!index.byId(body.leafId)) throw new NotFound(`no entry ${body.leafId} in this session`);
-    } else {
-      await services.reader.head(userId, sessionId);
     }
-    const { share } = await shares.create({ userId, sessionId, ...body });
+    const { share } = await shares.create({ userId, sessionId, sessionCreatedAt: head.createdAt, ...body });
     return c.json(await view(shares, share, new URL(c.req.url).origin), 201);
   });
   return app;

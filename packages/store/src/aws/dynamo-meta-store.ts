@@ -153,7 +153,12 @@ export class DynamoMetaStore implements MetaStore {
       await this.client.send(new TransactWriteCommand({ TransactItems: items }));
     } catch (error) {
       if (error instanceof TransactionCanceledException) {
-        const reason = error.CancellationReasons?.[0];
+        const reasons = error.CancellationReasons;
+        const reason = reasons?.[0];
+        // Another transaction on the head at the same moment lost us the race just the same.
+        if (reasons?.some((r) => r.Code === "TransactionConflict")) {
+          throw new RevisionConflictError(await this.getHead(head.userId, head.sessionId));
+        }
         if (reason?.Code === "ConditionalCheckFailed") {
           // The reasons are not unmarshalled by the document client: `data` is still `{ S: "..." }`.
           const data = reason.Item?.data?.S;
@@ -204,13 +209,24 @@ export class DynamoMetaStore implements MetaStore {
     return items.map((stored) => dataOf<GenerationState>(stored));
   }
 
-  async deleteSession(userId: string, sessionId: string): Promise<void> {
-    const items = await this.queryAll({
+  async deleteSession(userId: string, sessionId: string, revokedAt: string): Promise<void> {
+    // The head's removal and the revocation of the session's shares are one transaction (up to
+    // 100 items; a user with more live shares of one session has the rest revoked just before).
+    const revoked = (await this.listShares(userId))
+      .filter((share) => share.sessionId === sessionId && !share.revokedAt)
+      .map((share) => ({ Put: { TableName: this.table, Item: this.shareItem({ ...share, revokedAt }) } }));
+    const commitHead = [{ Delete: { TableName: this.table, Key: headKey(userId, sessionId) } }];
+    const early = revoked.slice(0, Math.max(0, revoked.length - 99));
+    for (let i = 0; i < early.length; i += 100) {
+      await this.client.send(new TransactWriteCommand({ TransactItems: early.slice(i, i + 100) }));
+    }
+    await this.client.send(new TransactWriteCommand({ TransactItems: [...commitHead, ...revoked.slice(early.length)] }));
+    // Then the pages and archives, which nothing reaches without the head.
+    const keys = await this.queryAll({
       KeyConditionExpression: "pk = :pk",
       ExpressionAttributeValues: { ":pk": sessionPk(userId, sessionId) },
       ProjectionExpression: "pk, sk",
     });
-    const keys = [...items, headKey(userId, sessionId)];
     // BatchWriteItem takes 25 requests at most; unprocessed ones are retried.
     for (let i = 0; i < keys.length; i += 25) {
       let requests: WriteRequest[] | undefined = keys.slice(i, i + 25).map((Key) => ({ DeleteRequest: { Key } }));
@@ -268,20 +284,20 @@ export class DynamoMetaStore implements MetaStore {
     return true;
   }
 
+  /** A share's item: by id, listed under its user, kept a month past its expiry. */
+  private shareItem(share: ShareRecord): Record<string, unknown> {
+    return {
+      pk: `H#${share.id}`,
+      sk: "H",
+      gsi1pk: `UH#${share.userId}`,
+      gsi1sk: `${share.createdAt}#${share.id}`,
+      [TABLE_SCHEMA.ttlAttribute]: Math.floor(Date.parse(share.expiresAt) / 1000) + MONTH_SECONDS,
+      data: JSON.stringify(share),
+    };
+  }
+
   async putShare(share: ShareRecord): Promise<void> {
-    await this.client.send(
-      new PutCommand({
-        TableName: this.table,
-        Item: {
-          pk: `H#${share.id}`,
-          sk: "H",
-          gsi1pk: `UH#${share.userId}`,
-          gsi1sk: `${share.createdAt}#${share.id}`,
-          [TABLE_SCHEMA.ttlAttribute]: Math.floor(Date.parse(share.expiresAt) / 1000) + MONTH_SECONDS,
-          data: JSON.stringify(share),
-        },
-      }),
-    );
+    await this.client.send(new PutCommand({ TableName: this.table, Item: this.shareItem(share) }));
   }
 
   async getShare(id: string): Promise<ShareRecord | undefined> {

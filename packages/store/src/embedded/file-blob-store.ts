@@ -23,9 +23,10 @@ export class FileBlobStore implements BlobStore {
 
   async put(key: string, body: Uint8Array): Promise<void> {
     const path = this.path(key);
-    await mkdir(dirname(path), { recursive: true });
+    // Readable by the owner only (0700 folders, 0600 files), whatever the umask.
+    await mkdir(dirname(path), { recursive: true, mode: 0o700 });
     const temp = `${path}.${randomBytes(6).toString("hex")}.tmp`;
-    const file = await open(temp, "w");
+    const file = await open(temp, "w", 0o600);
     try {
       await file.writeFile(body);
       await file.sync();

@@ -1,5 +1,5 @@
 /** The embedded adapters: one machine, no server, no cloud account. */
-import { mkdirSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { join } from "node:path";
 import type { Stores } from "../ports.js";
 import { FileBlobStore } from "./file-blob-store.js";
@@ -7,9 +7,27 @@ import { SqliteMetaStore } from "./sqlite-meta-store.js";
 
 export { FileBlobStore, SqliteMetaStore };
 
-/** Both ports on one data folder: `blobs/` for bytes, `meta.sqlite` for the rest. */
+/** Folders the embedded store makes: readable by their owner only, like the token. */
+export const PRIVATE_DIR_MODE = 0o700;
+/** Files the embedded store writes. */
+export const PRIVATE_FILE_MODE = 0o600;
+
+/**
+ * Both ports on one data folder: `blobs/` for bytes, `meta.sqlite` for the rest. Everything
+ * in it is readable by its owner only (0700 folders, 0600 files); a folder made by an older
+ * version is tightened on open.
+ */
 export function embeddedStores(dataDir: string): Stores & { close(): void } {
-  mkdirSync(join(dataDir, "blobs"), { recursive: true });
-  const meta = new SqliteMetaStore(join(dataDir, "meta.sqlite"));
+  for (const dir of [dataDir, join(dataDir, "blobs")]) {
+    mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+    chmodSync(dir, PRIVATE_DIR_MODE);
+  }
+  // SQLite gives its -wal and -shm files the database file's mode: create that one private.
+  const database = join(dataDir, "meta.sqlite");
+  if (!existsSync(database)) closeSync(openSync(database, "a", PRIVATE_FILE_MODE));
+  for (const file of [database, `${database}-wal`, `${database}-shm`]) {
+    if (existsSync(file)) chmodSync(file, PRIVATE_FILE_MODE);
+  }
+  const meta = new SqliteMetaStore(database);
   return { blobs: new FileBlobStore(join(dataDir, "blobs")), meta, close: () => meta.close() };
 }

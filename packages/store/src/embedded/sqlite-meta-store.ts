@@ -24,6 +24,9 @@ CREATE TABLE IF NOT EXISTS shares (id TEXT PRIMARY KEY, user_id TEXT NOT NULL, d
 CREATE INDEX IF NOT EXISTS shares_by_user ON shares (user_id);
 `;
 
+/** Index pages read and parsed between two turns of the event loop. */
+const PAGES_AT_ONCE = 2;
+
 /** Cursor: the last row's (updated_at, session_id), base64url JSON. */
 function encodeCursor(head: SessionHead): string {
   return Buffer.from(JSON.stringify([head.updatedAt, head.sessionId])).toString("base64url");
@@ -117,12 +120,19 @@ export class SqliteMetaStore implements MetaStore {
   }
 
   async getPages(userId: string, sessionId: string, generation: number, from = 0): Promise<IndexPage[]> {
-    const rows = this.db
-      .prepare(
-        "SELECT data FROM pages WHERE user_id = ? AND session_id = ? AND generation = ? AND start >= ? ORDER BY start",
-      )
-      .all(userId, sessionId, generation, from) as { data: string }[];
-    return rows.map((row) => JSON.parse(row.data) as IndexPage);
+    // SQLite answers synchronously: a large session's pages are read and parsed a few at a
+    // time, letting other requests run in between (a million lines' pages take seconds).
+    const next = this.db.prepare(
+      "SELECT start, data FROM pages WHERE user_id = ? AND session_id = ? AND generation = ? AND start >= ? ORDER BY start LIMIT ?",
+    );
+    const pages: IndexPage[] = [];
+    for (let start = from; ; ) {
+      const rows = next.all(userId, sessionId, generation, start, PAGES_AT_ONCE) as { start: number; data: string }[];
+      for (const row of rows) pages.push(JSON.parse(row.data) as IndexPage);
+      if (rows.length < PAGES_AT_ONCE) return pages;
+      start = rows[rows.length - 1].start + 1;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
   }
 
   async getArchived(userId: string, sessionId: string): Promise<GenerationState[]> {
@@ -132,10 +142,17 @@ export class SqliteMetaStore implements MetaStore {
     return rows.map((row) => JSON.parse(row.data) as GenerationState);
   }
 
-  async deleteSession(userId: string, sessionId: string): Promise<void> {
+  async deleteSession(userId: string, sessionId: string, revokedAt: string): Promise<void> {
     this.db.transaction(() => {
       for (const table of ["heads", "pages", "generations"]) {
         this.db.prepare(`DELETE FROM ${table} WHERE user_id = ? AND session_id = ?`).run(userId, sessionId);
+      }
+      const shares = this.db.prepare("SELECT data FROM shares WHERE user_id = ?").all(userId) as { data: string }[];
+      const revoke = this.db.prepare("UPDATE shares SET data = ? WHERE id = ?");
+      for (const row of shares) {
+        const share = JSON.parse(row.data) as ShareRecord;
+        if (share.sessionId !== sessionId || share.revokedAt) continue;
+        revoke.run(JSON.stringify({ ...share, revokedAt }), share.id);
       }
     })();
   }

@@ -1,0 +1,45 @@
+/**
+ * What people get in a browser: the share page's headers, and small HTML pages for errors and
+ * the server root (API clients, which do not ask for HTML, keep JSON).
+ */
+import { renderNotice } from "@pisync/viewer";
+import type { Context } from "hono";
+
+/** Every answer under /s/ and every HTML page carries these (the token is in share URLs). */
+export const SECURITY_HEADERS: Record<string, string> = {
+  "Content-Security-Policy":
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  "Referrer-Policy": "no-referrer",
+  "X-Robots-Tag": "noindex, nofollow",
+  "X-Content-Type-Options": "nosniff",
+  "X-Frame-Options": "DENY",
+  "Cache-Control": "private, no-store",
+};
+
+/** Whether the client is a browser asking for a page (by `Accept`). */
+export function wantsHtml(c: Context): boolean {
+  return /\btext\/html\b/.test(c.req.header("Accept") ?? "");
+}
+
+const TITLES: Record<number, string> = { 404: "Not found", 410: "This link is no longer available" };
+
+/** A small page in the share page's style, with its headers. */
+export function htmlNotice(c: Context, status: 200 | 404 | 410, title: string, message: string): Response {
+  for (const [name, value] of Object.entries(SECURITY_HEADERS)) c.header(name, value);
+  return c.html(renderNotice({ title, message }), status);
+}
+
+/** A 404 or 410 as a page for a browser. */
+export function htmlError(c: Context, status: 404 | 410, message: string): Response {
+  return htmlNotice(c, status, TITLES[status], message);
+}
+
+/** The server root, for a browser. */
+export function htmlRoot(c: Context): Response {
+  return htmlNotice(
+    c,
+    200,
+    "pisync",
+    "This server backs up and shares pi coding-agent sessions. Share links look like /s/<link>; the API lives under /v1 (see /openapi.json).",
+  );
+}

@@ -1,0 +1,22 @@
+/**
+ * The heavy work of a share: rendering entries (Markdown, highlighting) and masking
+ * credentials. `inlineWork` runs it on the caller's thread (Lambda: one request per instance
+ * at a time); the Node server hands it to a worker pool (worker-pool.ts) so that one large
+ * page never holds up the other requests.
+ */
+import { maskLines, maskTexts, type PageEntry, type PageInput, renderEntries, renderPage } from "@pisync/viewer";
+
+export interface ShareWork {
+  renderPage(input: PageInput): Promise<string>;
+  renderEntries(input: { entries: PageEntry[]; labels: Map<string, string> }): Promise<string>;
+  maskLines(lines: string[]): Promise<{ lines: string[]; count: number }>;
+  maskTexts(texts: string[]): Promise<string[]>;
+}
+
+/** The work done where it is asked for. */
+export const inlineWork: ShareWork = {
+  renderPage: async (input) => renderPage(input),
+  renderEntries: async ({ entries, labels }) => renderEntries(entries, labels),
+  maskLines,
+  maskTexts,
+};
