@@ -5,10 +5,19 @@
  * session and lets the reader switch branches. Every response carries a strict CSP (no inline
  * script), no-referrer (the token is in the URL), noindex and nosniff.
  */
-import { NotFound, type Shares } from "@pisync/core";
-import { decodeUtf8, labelsOf, pathTo, type SessionIndex } from "@pisync/format";
+import { isCutPreview, NotFound, type Shares } from "@pisync/core";
+import { decodeUtf8, type LineRecord, labelsOf, pathTo, type SessionIndex } from "@pisync/format";
 import type { SessionHead, ShareRecord } from "@pisync/store";
-import { APP_JS, maskLines, maskTexts, type PageEntry, renderEntries, renderPage, STYLE_CSS } from "@pisync/viewer";
+import {
+  APP_JS,
+  maskLines,
+  maskText,
+  maskTexts,
+  type PageEntry,
+  renderEntries,
+  renderPage,
+  STYLE_CSS,
+} from "@pisync/viewer";
 import { Hono } from "hono";
 import * as z from "zod/mini";
 import type { Services } from "../app.js";
@@ -144,14 +153,20 @@ export function sharePageRoutes(services: Services, shares: Shares) {
             .map((r) => ({ id: r.id as string, timestamp: r.timestamp, preview: previews[r.line] ?? r.type ?? "" }))
         : undefined;
     const summary = head.summary;
-    // The title, the folder and branch previews are session text too: masked like the entries.
+    // The title, the folder and branch previews are session text too: masked like the entries,
+    // and before they are cut (a stored preview was cut first: a cut one is made again).
     let title = summary.name ?? summary.firstMessage ?? head.sessionId;
     let cwd = summary.cwd;
     if (share.maskSecrets) {
-      const texts = await maskTexts([title, cwd ?? "", ...(leaves ?? []).map((l) => l.preview)]);
-      [title, cwd] = [texts[0], cwd === undefined ? undefined : texts[1]];
-      leaves?.forEach((l, i) => {
-        l.preview = texts[i + 2];
+      const first =
+        summary.name === undefined ? index.records.find((r) => r.type === "message" && r.role === "user") : undefined;
+      const shown = [...(leaves ?? []).map((l) => index.byId(l.id)), first].filter((r) => r !== undefined);
+      const cut = shown.filter((r) => isCutPreview(previews[r.line] ?? ""));
+      const remade = await reader.previews(head, cut, (text) => maskText(text).text);
+      const masked = (r: LineRecord | undefined, text: string) => (r && remade.get(r.line)) ?? maskText(text).text;
+      [title, cwd] = [masked(first, title), cwd === undefined ? undefined : maskText(cwd).text];
+      leaves?.forEach((l) => {
+        l.preview = masked(index.byId(l.id), l.preview);
       });
     }
     const base = `/s/${c.req.param("token")}`;
