@@ -170,8 +170,8 @@ for (const name of ["embedded", "aws"] as const) {
       const created = (await (await c.post(`/v1/sessions/${id}/shares`, {})).json()) as { url: string };
       const html = await (await app.request(new URL(created.url).pathname)).text();
       expect(html).toContain("main tip");
-      expect(html).toContain("[masked github]");
-      expect(html).toContain("key [masked npm]");
+      expect(html).toContain("[masked: github-token]");
+      expect(html).toContain("key [masked: npm-token]");
       expect(html).not.toContain(GITHUB_TOKEN);
       expect(html).not.toContain(npmToken);
     });

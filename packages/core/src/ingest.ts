@@ -49,6 +49,11 @@ export interface IngestedBody {
 
 const PREVIEW_LENGTH = 120;
 
+/** Whether a stored preview was cut (its entry's text runs on past it). */
+export function isCutPreview(preview: string): boolean {
+  return preview.length === PREVIEW_LENGTH && preview.endsWith("…");
+}
+
 /** The text of a message's content: a string, or its text parts joined. */
 export function contentText(content: unknown): string {
   if (typeof content === "string") return content;
@@ -59,8 +64,11 @@ export function contentText(content: unknown): string {
     .join(" ");
 }
 
-/** A one-line preview of an entry, for the tree. */
-export function previewOf(entry: unknown): string | undefined {
+/**
+ * A one-line preview of an entry, for the tree. `mask` rewrites the entry's text before it is
+ * cut (a share masks credentials first, so none can cross the cut half shown).
+ */
+export function previewOf(entry: unknown, mask?: (text: string) => string): string | undefined {
   if (!isObject(entry)) return undefined;
   let text = "";
   if (entry.type === "message" && isObject(entry.message)) {
@@ -78,6 +86,7 @@ export function previewOf(entry: unknown): string | undefined {
   else if (entry.type === "custom_message") text = contentText(entry.content);
   else if (entry.type === "session_info") text = String(entry.name ?? "");
   else if (entry.type === "label") text = String(entry.label ?? "");
+  if (mask && text) text = mask(text);
   text = text.replace(/\s+/g, " ").trim();
   return text ? (text.length > PREVIEW_LENGTH ? `${text.slice(0, PREVIEW_LENGTH - 1)}…` : text) : undefined;
 }

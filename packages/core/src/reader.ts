@@ -18,6 +18,7 @@ import {
 } from "@pisync/format";
 import { type GenerationState, NotFoundError, type Segment, type SessionHead, type Stores } from "@pisync/store";
 import { BadRequest, NotFound } from "./errors.js";
+import { previewOf } from "./ingest.js";
 import { checkSessionId, sessionPrefix } from "./keys.js";
 import { readRange } from "./segments.js";
 
@@ -415,6 +416,30 @@ export class Reader {
       carry = joined.slice(from);
       if (lines.length) yield lines;
     }
+  }
+
+  /**
+   * Previews of records' entries made again from their text, by line: `mask` rewrites the text
+   * before it is cut (the stored previews were cut first).
+   */
+  async previews(
+    head: SessionHead,
+    records: readonly LineRecord[],
+    mask: (text: string) => string,
+  ): Promise<Map<number, string>> {
+    const out = new Map<number, string>();
+    if (records.length === 0) return out;
+    for (const [line, bytes] of await this.lines(head, records)) {
+      let entry: unknown;
+      try {
+        entry = JSON.parse(decodeUtf8(bytes));
+      } catch {
+        continue; // not an entry: no preview
+      }
+      const preview = previewOf(entry, mask);
+      if (preview !== undefined) out.set(line, preview);
+    }
+    return out;
   }
 
   /**

@@ -10,5 +10,5 @@ export {
   SHOWN_MAX_CHARS,
   withBudget,
 } from "./markdown.js";
-export { type Masked, maskLine, maskLines, maskTexts } from "./mask.js";
+export { type Masked, maskJsonLine, maskLine, maskLines, maskText, maskTexts } from "./mask.js";
 export { type PageEntry, type PageInput, renderEntries, renderEntry, renderNotice, renderPage } from "./render.js";

@@ -5,10 +5,10 @@
  * session and lets the reader switch branches. Every response carries a strict CSP (no inline
  * script), no-referrer (the token is in the URL), noindex and nosniff.
  */
-import { NotFound, pathFacts, pathTotals, type Shares } from "@pisync/core";
-import { contextSettings, decodeUtf8, labelsOf, pathTo, type SessionIndex } from "@pisync/format";
+import { isCutPreview, NotFound, pathFacts, pathTotals, type Shares } from "@pisync/core";
+import { contextSettings, decodeUtf8, type LineRecord, labelsOf, pathTo, type SessionIndex } from "@pisync/format";
 import type { SessionHead, ShareRecord } from "@pisync/store";
-import { APP_JS, type PageEntry, STYLE_CSS } from "@pisync/viewer";
+import { APP_JS, maskText, type PageEntry, STYLE_CSS } from "@pisync/viewer";
 import { Hono } from "hono";
 import * as z from "zod/mini";
 import type { Services } from "../app.js";
@@ -143,15 +143,22 @@ export function sharePageRoutes(services: Services, shares: Shares) {
     // A pinned share's title, times and totals come from its path only.
     const pinned = share.leafId !== undefined ? pathFacts(path, previews) : undefined;
     const totals = pinned ? await pathTotals(reader, head, path) : undefined;
-    // The title, the folder and branch previews are session text too: masked like the entries.
-    let title =
-      (pinned ? (pinned.name ?? pinned.firstMessage) : (summary.name ?? summary.firstMessage)) ?? head.sessionId;
+    // The title, the folder and branch previews are session text too: masked like the entries,
+    // and before they are cut (a stored preview was cut first: a cut one is made again).
+    const named = pinned ? pinned.name : summary.name;
+    let title = (named ?? (pinned ? pinned.firstMessage : summary.firstMessage)) ?? head.sessionId;
     let cwd = summary.cwd;
     if (share.maskSecrets) {
+      const first =
+        named === undefined ? (pinned ? path : index.records).find((r) => r.type === "message" && r.role === "user") : undefined;
+      const shown = [...(leaves ?? []).map((l) => index.byId(l.id)), first].filter((r) => r !== undefined);
+      const cut = shown.filter((r) => isCutPreview(previews[r.line] ?? ""));
+      const remade = await reader.previews(head, cut, (text) => maskText(text).text);
+      const remadeOf = (r: LineRecord | undefined) => (r ? remade.get(r.line) : undefined);
       const texts = await work.maskTexts([title, cwd ?? "", ...(leaves ?? []).map((l) => l.preview)]);
-      [title, cwd] = [texts[0], cwd === undefined ? undefined : texts[1]];
+      [title, cwd] = [remadeOf(first) ?? texts[0], cwd === undefined ? undefined : texts[1]];
       leaves?.forEach((l, i) => {
-        l.preview = texts[i + 2];
+        l.preview = remadeOf(index.byId(l.id)) ?? texts[i + 2];
       });
     }
     const base = `/s/${c.req.param("token")}`;

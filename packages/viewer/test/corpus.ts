@@ -1,0 +1,341 @@
+/**
+ * A generated corpus of credentials: every shape the masker must find, each with the secret
+ * part that must never show, and every place of a session it may sit in. Shared by the
+ * masker's tests, the share hostile-session test and the masking benchmark.
+ */
+import { generateKeyPairSync } from "node:crypto";
+
+/** A credential as it appears in text, and the part of it that is secret. */
+export interface Shape {
+  /** The rule expected to find it. */
+  rule: string;
+  /** The text holding it (a credential and what names it, as a tool prints it). */
+  text: string;
+  /** The secret itself (inside `text`): none of it may show after masking. */
+  secret: string;
+}
+
+/** A small deterministic generator, so the corpus is the same every run. */
+function random(seed: number) {
+  let state = seed >>> 0;
+  const next = () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  return (alphabet: string, length: number) =>
+    Array.from({ length }, () => alphabet[Math.floor(next() * alphabet.length)]).join("");
+}
+
+const UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+const LOWER = "abcdefghijklmnopqrstuvwxyz";
+const DIGITS = "0123456789";
+const ALNUM = UPPER + LOWER + DIGITS;
+const HEX = "0123456789abcdef";
+const B64 = `${ALNUM}+/`;
+const URLSAFE = `${ALNUM}_-`;
+
+/** The private keys: real ones in each PEM flavour (and an OpenSSH-shaped one). */
+function privateKeys(pick: ReturnType<typeof random>): string[] {
+  const rsa = generateKeyPairSync("rsa", { modulusLength: 1024 }).privateKey;
+  const ec = generateKeyPairSync("ec", { namedCurve: "P-256" }).privateKey;
+  const openssh = Buffer.concat([Buffer.from("openssh-key-v1\0"), Buffer.from(pick(ALNUM, 300))])
+    .toString("base64")
+    .replace(/(.{70})/g, "$1\n");
+  return [
+    rsa.export({ type: "pkcs8", format: "pem" }) as string,
+    rsa.export({ type: "pkcs1", format: "pem" }) as string,
+    ec.export({ type: "sec1", format: "pem" }) as string,
+    `-----BEGIN OPENSSH PRIVATE KEY-----\n${openssh}\n-----END OPENSSH PRIVATE KEY-----\n`,
+  ];
+}
+
+/** The secret of a PEM: its body (the armour lines are not secret). */
+const pemBody = (pem: string) =>
+  pem
+    .split("\n")
+    .filter((l) => l && !l.startsWith("-----"))
+    .join("\n");
+
+/** Every credential shape, generated from `seed`. */
+export function credentialShapes(seed = 11): Shape[] {
+  const pick = random(seed);
+  const plain = (rule: string, secret: string): Shape => ({ rule, text: secret, secret });
+  const named = (rule: string, before: string, secret: string, after = ""): Shape => ({
+    rule,
+    text: `${before}${secret}${after}`,
+    secret,
+  });
+  const shapes: Shape[] = [
+    plain("aws-access-key-id", `AKIA${pick("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)}`),
+    plain("aws-access-key-id", `ASIA${pick("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)}`),
+    named("aws-secret-access-key", "aws_secret_access_key = ", pick(B64, 40)),
+    named("aws-secret-access-key", '"SecretAccessKey": "', pick(B64, 40), '"'),
+    named("aws-secret-access-key", "AWS_SECRET_ACCESS_KEY=", pick(B64, 40)),
+    plain("gcp-api-key", `AIza${pick(URLSAFE, 35)}`),
+    plain("gcp-oauth-token", `ya29.${pick(URLSAFE, 120)}`),
+    plain("azure-ad-client-secret", `${pick(ALNUM, 3)}8Q~${pick(`${ALNUM}_~.-`, 34)}`),
+    named(
+      "azure-storage-key",
+      "DefaultEndpointsProtocol=https;AccountName=devstore;AccountKey=",
+      `${pick(B64, 86)}==`,
+      ";EndpointSuffix=core.windows.net",
+    ),
+    ...["ghp", "gho", "ghu", "ghs", "ghr"].map((p) => plain("github-token", `${p}_${pick(ALNUM, 36)}`)),
+    plain("github-token", `github_pat_${pick(ALNUM, 22)}_${pick(ALNUM, 59)}`),
+    plain("gitlab-token", `glpat-${pick(URLSAFE, 20)}`),
+    plain("npm-token", `npm_${pick(ALNUM, 36)}`),
+    plain("openai-api-key", `sk-proj-${pick(URLSAFE, 74)}T3BlbkFJ${pick(URLSAFE, 74)}`),
+    plain("openai-api-key", `sk-${pick(ALNUM, 20)}T3BlbkFJ${pick(ALNUM, 20)}`),
+    plain("anthropic-api-key", `sk-ant-api03-${pick(URLSAFE, 93)}AA`),
+    plain("anthropic-api-key", `sk-ant-admin01-${pick(URLSAFE, 93)}AA`),
+    plain("huggingface-token", `hf_${pick(UPPER + LOWER, 34)}`),
+    plain("stripe-key", `sk_live_${pick(ALNUM, 99)}`),
+    plain("stripe-key", `rk_live_${pick(ALNUM, 24)}`),
+    plain("slack-token", `xoxb-${pick(DIGITS, 12)}-${pick(DIGITS, 13)}-${pick(ALNUM, 24)}`),
+    plain("slack-token", `xoxp-${pick(DIGITS, 12)}-${pick(DIGITS, 12)}-${pick(DIGITS, 13)}-${pick(HEX, 32)}`),
+    named(
+      "slack-webhook",
+      "https://",
+      `hooks.slack.com/services/T${pick(UPPER, 8)}/B${pick(UPPER, 10)}/${pick(ALNUM, 24)}`,
+    ),
+    plain("jwt", `eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ${pick(URLSAFE, 60)}.${pick(URLSAFE, 43)}`),
+    named("url-password", "git clone https://deploy:", `${pick(ALNUM, 18)}`, "@git.example.com/team/app.git"),
+    named("url-password", "DATABASE_URL=postgres://app:", `p!${pick(ALNUM, 16)}`, "@db.internal:5432/app"),
+    named("env-secret", "PASSWORD=", `hunter2${pick(ALNUM, 6)}`),
+    named("env-secret", "DB_PASSWORD='", pick(ALNUM, 14), "'"),
+    named("env-secret", "SECRET=", pick(ALNUM, 24)),
+    named("env-secret", "export TOKEN=", pick(ALNUM, 32)),
+    named("env-secret", "API_KEY=", pick(HEX, 32)),
+    named("env-secret", "STRIPE_WEBHOOK_SECRET=", `whsec_${pick(ALNUM, 32)}`),
+    named("generic-secret", 'password: "', `${pick(ALNUM, 12)}!`, '"'),
+    named("generic-secret", '{"client_secret": "', pick(URLSAFE, 40), '"}'),
+    plain("pypi-token", `pypi-AgEIcHlwaS5vcmc${pick(URLSAFE, 70)}`),
+    plain("openrouter-api-key", `sk-or-v1-${pick(HEX, 64)}`),
+    plain("groq-api-key", `gsk_${pick(ALNUM, 52)}`),
+    plain("xai-api-key", `xai-${pick(ALNUM, 80)}`),
+    named("discord-webhook", "https://", `discord.com/api/webhooks/${pick(DIGITS, 18)}/${pick(URLSAFE, 68)}`),
+    plain("telegram-bot-token", `${pick(DIGITS, 10)}:AA${pick(URLSAFE, 33)}`),
+    plain("sendgrid-api-key", `SG.${pick(URLSAFE, 22)}.${pick(URLSAFE, 43)}`),
+    plain("twilio-api-key", `SK${pick(HEX, 32)}`),
+    plain("mailchimp-api-key", `${pick(HEX, 32)}-us${pick(DIGITS, 2)}`),
+    plain("digitalocean-token", `dop_v1_${pick(HEX, 64)}`),
+    plain("databricks-token", `dapi${pick(HEX, 32)}`),
+    plain("docker-hub-token", `dckr_pat_${pick(URLSAFE, 27)}`),
+    plain("hashicorp-token", `hvs.${pick(URLSAFE, 90)}`),
+    plain("hashicorp-token", `${pick(ALNUM, 14)}.atlasv1.${pick(ALNUM, 67)}`),
+    plain("supabase-token", `sbp_${pick(HEX, 40)}`),
+    plain("grafana-token", `glsa_${pick(ALNUM, 32)}_${pick(HEX, 8)}`),
+    plain("postman-api-key", `PMAK-${pick(HEX, 24)}-${pick(HEX, 34)}`),
+    plain("newrelic-key", `NRAK-${pick(UPPER + DIGITS, 27)}`),
+    plain("age-secret-key", `AGE-SECRET-KEY-1${pick("QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L", 58)}`),
+    named("authorization-header", 'curl -H "Authorization: Bearer ', pick(URLSAFE, 40), '" https://api.example.com'),
+    named("authorization-header", "Authorization: Basic ", Buffer.from(`deploy:${pick(ALNUM, 16)}`).toString("base64")),
+    plain("linear-api-key", `lin_api_${pick(ALNUM, 40)}`),
+    plain("shopify-token", `shpat_${pick(HEX, 32)}`),
+  ];
+  for (const pem of privateKeys(pick)) {
+    const secret = pemBody(pem);
+    shapes.push({ rule: "private-key", text: pem, secret });
+    // Escaped once: a PEM in a `.env` value or a string literal.
+    shapes.push({ rule: "private-key", text: `PRIVATE_KEY="${pem.replace(/\n/g, "\\n")}"`, secret });
+    // A service-account.json as `cat` prints it (its key escaped once inside the file).
+    shapes.push({
+      rule: "private-key",
+      text: JSON.stringify({ type: "service_account", private_key_id: pick(HEX, 40), private_key: pem }, null, 2),
+      secret,
+    });
+  }
+  return shapes;
+}
+
+/** Where in a session a credential may sit: makes the entry (or header part) holding `text`. */
+export interface Placement {
+  name: string;
+  /** The entry holding the text (without id/parentId/timestamp, added by the session builder). */
+  entry?: (text: string) => Record<string, unknown>;
+}
+
+const usage = {
+  input: 1,
+  output: 1,
+  cacheRead: 0,
+  cacheWrite: 0,
+  totalTokens: 2,
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+};
+const assistant = (content: unknown[]) => ({
+  type: "message",
+  message: {
+    role: "assistant",
+    content,
+    api: "x",
+    provider: "anthropic",
+    model: "claude",
+    usage,
+    stopReason: "stop",
+    timestamp: 1,
+  },
+});
+const user = (content: unknown) => ({ type: "message", message: { role: "user", content, timestamp: 1 } });
+
+/** Every place of an entry a credential may sit in. */
+export const PLACEMENTS: Placement[] = [
+  { name: "user text", entry: (t) => user(`please use ${t} for this`) },
+  { name: "user text part", entry: (t) => user([{ type: "text", text: `here:\n${t}\nthanks` }]) },
+  { name: "assistant text", entry: (t) => assistant([{ type: "text", text: `I found ${t} in the config.` }]) },
+  { name: "thinking", entry: (t) => assistant([{ type: "thinking", thinking: `The key is ${t}; do not print it.` }]) },
+  {
+    name: "tool call arguments",
+    entry: (t) =>
+      assistant([{ type: "toolCall", id: "call_1", name: "bash", arguments: { command: `echo '${t}' > .env` } }]),
+  },
+  {
+    name: "tool result",
+    entry: (t) => ({
+      type: "message",
+      message: {
+        role: "toolResult",
+        toolCallId: "call_1",
+        toolName: "read",
+        content: [{ type: "text", text: t }],
+        isError: false,
+        timestamp: 1,
+      },
+    }),
+  },
+  {
+    name: "bash output after a newline",
+    entry: (t) => ({
+      type: "message",
+      message: {
+        role: "bashExecution",
+        command: "gh auth token",
+        output: `\n${t}\n`,
+        exitCode: 0,
+        cancelled: false,
+        truncated: false,
+        timestamp: 1,
+      },
+    }),
+  },
+  {
+    name: "bash output after a tab",
+    entry: (t) => ({
+      type: "message",
+      message: {
+        role: "bashExecution",
+        command: "cat .env",
+        output: `KEY\t${t}`,
+        exitCode: 0,
+        cancelled: false,
+        truncated: false,
+        timestamp: 1,
+      },
+    }),
+  },
+  {
+    name: "after a disable comment",
+    entry: (t) => user(`<!-- secretlint-disable -->\n// secretlint-disable-next-line\n${t} # secretlint-disable-line`),
+  },
+  { name: "doubly escaped", entry: (t) => user(JSON.stringify(JSON.stringify({ config: `\n${t}\n` }))) },
+  { name: "crossing the preview cut", entry: (t) => user(`${"context ".repeat(13)}${t}`) },
+  {
+    name: "custom message",
+    entry: (t) => ({ type: "custom_message", customType: "note", content: `note: ${t}`, display: true }),
+  },
+  {
+    name: "compaction summary",
+    entry: (t) => ({ type: "compaction", summary: `So far: ${t}`, firstKeptEntryId: "e0", tokensBefore: 10 }),
+  },
+  { name: "session name", entry: (t) => ({ type: "session_info", name: `deploy with ${t}` }) },
+  { name: "label", entry: (t) => ({ type: "label", targetId: "e0", label: `key ${t}` }) },
+  { name: "header cwd" },
+];
+
+/** Every 12 consecutive letters and digits of `secret`: none may show after masking. */
+export function secretWindows(secret: string, size = 12): string[] {
+  const core = secret.replace(/[^A-Za-z0-9]/g, "");
+  const windows = new Set<string>();
+  for (let i = 0; i + size <= core.length; i++) windows.add(core.slice(i, i + size));
+  return [...windows];
+}
+
+/** The windows of `secret` that show in `text` (compared on letters and digits only, so no escaping hides one). */
+export function leaks(text: string, secret: string): string[] {
+  const core = text.replace(/[^A-Za-z0-9]/g, "");
+  return secretWindows(secret).filter((w) => core.includes(w));
+}
+
+/** One credential placed in a session: which line holds it. */
+export interface Placed {
+  shape: Shape;
+  placement: string;
+  /** The entry's id (undefined: the header). */
+  id?: string;
+}
+
+/**
+ * A hostile session: the header's folder holds every credential; after a root entry (`e0`),
+ * one branch per shape (`b<i>`) whose text crosses the 120-character preview cut, then one
+ * path holding every shape in every placement (its tip is the default leaf).
+ */
+export function hostileSession(
+  id: string,
+  shapes = credentialShapes(),
+): { text: string; lines: string[]; placed: Placed[] } {
+  const ts = "2026-01-01T00:00:00.000Z";
+  const lines: string[] = [];
+  const placed: Placed[] = [];
+  const add = (entry: Record<string, unknown>) => lines.push(JSON.stringify(entry));
+  add({ type: "session", version: 3, id, timestamp: ts, cwd: `/srv/${shapes.map((s) => s.text).join(" ")}` });
+  for (const shape of shapes) placed.push({ shape, placement: "header cwd" });
+  add({
+    type: "message",
+    id: "e0",
+    parentId: null,
+    timestamp: ts,
+    message: { role: "user", content: "start", timestamp: 1 },
+  });
+  const crossing = PLACEMENTS.find((p) => p.name === "crossing the preview cut")?.entry as (
+    t: string,
+  ) => Record<string, unknown>;
+  shapes.forEach((shape, i) => {
+    add({ ...crossing(shape.text), id: `b${i}`, parentId: "e0", timestamp: ts });
+    placed.push({ shape, placement: "branch preview", id: `b${i}` });
+  });
+  let parent = "e0";
+  shapes.forEach((shape, i) => {
+    PLACEMENTS.forEach((placement, j) => {
+      if (!placement.entry) return;
+      const entryId = `e${i}-${j}`;
+      add({ ...placement.entry(shape.text), id: entryId, parentId: parent, timestamp: ts });
+      placed.push({ shape, placement: placement.name, id: entryId });
+      parent = entryId;
+    });
+  });
+  return { text: `${lines.join("\n")}\n`, lines, placed };
+}
+
+/** Texts of about `size` characters built to make rules start (and fail) as often as they can. */
+export function pathologicalTexts(size: number): Record<string, string> {
+  return {
+    "JWT starts": "eyJa".repeat(size / 4),
+    "JWT-shaped runs": "eyJaaaaaaaaa.".repeat(size / 13),
+    "key headers": "-----BEGIN PRIVATE KEY-----".repeat(size / 27),
+    "a key without end": `-----BEGIN PRIVATE KEY-----${"A".repeat(size)}`,
+    backslashes: `${"\\".repeat(size)}x`,
+    "secret names =": "password_a=".repeat(size / 11),
+    "secret names :": "tokenaaaa: ".repeat(size / 11),
+    "URL starts": "http://a:".repeat(size / 9),
+    "sk- starts": "sk-".repeat(size / 3),
+    "Slack dash chain": `xoxb-${"a-".repeat(size / 2)}!`,
+    quotes: '"'.repeat(size),
+    "percent escapes": "%41".repeat(size / 3),
+    "database URL starts": "mongodb://".repeat(size / 10),
+    "AWS secret names": "aws_secret_access_key = ".repeat(size / 24),
+    "GitHub prefixes": "ghp_".repeat(size / 4),
+  };
+}
