@@ -4,6 +4,9 @@
  *   the benchmark session written by pi's library), against re-uploading the whole file on
  *   each change; target ≤ 0.3;
  * - latency from a local append to the server's HEAD reflecting it, p50 and p99; target p99 ≤ 1.5 s;
+ * - outage recovery: the server unreachable for 4–10 s while a line is appended, then back:
+ *   time from its return to the line being stored, median and max over 10 outages; target
+ *   ≤ 5 s;
  * - RSS and CPU of `pisync watch` idle on 1,000 files.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
@@ -33,10 +36,12 @@ const server = await startNodeServer({
   log: () => {},
 });
 
-// A counting proxy: request body bytes on the wire.
+// A counting proxy: request body bytes on the wire; `down` cuts every connection (an outage).
 let wireBytes = 0;
+let down = false;
 const proxyPort = await freePort();
 const proxy = createServer(async (req, res) => {
+  if (down) return void req.socket.destroy();
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   const body = Buffer.concat(chunks);
@@ -103,9 +108,25 @@ for (let i = 0; i < lines; i++) {
   latencies.push(performance.now() - t);
 }
 const ratio = wireBytes / appended;
+
+// 3: outages.
+const recoveries: number[] = [];
+let line = lines;
+for (let outage = 0; outage < 10; outage++) {
+  down = true;
+  const next = source.subarray(spans[line].offset, spans[line].offset + spans[line].length + 1);
+  line++;
+  appendFileSync(file, next);
+  size += next.length;
+  await new Promise((r) => setTimeout(r, 4000 + Math.random() * 6000));
+  down = false;
+  const back = performance.now();
+  while ((await headOffset(id)) < size) await new Promise((r) => setTimeout(r, 20));
+  recoveries.push(performance.now() - back);
+}
 watcher.kill("SIGTERM");
 
-// 3: idle on 1,000 files.
+// 4: idle on 1,000 files.
 const many = join(root, "--many--");
 mkdirSync(many, { recursive: true });
 for (let i = 0; i < 1000; i++) {
@@ -137,6 +158,9 @@ console.log(
 );
 console.log(
   `append → HEAD latency over ${lines} lines: p50 ${quantile(latencies, 0.5).toFixed(0)} ms, p99 ${quantile(latencies, 0.99).toFixed(0)} ms (target p99 ≤ 1500 ms)`,
+);
+console.log(
+  `outage recovery over ${recoveries.length} outages of 4–10 s: median ${quantile(recoveries, 0.5).toFixed(0)} ms, max ${Math.max(...recoveries).toFixed(0)} ms (target ≤ 5000 ms)`,
 );
 console.log(
   `idle on 1,000 files: RSS ${(rss / 1024 / 1024).toFixed(1)} MB (target ≤ 60 MB), CPU ${((cpuSeconds / idleSeconds) * 100).toFixed(2)}% over ${idleSeconds} s`,

@@ -1,20 +1,34 @@
 /**
  * The HTTP client of the sync service. Network errors, 429 and 5xx are retried with
- * exponential backoff and full jitter; a request that keeps failing throws `Transient`, which
- * callers treat as "try again later" (nothing is dropped, nothing spins).
+ * exponential backoff and full jitter, each wait at most 4 s (so a server that comes back is
+ * used again within seconds); a request that keeps failing throws `Transient`, which callers
+ * treat as "try again later" (nothing is dropped, nothing spins). Every answer is bounded (see
+ * `http.ts`): a session's bytes by the size its metadata gives.
  */
 import { createHash } from "node:crypto";
-import { deflateRawSync, gunzipSync, gzipSync } from "node:zlib";
+import { deflateRawSync, gzipSync } from "node:zlib";
+import { CliError, EXIT } from "./cli-error.js";
 import type { Login } from "./config.js";
-import { type HttpResponse, httpRequest } from "./http.js";
+import { type HttpResponse, httpRequest, ResponseTooLarge } from "./http.js";
 
-/** The server answered with an error status. */
-export class ApiError extends Error {
+/** The server answered with an error status; exits 3 for 401, 4 for 404/410, else 1. */
+export class ApiError extends CliError {
   constructor(
     readonly status: number,
     readonly body: Record<string, unknown>,
   ) {
-    super(typeof body.error === "string" ? body.error : `HTTP ${status}`);
+    super(
+      typeof body.error === "string" ? body.error : `HTTP ${status}`,
+      status === 401 ? EXIT.auth : status === 404 || status === 410 ? EXIT.notFound : EXIT.failed,
+    );
+  }
+}
+
+/** The server refused the token (401): nothing works until the user logs in again. Exits 3. */
+export class Unauthorized extends ApiError {
+  constructor(body: Record<string, unknown> = {}) {
+    super(401, body);
+    this.message = `the server refused the token (${this.message}): run pisync login`;
   }
 }
 
@@ -28,6 +42,14 @@ export interface ApiOptions {
 }
 
 const sleeper = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** The longest wait between two attempts: a server back up is tried again within it. */
+export const MAX_BACKOFF_MS = 4000;
+
+/** A session's bytes may grow between reading its size and its bytes: by at most this much. */
+const GROWTH_BYTES = 8 * 1024 * 1024;
+/** Blobs are images: generous, but bounded. */
+const MAX_BLOB_BYTES = 256 * 1024 * 1024;
 
 export interface AppendAnswer {
   offset: number;
@@ -56,7 +78,7 @@ export class Api {
   async request(
     method: string,
     path: string,
-    init: { headers?: Record<string, string>; body?: Uint8Array; bearer?: boolean } = {},
+    init: { headers?: Record<string, string>; body?: Uint8Array; bearer?: boolean; maxBytes?: number } = {},
   ): Promise<HttpResponse> {
     let lastError = "";
     const headers = {
@@ -64,30 +86,57 @@ export class Api {
       ...init.headers,
     };
     for (let attempt = 0; attempt < this.attempts; attempt++) {
-      if (attempt > 0) await this.sleep(Math.random() * Math.min(30_000, 250 * 2 ** attempt));
+      if (attempt > 0) await this.sleep(Math.random() * Math.min(MAX_BACKOFF_MS, 250 * 2 ** attempt));
       try {
-        const response = await httpRequest(method, path.startsWith("http") ? path : this.url(path), headers, init.body);
+        const response = await httpRequest(
+          method,
+          path.startsWith("http") ? path : this.url(path),
+          headers,
+          init.body,
+          {
+            maxBytes: init.maxBytes,
+          },
+        );
         if (response.status >= 500 || response.status === 429) {
           lastError = `HTTP ${response.status}`;
           continue;
         }
         return response;
       } catch (error) {
+        // The same answer would be as large again: refused at once, not retried.
+        if (error instanceof ResponseTooLarge) throw new CliError(error.message);
         lastError = (error as Error).message;
       }
     }
     throw new Transient(`${method} ${path}: ${lastError}`);
   }
 
-  private expectOk(response: HttpResponse): HttpResponse {
-    if (response.status >= 200 && response.status < 300) {
-      if (response.headers["content-encoding"] === "gzip") return { ...response, body: gunzipSync(response.body) };
-      return response;
+  /** One cheap authenticated request: throws `Unauthorized` (exit 3) when the token is refused. */
+  async verifyLogin(): Promise<void> {
+    this.expectOk(await this.request("GET", "/v1/sessions?limit=1"));
+  }
+
+  /** Whether the server answers at all (one cheap unauthenticated `HEAD`, no retries). */
+  async probe(): Promise<boolean> {
+    try {
+      const r = await httpRequest("HEAD", this.url("/healthz"), {}, undefined, {
+        maxBytes: 0,
+        connectTimeoutMs: 5000,
+        idleTimeoutMs: 5000,
+      });
+      return r.status < 500 && r.status !== 429;
+    } catch {
+      return false;
     }
+  }
+
+  private expectOk(response: HttpResponse): HttpResponse {
+    if (response.status >= 200 && response.status < 300) return response;
     let body: Record<string, unknown> = {};
     try {
       body = JSON.parse(response.body.toString("utf8"));
     } catch {}
+    if (response.status === 401) throw new Unauthorized(body);
     throw new ApiError(response.status, body);
   }
 
@@ -150,13 +199,30 @@ export class Api {
     if (end <= start) return new Uint8Array(0);
     const r = await this.request("GET", `/v1/sessions/${encodeURIComponent(sessionId)}/raw`, {
       headers: { Range: `bytes=${start}-${end - 1}`, "Accept-Encoding": "identity" },
+      maxBytes: end - start,
     });
     return new Uint8Array(this.expectOk(r).body);
   }
 
-  async raw(sessionId: string): Promise<Uint8Array> {
-    const r = await this.request("GET", `/v1/sessions/${encodeURIComponent(sessionId)}/raw`, {
+  /**
+   * A session's bytes (the current generation, or `generation`), gzip on the wire. `size` is
+   * what its metadata says (read with `HEAD` when not given): an answer larger than that (plus
+   * what a session being written may have grown since) is refused.
+   */
+  async raw(sessionId: string, options: { size?: number; generation?: number } = {}): Promise<Uint8Array> {
+    const id = encodeURIComponent(sessionId);
+    let size = options.size;
+    if (size === undefined && options.generation === undefined) size = (await this.head(sessionId))?.offset ?? 0;
+    if (size === undefined) {
+      const { generations } = await this.json<{ generations: { generation: number; bytes: number }[] }>(
+        `/v1/sessions/${id}/generations`,
+      );
+      size = generations.find((g) => g.generation === options.generation)?.bytes ?? 0;
+    }
+    const query = options.generation === undefined ? "" : `?generation=${options.generation}`;
+    const r = await this.request("GET", `/v1/sessions/${id}/raw${query}`, {
       headers: { "Accept-Encoding": "gzip" },
+      maxBytes: size + GROWTH_BYTES,
     });
     return new Uint8Array(this.expectOk(r).body);
   }
@@ -186,7 +252,7 @@ export class Api {
   }
 
   async getBlob(hash: string): Promise<Uint8Array | undefined> {
-    const r = await this.request("GET", `/v1/blobs/${hash}`);
+    const r = await this.request("GET", `/v1/blobs/${hash}`, { maxBytes: MAX_BLOB_BYTES });
     if (r.status === 404) return undefined;
     return new Uint8Array(this.expectOk(r).body);
   }

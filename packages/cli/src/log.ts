@@ -1,4 +1,6 @@
-/** One line per event on stderr: readable by default, JSON with `--json`. */
+/** One line per event on stderr: readable by default, JSON with `--json`; control characters escaped. */
+import { safeJson, sanitize } from "./sanitize.js";
+
 export interface Logger {
   event(type: string, fields: Record<string, unknown>): void;
 }
@@ -10,12 +12,12 @@ export function createLogger(
   return {
     event(type, fields) {
       if (json) {
-        write(`${JSON.stringify({ time: new Date().toISOString(), event: type, ...fields })}\n`);
+        write(`${safeJson({ time: new Date().toISOString(), event: type, ...fields })}\n`);
         return;
       }
       const parts = Object.entries(fields)
         .filter(([, v]) => v !== undefined)
-        .map(([k, v]) => `${k}=${typeof v === "string" && !/\s/.test(v) ? v : JSON.stringify(v)}`);
+        .map(([k, v]) => `${k}=${typeof v === "string" && !/\s/.test(v) ? sanitize(v) : safeJson(v)}`);
       write(`${type} ${parts.join(" ")}\n`);
     },
   };

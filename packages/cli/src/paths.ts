@@ -4,7 +4,8 @@
  */
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
-import { join, resolve, sep } from "node:path";
+import { isAbsolute, join, posix, resolve, sep, win32 } from "node:path";
+import { replaceControls } from "./sanitize.js";
 
 export type Env = NodeJS.ProcessEnv;
 
@@ -37,14 +38,26 @@ export function defaultRoots(env: Env = process.env): string[] {
   return [...new Set(roots.map((r) => resolve(r)))];
 }
 
-/** pi's folder name for a working directory: `/home/a/p` → `--home-a-p--`. */
+/**
+ * pi's folder name for a working directory, as pi 1.x makes it: the path resolved first
+ * (`/home/a/p/` and `/home/a/./p` → `--home-a-p--`), then its separators as `-`. A Windows path
+ * resolves as on Windows. Control characters (never in a real project path, but a header's
+ * `cwd` is hostile) become `-` too: no escape sequence reaches a folder name.
+ */
 export function piFolderName(cwd: string): string {
-  return `--${cwd.replace(/^[/\\]/, "").replace(/[/\\:]/g, "-")}--`;
+  const resolved = /^[A-Za-z]:[/\\]/.test(cwd) ? win32.resolve(cwd) : isAbsolute(cwd) ? posix.resolve(cwd) : cwd;
+  const name = resolved.replace(/^[/\\]/, "").replace(/[/\\:]/g, "-");
+  return `--${replaceControls(name, () => "-")}--`;
 }
 
-/** pi's file name for a session: `<timestamp with : and . as ->_<id>.jsonl`. */
+/**
+ * pi's file name for a session: `<timestamp with : and . as ->_<id>.jsonl`. pi's own timestamps
+ * are ISO dates; anything else a header holds (`/`, `..`, controls) becomes `-`, so the name
+ * is always one file name, never a path.
+ */
 export function piFileName(timestamp: string, sessionId: string): string {
-  return `${timestamp.replace(/[:.]/g, "-")}_${sessionId}.jsonl`;
+  const time = timestamp.slice(0, 64).replace(/[^A-Za-z0-9+_-]/g, "-");
+  return `${time}_${sessionId.replace(/[^A-Za-z0-9._-]/g, "-")}.jsonl`;
 }
 
 /** Whether `path` lies inside `root` (after resolving `..`). */

@@ -1,7 +1,7 @@
 /**
  * What `watch` and `push` know of each local file: the session it holds, the generation and
- * the bytes the server confirmed, and a fingerprint of those bytes (hashes of the first and the
- * last 4 KiB before the confirmed end) to notice a file that was rewritten under us. Kept in
+ * the bytes the server confirmed, a fingerprint of those bytes and the file's inode, to notice a
+ * file that was truncated, rewritten or replaced under us (see `fingerprint`). Kept in
  * one JSON file per server (two servers never share what they confirmed), written atomically.
  * Losing it loses nothing: the server's offset protocol turns re-sent bytes into retries.
  */
@@ -19,28 +19,59 @@ export interface FileState {
   fingerprint: string;
   /** The local file's complete length when last seen. */
   local: number;
+  /** The file's inode when last sent: another inode is another file (replaced by a rename). */
+  ino?: number;
   lastError?: string;
   /** Set when another machine writes this session too (see README). */
   diverged?: boolean;
   updatedAt: string;
 }
 
+/** Up to this length, the fingerprint hashes every byte. */
+const WHOLE = 4 * 1024 * 1024;
+/** Beyond it: the first and the last 256 KiB, and 64 windows of 4 KiB spread evenly between. */
+const EDGE = 256 * 1024;
 const WINDOW = 4096;
+const WINDOWS = 64;
+/** Fingerprints of this version; one in another form (an older pisync) proves nothing. */
+const VERSION = "v2";
 
-/** Hashes of bytes [0, 4 KiB) and [n − 4 KiB, n) of a file. */
-export function fingerprint(path: string, n: number): string {
-  const hash = createHash("sha256");
-  hash.update(readRange(path, 0, Math.min(WINDOW, n)));
-  hash.update(readRange(path, Math.max(0, n - WINDOW), n));
-  return `${n}:${hash.digest("hex").slice(0, 32)}`;
+/** The byte ranges a fingerprint of the first `n` bytes covers (at most ~770 KiB beyond `WHOLE`). */
+function fingerprintRanges(n: number): [number, number][] {
+  if (n <= WHOLE) return [[0, n]];
+  const ranges: [number, number][] = [[0, EDGE]];
+  const step = Math.floor((n - 2 * EDGE) / (WINDOWS + 1));
+  for (let i = 1; i <= WINDOWS; i++) ranges.push([EDGE + i * step, EDGE + i * step + WINDOW]);
+  ranges.push([n - EDGE, n]);
+  return ranges;
 }
 
-/** The same windows, from bytes in memory. */
+/**
+ * A hash of a file's first `n` bytes: all of them up to 4 MiB (a rewrite anywhere shows), else
+ * the edges and 64 windows spread through the file (bounded work on every sync; a file
+ * replaced by another inode, or shorter than confirmed, is compared in full anyway).
+ */
+export function fingerprint(path: string, n: number): string {
+  return fingerprintFrom((start, end) => readRange(path, start, end), n);
+}
+
+/** The same fingerprint, from bytes in memory. */
 export function fingerprintOf(bytes: Uint8Array, n: number): string {
+  return fingerprintFrom((start, end) => bytes.subarray(start, end), n);
+}
+
+function fingerprintFrom(read: (start: number, end: number) => Uint8Array, n: number): string {
   const hash = createHash("sha256");
-  hash.update(bytes.subarray(0, Math.min(WINDOW, n)));
-  hash.update(bytes.subarray(Math.max(0, n - WINDOW), n));
-  return `${n}:${hash.digest("hex").slice(0, 32)}`;
+  for (const [start, end] of fingerprintRanges(n)) {
+    // Whole-file hashing reads in 1 MiB pieces: bounded memory.
+    for (let at = start; at < end; at += 1024 * 1024) hash.update(read(at, Math.min(end, at + 1024 * 1024)));
+  }
+  return `${VERSION}:${n}:${hash.digest("hex").slice(0, 32)}`;
+}
+
+/** Whether a fingerprint was made by this version (older ones prove nothing either way). */
+export function isCurrentFingerprint(value: string | undefined): boolean {
+  return value?.startsWith(`${VERSION}:`) ?? false;
 }
 
 export class StateStore {

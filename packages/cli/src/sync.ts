@@ -5,27 +5,46 @@
  * - Only complete lines are sent (up to the last `\n`); a partial last line waits.
  * - Bytes go in batches of at most 1 MiB, gzip-compressed, at the offset the server confirmed.
  *   A line too large for a request goes through an upload (see the API).
- * - The state remembers the confirmed offset and a fingerprint of the bytes before it. When the
- *   file no longer continues them (pi migrated or rewrote it, oh-my-pi replaced it, it was
- *   truncated), or the server disagrees (409, 412, 404), the file is reconciled with the
- *   server: if the cloud copy is a prefix of the file, sending resumes where it ends;
- *   otherwise the whole file becomes a new generation (the cloud keeps the old one).
+ * - The state remembers the confirmed offset, a fingerprint of the bytes before it and the
+ *   file's inode. A file shorter than confirmed, or whose confirmed bytes changed (pi migrated
+ *   or rewrote it, it was truncated or edited), while the cloud holds exactly what this
+ *   machine confirmed, becomes a new generation at once (the cloud keeps the old one).
+ * - Otherwise (no state, another inode, the server disagrees: 409, 412, 404) the file is
+ *   compared with the cloud copy byte for byte: if the cloud copy is a prefix of the file,
+ *   sending resumes where it ends; if it is longer, another machine went on; else the whole
+ *   file becomes a new generation.
  */
 import { statSync } from "node:fs";
-import { type Api, ApiError, Transient } from "./api.js";
+import { type Api, ApiError, Transient, Unauthorized } from "./api.js";
 import { sendBlobs } from "./blobs.js";
 import { readRange } from "./files.js";
 import { headerOf } from "./header.js";
 import type { Logger } from "./log.js";
-import { type FileState, fingerprint, type StateStore } from "./state.js";
+import { type FileState, fingerprint, isCurrentFingerprint, type StateStore } from "./state.js";
 
-export { Transient };
+export { Transient, Unauthorized };
 
 /** The cloud's bytes before the offset are not the file's (found by the dictionary's checksum). */
 class Diverged extends Error {}
 
-/** Login refused or revoked: nothing can be sent until the user logs in again. */
-export class Unauthorized extends Error {}
+/**
+ * How a file differs from what the state says was confirmed from it: `shrunk` (shorter than
+ * confirmed), `rewritten` (confirmed bytes changed), `replaced` (another inode), `unknown`
+ * (no usable state); undefined when it continues the confirmed bytes.
+ */
+export type LocalChange = "shrunk" | "rewritten" | "replaced" | "unknown";
+
+export function localChange(
+  path: string,
+  known: FileState | undefined,
+  file: { sessionId: string; complete: number; ino?: number },
+): LocalChange | undefined {
+  if (!known || known.sessionId !== file.sessionId || !isCurrentFingerprint(known.fingerprint)) return "unknown";
+  if (known.sent > file.complete) return "shrunk";
+  if (known.ino !== undefined && file.ino !== undefined && known.ino !== file.ino) return "replaced";
+  if (fingerprint(path, known.sent) !== known.fingerprint) return "rewritten";
+  return undefined;
+}
 
 export interface SyncContext {
   api: Api;
@@ -47,6 +66,8 @@ export type SyncResult =
 
 const NEWLINE = 0x0a;
 const MiB = 1024 * 1024;
+/** The cloud copy is compared with the file this much at a time. */
+const COMPARE_BYTES = 4 * MiB;
 /** The committed bytes before an offset that serve as the deflate dictionary (see the API). */
 const DICTIONARY_BYTES = 32 * 1024;
 
@@ -77,20 +98,12 @@ function now(): string {
   return new Date().toISOString();
 }
 
-/** Whether the cloud's bytes [0, n) look like the file's: equal first and last 4 KiB. */
-async function cloudMatches(api: Api, path: string, sessionId: string, n: number): Promise<boolean> {
-  if (n === 0) return true;
-  const windows: [number, number][] =
-    n <= 8192
-      ? [[0, n]]
-      : [
-          [0, 4096],
-          [n - 4096, n],
-        ];
-  for (const [start, end] of windows) {
+/** Whether the cloud's bytes [from, n) are the file's, compared 4 MiB at a time. */
+async function cloudMatches(api: Api, path: string, sessionId: string, from: number, n: number): Promise<boolean> {
+  for (let start = from; start < n; start += COMPARE_BYTES) {
+    const end = Math.min(n, start + COMPARE_BYTES);
     const cloud = await api.range(sessionId, start, end);
-    const local = readRange(path, start, end);
-    if (cloud.length !== local.length || !cloud.every((b, i) => b === local[i])) return false;
+    if (!Buffer.from(readRange(path, start, end)).equals(cloud)) return false;
   }
   return true;
 }
@@ -103,6 +116,7 @@ class SessionSync {
     private readonly path: string,
     private readonly sessionId: string,
     private complete: number,
+    private readonly ino?: number,
   ) {}
 
   private save(change: Partial<FileState> & { sent: number; generation: number }): FileState {
@@ -112,41 +126,66 @@ class SessionSync {
       sessionId: this.sessionId,
       fingerprint: fingerprint(this.path, change.sent),
       local: this.complete,
+      ino: this.ino,
       updatedAt: now(),
     };
     this.ctx.state.set(this.path, state);
     return state;
   }
 
-  /** Where sending should start, after asking the server. May start a new generation. */
-  async reconcile(): Promise<{ state: FileState; behind?: boolean }> {
+  /**
+   * Where sending should start, after asking the server. May start a new generation. `change`
+   * says why: how the file differs from the state, or `conflict` when the server disagreed.
+   */
+  async reconcile(change: LocalChange | "conflict"): Promise<{ state: FileState; behind?: boolean }> {
     if (++this.reconciles > 4) throw new Transient("the server kept changing under this file; trying later");
     const { api } = this.ctx;
     const cloud = await api.head(this.sessionId);
     if (!cloud || cloud.offset === 0) return { state: this.save({ sent: 0, generation: 0, diverged: false }) };
+    const previous = this.ctx.state.get(this.path);
+    const same =
+      previous !== undefined && previous.sessionId === this.sessionId && isCurrentFingerprint(previous.fingerprint);
+    // The cloud copy is exactly what this machine confirmed from this file: a file now shorter,
+    // or with other bytes before that point, is no longer its continuation.
+    const ours = same && previous.generation === cloud.generation && previous.sent === cloud.offset;
+    if (ours && (change === "shrunk" || change === "rewritten")) return { state: await this.startGeneration(change) };
+    // Bytes this machine confirmed and that the file still holds need no second look.
+    const trusted =
+      same &&
+      previous.generation === cloud.generation &&
+      previous.sent <= Math.min(cloud.offset, this.complete) &&
+      localChange(this.path, previous, { sessionId: this.sessionId, complete: this.complete, ino: this.ino }) ===
+        undefined
+        ? previous.sent
+        : 0;
     const n = Math.min(cloud.offset, this.complete);
-    if (await cloudMatches(api, this.path, this.sessionId, n)) {
+    if (await cloudMatches(api, this.path, this.sessionId, trusted, n)) {
       if (cloud.offset <= this.complete) {
         return { state: this.save({ sent: cloud.offset, generation: cloud.generation }) };
       }
+      if (ours) return { state: await this.startGeneration("shrunk") };
       // The cloud holds more than this file: another machine went on. Nothing to send until
       // this file changes; then it diverges, and becomes a generation of its own.
       return { state: this.save({ sent: this.complete, generation: cloud.generation }), behind: true };
     }
     // The file no longer continues the cloud copy: rewritten here, or written elsewhere too.
-    const previous = this.ctx.state.get(this.path);
     const diverged = previous !== undefined && cloud.generation === previous.generation && cloud.offset > previous.sent;
-    return { state: await this.startGeneration(diverged) };
+    return { state: await this.startGeneration(diverged ? "diverged" : "rewritten") };
   }
 
   /** Sends the file from its start as a new generation (the cloud keeps the one it replaces). */
-  async startGeneration(diverged: boolean): Promise<FileState> {
+  async startGeneration(why: "shrunk" | "rewritten" | "diverged"): Promise<FileState> {
+    const diverged = why === "diverged";
     const answer = await this.send(this.batch(0), 0, { replace: true });
     this.ctx.log.event("generation", {
       path: this.path,
       sessionId: this.sessionId,
       generation: answer.generation,
-      reason: diverged ? "another machine wrote this session too" : "the file was rewritten",
+      reason: {
+        diverged: "another machine wrote this session too",
+        shrunk: "the file is shorter than what was backed up",
+        rewritten: "the file was rewritten",
+      }[why],
     });
     return this.save({ sent: answer.offset, generation: answer.generation, diverged });
   }
@@ -211,13 +250,9 @@ class SessionSync {
       if (!cloud || cloud.offset !== state.sent || cloud.generation !== state.generation) state = undefined;
     }
     // Does the file still continue what the server confirmed?
-    if (
-      !state ||
-      state.sessionId !== this.sessionId ||
-      state.sent > this.complete ||
-      fingerprint(this.path, state.sent) !== state.fingerprint
-    ) {
-      const reconciled = await this.reconcile();
+    const change = localChange(this.path, state, { sessionId: this.sessionId, complete: this.complete, ino: this.ino });
+    if (!state || change) {
+      const reconciled = await this.reconcile(change ?? "unknown");
       if (reconciled.behind) return { status: "behind", sessionId: this.sessionId, sent: reconciled.state.sent };
       state = reconciled.state;
     }
@@ -233,13 +268,12 @@ class SessionSync {
         }
       } catch (error) {
         if (error instanceof Diverged) {
-          state = await this.startGeneration(true);
+          state = await this.startGeneration("diverged");
           continue;
         }
-        if (!(error instanceof ApiError)) throw error;
-        if (error.status === 401) throw new Unauthorized(error.message);
+        if (!(error instanceof ApiError) || error instanceof Unauthorized) throw error;
         if (error.status === 409 || error.status === 412 || error.status === 404) {
-          const reconciled = await this.reconcile();
+          const reconciled = await this.reconcile("conflict");
           if (reconciled.behind) return { status: "behind", sessionId: this.sessionId, sent: reconciled.state.sent };
           state = reconciled.state;
           continue;
@@ -267,10 +301,12 @@ export async function syncFile(
   options: { checkServer?: boolean } = {},
 ): Promise<SyncResult> {
   let size: number;
+  let ino: number;
   try {
     const stat = statSync(path);
     if (!stat.isFile()) return { status: "skipped", reason: "not a file" };
     size = stat.size;
+    ino = stat.ino;
   } catch {
     return { status: "gone" };
   }
@@ -280,7 +316,7 @@ export async function syncFile(
   if (!sessionId) {
     return { status: "skipped", reason: "no session header on the first line: nothing names this session" };
   }
-  const result = await new SessionSync(ctx, path, sessionId, complete).run(options.checkServer ?? false);
+  const result = await new SessionSync(ctx, path, sessionId, complete, ino).run(options.checkServer ?? false);
   if (result.status === "synced") {
     ctx.log.event("synced", {
       path,

@@ -1,11 +1,20 @@
 /**
  * `pisync watch`: follows every session file under the roots with file-system events (a slow
- * poll only where events are unavailable) and syncs each file shortly after it changes: one
- * sync at a time per file, a few files at once, failures retried with backoff and jitter.
+ * poll only where events are unavailable, or while a root does not exist yet) and syncs each
+ * file shortly after it changes: one sync at a time per file, a few files at once.
+ *
+ * Failures: when the server cannot be reached, the files wait while one cheap probe asks
+ * whether it answers again, with backoff and jitter but never more than `MAX_PROBE_MS`
+ * between two probes, so the files are sent again within seconds of its return. A file that
+ * fails while the server answers is retried on its own with a longer backoff. A refused
+ * token stops the watcher (`refused` says why).
  */
 import { type FSWatcher, readdirSync, statSync, watch } from "node:fs";
 import { join } from "node:path";
 import { type SyncContext, syncFile, Transient, Unauthorized } from "./sync.js";
+
+/** The longest wait between two probes of a server that does not answer. */
+export const MAX_PROBE_MS = 4000;
 
 export interface WatchOptions {
   roots: string[];
@@ -53,7 +62,16 @@ export class Watcher {
   private active = 0;
   private pollTimer?: NodeJS.Timeout;
   private stopped = false;
-  /** Resolves when the watcher stops for good (a refused token). */
+  /** Set while the server does not answer: files wait in `waiting` for the probe. */
+  private offline = false;
+  private probeTimer?: NodeJS.Timeout;
+  private probeFailures = 0;
+  private readonly waiting = new Set<string>();
+  /** Of those, the files whose sync failed (the others only arrived while offline). */
+  private readonly failed = new Set<string>();
+  /** Why the watcher stopped on its own (the server refused the token); undefined otherwise. */
+  refused?: string;
+  /** Resolves when the watcher stops (`stop()`, or a refused token). */
   readonly done: Promise<void>;
   private finish!: () => void;
 
@@ -67,8 +85,12 @@ export class Watcher {
   }
 
   start(): void {
+    // A refused token stops the watcher at once, even with nothing to send yet.
+    this.ctx.api.verifyLogin().catch((error) => {
+      if (error instanceof Unauthorized) this.refuse(error);
+    });
     for (const root of this.options.roots) {
-      this.follow(root);
+      if (!this.follow(root)) this.ctx.log.event("waiting", { root, reason: "no such folder yet" });
       for (const path of sessionFiles(root)) this.schedule(path, 0, true);
     }
   }
@@ -123,11 +145,11 @@ export class Watcher {
       for (const root of this.options.roots) {
         if (this.watched.has(root)) continue;
         // A root that appeared gets events from now on; one without them is rescanned.
-        if (isFolder(root)) this.follow(root);
-        for (const path of sessionFiles(root)) this.schedule(path, 0);
+        if (isFolder(root) && this.follow(root)) this.ctx.log.event("watching", { root });
+        for (const path of sessionFiles(root)) this.schedule(path, 0, true);
       }
     }, this.options.pollMs ?? 5000);
-    this.pollTimer.unref();
+    // Not unref'd: a watcher waiting for its roots to appear keeps the process alive.
   }
 
   schedule(path: string, delay = this.options.debounceMs ?? 100, checkServer = false): void {
@@ -145,7 +167,9 @@ export class Watcher {
     const t = task;
     task.timer = setTimeout(() => {
       t.timer = undefined;
-      this.enqueue(path);
+      // While the server does not answer, a change waits for the probe.
+      if (this.offline) this.waiting.add(path);
+      else this.enqueue(path);
     }, delay);
   }
 
@@ -177,27 +201,87 @@ export class Watcher {
       if (result.status === "skipped") this.ctx.log.event("skipped", { path, reason: result.reason });
     } catch (error) {
       if (error instanceof Unauthorized) {
-        this.ctx.log.event("error", { message: `the server refused the token (${error.message}): run pisync login` });
-        this.stop();
+        this.refuse(error);
         return;
       }
-      // Transient or unexpected: try again later, backing off, with jitter; nothing is dropped.
-      task.failures++;
-      const delay = Math.min(300_000, 1000 * 2 ** Math.min(task.failures, 9)) * (0.5 + Math.random() / 2);
-      const message = error instanceof Transient ? error.message : (error as Error).message;
+      const message = (error as Error).message;
       this.ctx.state.update(path, { lastError: message });
-      this.ctx.log.event("retry", { path, in: `${Math.round(delay / 1000)}s`, error: message });
       task.running = false;
-      this.schedule(path, delay);
+      if (error instanceof Transient) {
+        // The server may be down: the file waits for the probe; nothing is dropped.
+        this.waiting.add(path);
+        this.failed.add(path);
+        this.ctx.log.event("retry", { path, when: "the server answers", error: message });
+        this.goOffline();
+        return;
+      }
+      // Unexpected: try again later, backing off, with jitter.
+      this.retryLater(path, task);
       return;
     }
     task.running = false;
     if (task.dirty) this.schedule(path);
   }
 
+  private refuse(error: Unauthorized): void {
+    if (this.stopped) return;
+    this.refused = error.message;
+    this.ctx.log.event("error", { message: error.message });
+    this.stop();
+  }
+
+  /** A file that failed while the server answers: on its own, up to 5 minutes apart. */
+  private retryLater(path: string, task: FileTask): void {
+    task.failures++;
+    const delay = Math.min(300_000, 1000 * 2 ** Math.min(task.failures, 9)) * (0.5 + Math.random() / 2);
+    this.ctx.log.event("retry", { path, in: `${Math.round(delay / 1000)}s` });
+    this.schedule(path, delay);
+  }
+
+  private goOffline(): void {
+    if (this.offline || this.stopped) return;
+    this.offline = true;
+    this.probeFailures = 0;
+    this.scheduleProbe(true);
+  }
+
+  /** The next probe: 0.5 s, 1 s, 2 s, then every 2–4 s (jittered) until the server answers. */
+  private scheduleProbe(first = false): void {
+    let delay = 0;
+    if (!first) {
+      delay = Math.round(Math.min(MAX_PROBE_MS, 500 * 2 ** (this.probeFailures - 1)) * (0.5 + Math.random() / 2));
+      this.ctx.log.event("probe", { inMs: delay });
+    }
+    this.probeTimer = setTimeout(async () => {
+      this.probeTimer = undefined;
+      const up = await this.ctx.api.probe();
+      if (this.stopped) return;
+      if (!up) {
+        if (this.probeFailures++ === 0) this.ctx.log.event("offline", { endpoint: this.ctx.api.login.endpoint });
+        this.scheduleProbe();
+        return;
+      }
+      const outage = this.probeFailures > 0;
+      this.offline = false;
+      if (outage) this.ctx.log.event("online", { endpoint: this.ctx.api.login.endpoint, files: this.waiting.size });
+      const files = [...this.waiting];
+      const failed = new Set(this.failed);
+      this.waiting.clear();
+      this.failed.clear();
+      for (const path of files) {
+        const task = this.tasks.get(path);
+        if (!task) continue;
+        // The server answered all along: a file that failed fails on its own, and backs off.
+        if (!outage && failed.has(path)) this.retryLater(path, task);
+        // After an outage: at once, spread over a second.
+        else this.schedule(path, outage ? Math.random() * 1000 : 0);
+      }
+    }, delay);
+  }
+
   /** Files with a sync queued, running or waiting to retry. */
   pending(): number {
-    let n = this.queue.length;
+    let n = this.queue.length + this.waiting.size;
     for (const task of this.tasks.values()) if (task.running || task.timer) n++;
     return n;
   }
@@ -207,6 +291,7 @@ export class Watcher {
     this.stopped = true;
     for (const watcher of this.watchers) watcher.close();
     if (this.pollTimer) clearInterval(this.pollTimer);
+    if (this.probeTimer) clearTimeout(this.probeTimer);
     for (const task of this.tasks.values()) if (task.timer) clearTimeout(task.timer);
     this.ctx.state.flush();
     this.finish();

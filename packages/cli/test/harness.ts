@@ -4,7 +4,7 @@
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:http";
+import { createServer, type IncomingMessage } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort, stopProcessGroup } from "../../../scripts/test-servers/servers.js";
@@ -80,18 +80,54 @@ export function assistantMessage(text: string) {
  * recognised as one).
  */
 export async function faultyProxy(target: string, failureRate: () => number) {
-  const port = await freePort();
   let failures = 0;
+  const proxy = await proxyServer(target, () => {
+    const roll = Math.random();
+    const rate = failureRate();
+    if (roll >= rate) return "forward";
+    failures++;
+    return roll < rate / 2 ? "refuse" : "lose-answer";
+  });
+  return { ...proxy, failures: () => failures };
+}
+
+/**
+ * A proxy that can be switched off (every connection cut, as when the server is unreachable)
+ * and on again; it records, in order, each switch and each request (served or cut).
+ */
+export async function switchableProxy(target: string) {
+  let down = false;
+  const events: { kind: "down" | "up" | "request"; method?: string; path?: string; served?: boolean }[] = [];
+  const proxy = await proxyServer(target, (req) => {
+    events.push({ kind: "request", method: req.method, path: req.url, served: !down });
+    return down ? "cut" : "forward";
+  });
+  return {
+    ...proxy,
+    events,
+    setDown(value: boolean) {
+      down = value;
+      events.push({ kind: value ? "down" : "up" });
+    },
+  };
+}
+
+/**
+ * A proxy to `target` that decides each request's fate: forwarded; refused with 503 before
+ * reaching the server; cut before reaching it; or forwarded and then cut (the server
+ * committed, the client never hears).
+ */
+async function proxyServer(
+  target: string,
+  fate: (req: IncomingMessage) => "forward" | "refuse" | "cut" | "lose-answer",
+) {
+  const port = await freePort();
   const server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
-    const roll = Math.random();
-    const rate = failureRate();
-    if (roll < rate / 2) {
-      failures++;
-      res.writeHead(503).end("injected failure");
-      return;
-    }
+    const what = fate(req);
+    if (what === "refuse") return void res.writeHead(503).end("injected failure");
+    if (what === "cut") return void req.socket.destroy();
     try {
       const upstream = await fetch(`${target}${req.url}`, {
         method: req.method,
@@ -101,11 +137,7 @@ export async function faultyProxy(target: string, failureRate: () => number) {
         body: chunks.length && req.method !== "GET" && req.method !== "HEAD" ? Buffer.concat(chunks) : undefined,
       });
       const body = Buffer.from(await upstream.arrayBuffer());
-      if (roll < rate) {
-        failures++;
-        req.socket.destroy(); // the answer is lost
-        return;
-      }
+      if (what === "lose-answer") return void req.socket.destroy();
       const headers: Record<string, string> = {};
       upstream.headers.forEach((v, k) => {
         if (!["content-encoding", "content-length", "transfer-encoding", "connection"].includes(k)) headers[k] = v;
@@ -118,8 +150,24 @@ export async function faultyProxy(target: string, failureRate: () => number) {
   await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", () => resolve()));
   return {
     url: `http://127.0.0.1:${port}`,
-    failures: () => failures,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** What the server holds of a session: its current bytes and generation (read directly). */
+export function cloud(server: Server) {
+  const headers = { Authorization: `Bearer ${server.token}` };
+  return {
+    async bytes(id: string): Promise<Buffer | undefined> {
+      const r = await fetch(`${server.url}/v1/sessions/${id}/raw`, {
+        headers: { ...headers, "Accept-Encoding": "identity" },
+      });
+      return r.ok ? Buffer.from(await r.arrayBuffer()) : undefined;
+    },
+    async generation(id: string): Promise<number> {
+      const r = await fetch(`${server.url}/v1/sessions/${id}`, { headers });
+      return ((await r.json()) as { generation: number }).generation;
+    },
   };
 }
 

@@ -36,6 +36,8 @@ export async function watchCommand(argv: string[], io: Io, signal?: AbortSignal)
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
   await watcher.done;
+  // The server refused the token: the watcher stopped; scripts and service managers see 3.
+  if (watcher.refused) throw new CliError(watcher.refused, EXIT.auth);
   return EXIT.ok;
 }
 
