@@ -154,8 +154,10 @@ export class Api {
     return new Uint8Array(this.expectOk(r).body);
   }
 
-  async raw(sessionId: string): Promise<Uint8Array> {
-    const r = await this.request("GET", `/v1/sessions/${encodeURIComponent(sessionId)}/raw`, {
+  /** The bytes of the current generation, or of generation `generation`. */
+  async raw(sessionId: string, generation?: number): Promise<Uint8Array> {
+    const query = generation === undefined ? "" : `?generation=${generation}`;
+    const r = await this.request("GET", `/v1/sessions/${encodeURIComponent(sessionId)}/raw${query}`, {
       headers: { "Accept-Encoding": "gzip" },
     });
     return new Uint8Array(this.expectOk(r).body);
