@@ -1,58 +1,119 @@
 /** `npm start` as a newcomer runs it: a real server on the embedded store, with a first token. */
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
 import { freePort, stopProcessGroup } from "./test-servers/servers.js";
 
 const dir = mkdtempSync(join(tmpdir(), "pisync-start-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const home = mkdtempSync(join(tmpdir(), "pisync-start-home-"));
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+  rmSync(home, { recursive: true, force: true });
+});
 
-/** Starts `npm start`; resolves with its URL and the token it printed. */
-async function start(port: number) {
-  const child = spawn("npm", ["start", "--", "--port", String(port), "--data", dir], {
+/** `npm start` with its state and pi's folder in a temp folder (never this machine's own). */
+function spawnStart(args: string[]) {
+  return spawn("npm", ["start", "--", ...args], {
     stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+    env: { ...process.env, XDG_STATE_HOME: join(home, "state"), PI_CODING_AGENT_DIR: join(home, "agent") },
   });
+}
+
+/** Starts `npm start`; resolves once its output matches `ready`. */
+async function start(port: number, ready: RegExp, extra: string[] = []) {
+  const child = spawnStart(["--port", String(port), "--data", dir, ...extra]);
   let output = "";
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`npm start did not print a token:\n${output}`)), 60_000);
-    child.stdout.on("data", (chunk) => {
+    const timer = setTimeout(() => reject(new Error(`npm start did not get ready:\n${output}`)), 60_000);
+    const onData = (chunk: Buffer) => {
       output += chunk;
-      if (/pst_\S{43}\n/.test(output)) {
+      if (ready.test(output)) {
         clearTimeout(timer);
         resolve();
       }
-    });
-    child.stderr.on("data", (chunk) => {
-      output += chunk;
-    });
+    };
+    child.stdout.on("data", onData);
+    child.stderr.on("data", onData);
     child.on("exit", (code) => reject(new Error(`npm start exited (${code}):\n${output}`)));
   });
-  const token = (/pst_\S{43}/.exec(output) as RegExpExecArray)[0];
   const stop = async () => {
     expect(await stopProcessGroup(child.pid as number), "npm start stops on SIGTERM").toBe(true);
   };
-  return { url: `http://127.0.0.1:${port}`, token, output, stop };
+  return { url: `http://127.0.0.1:${port}`, output: () => output, stop };
 }
 
-it("serves the API with a ready token, and keeps the data across restarts", async () => {
+/** Runs `npm start` to its end; its exit code and output. */
+function runToEnd(args: string[]): Promise<{ code: number | null; output: string }> {
+  const child = spawnStart(args);
+  let output = "";
+  child.stdout.on("data", (chunk) => {
+    output += chunk;
+  });
+  child.stderr.on("data", (chunk) => {
+    output += chunk;
+  });
+  return new Promise((resolve) => child.on("exit", (code) => resolve({ code, output })));
+}
+
+it("serves the API with a token printed on first start only, and keeps the data across restarts", async () => {
   const port = await freePort();
-  const first = await start(port);
-  expect(first.output).toContain("first start");
+  const first = await start(port, /pst_\S{43}\n/, ["--no-watch"]);
+  const token = (/pst_\S{43}/.exec(first.output()) as RegExpExecArray)[0];
+  expect(first.output()).toContain("first start");
   expect(statSync(join(dir, "local-token")).mode & 0o777).toBe(0o600);
+  expect(readFileSync(join(dir, "local-token"), "utf8").trim()).toBe(token);
   const header = '{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}\n';
   const r = await fetch(`${first.url}/v1/sessions/s`, {
     method: "PATCH",
-    headers: { Authorization: `Bearer ${first.token}`, "Upload-Offset": "0" },
+    headers: { Authorization: `Bearer ${token}`, "Upload-Offset": "0" },
     body: header,
   });
   expect(r.status).toBe(200);
+
+  // A second server on the same port: one line that says so, no stack trace, a failure code.
+  const busy = await runToEnd(["--port", String(port), "--data", dir, "--no-watch"]);
+  expect(busy.code).toBe(1);
+  expect(busy.output).toContain(`127.0.0.1:${port} is already in use`);
+  expect(busy.output).not.toMatch(/EADDRINUSE|\n\s+at /);
   await first.stop();
 
-  const second = await start(await freePort());
-  expect(second.token).toBe(first.token);
-  const raw = await fetch(`${second.url}/v1/sessions/s/raw`, { headers: { Authorization: `Bearer ${second.token}` } });
+  // Later starts say where the token is, and do not print it.
+  const second = await start(await freePort(), /local-token\n/, ["--no-watch"]);
+  expect(second.output()).toContain(`the token of user "local" is in ${join(dir, "local-token")}`);
+  expect(second.output()).not.toContain(token);
+  const raw = await fetch(`${second.url}/v1/sessions/s/raw`, { headers: { Authorization: `Bearer ${token}` } });
   expect(await raw.text()).toBe(header);
   await second.stop();
 }, 120_000);
+
+it("--root DIR: the watcher backs up the session files in that folder", async () => {
+  const root = join(home, "elsewhere");
+  const folder = join(root, "--home-dev-app--");
+  mkdirSync(folder, { recursive: true });
+  const line =
+    '{"type":"session","version":3,"id":"rooted","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/home/dev/app"}\n';
+  writeFileSync(join(folder, "2026-01-01T00-00-00-000Z_rooted.jsonl"), line);
+  const server = await start(await freePort(), /backing up the pi sessions in .*\n/, ["--root", root]);
+  try {
+    expect(server.output()).toContain(`backing up the pi sessions in ${root}\n`);
+    const token = readFileSync(join(dir, "local-token"), "utf8").trim();
+    let body = "";
+    for (let i = 0; i < 300 && body !== line; i++) {
+      const r = await fetch(`${server.url}/v1/sessions/rooted/raw`, { headers: { Authorization: `Bearer ${token}` } });
+      body = r.ok ? await r.text() : "";
+      if (body !== line) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(body).toBe(line);
+  } finally {
+    await server.stop();
+  }
+}, 120_000);
+
+it("refuses an unknown flag with the usage line, exit code 2", async () => {
+  const result = await runToEnd(["--nope"]);
+  expect(result.code).toBe(2);
+  expect(result.output).toContain("usage: npm start -- ");
+});

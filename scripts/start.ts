@@ -3,21 +3,28 @@
  * this machine's pi sessions into it.
  *   npm start -- [--port 8787] [--host 127.0.0.1] [--data DIR] [--no-watch] [--root DIR]...
  */
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { defaultDataDir, startNodeServer } from "@pisync/api";
 import { Api, createLogger, defaultRoots, StateStore, Watcher } from "@pisync/cli";
 import * as z from "zod/mini";
 
+const USAGE = "usage: npm start -- [--port 8787] [--host 127.0.0.1] [--data DIR] [--no-watch] [--root DIR]...";
+
 const Flags = z.object({
-  port: z.pipe(z.string().check(z.regex(/^\d{1,5}$/, "--port takes a number")), z.transform(Number)),
-  host: z.string().check(z.minLength(1)),
-  data: z.string().check(z.minLength(1)),
+  port: z.pipe(
+    z.string().check(z.regex(/^\d{1,5}$/, "--port takes a port number, e.g. --port 8787")),
+    z.transform(Number),
+  ),
+  host: z.string().check(z.minLength(1, "--host takes an address, e.g. --host 127.0.0.1")),
+  data: z.string().check(z.minLength(1, "--data takes a folder, e.g. --data ~/pisync-data")),
+  root: z.optional(
+    z.array(z.string().check(z.minLength(1, "--root takes a folder, e.g. --root ~/.pi/agent/sessions"))),
+  ),
 });
 
 function usage(message: string): never {
-  console.error(
-    `${message}\nusage: npm start -- [--port 8787] [--host 127.0.0.1] [--data DIR] [--no-watch] [--root DIR]...`,
-  );
+  console.error(`npm start: ${message}\n${USAGE}`);
   process.exit(2);
 }
 
@@ -30,18 +37,37 @@ try {
       port: { type: "string", default: "8787" },
       host: { type: "string", default: "127.0.0.1" },
       data: { type: "string" },
+      root: { type: "string", multiple: true },
     },
   }));
 } catch (error) {
   usage((error as Error).message);
 }
 const flags = Flags.safeParse({ ...values, data: values.data ?? defaultDataDir() });
-if (!flags.success) usage(z.prettifyError(flags.error));
+if (!flags.success) usage(flags.error.issues.map((issue) => issue.message).join("; "));
+const watch = !process.argv.includes("--no-watch");
+if (!watch && flags.data.root) usage("--root names what the watcher follows: it goes without --no-watch");
 
-const server = await startNodeServer({ port: flags.data.port, host: flags.data.host, dataDir: flags.data.data });
+let server: Awaited<ReturnType<typeof startNodeServer>>;
+try {
+  server = await startNodeServer({ port: flags.data.port, host: flags.data.host, dataDir: flags.data.data });
+} catch (error) {
+  const code = (error as NodeJS.ErrnoException).code;
+  const where = `${flags.data.host}:${flags.data.port}`;
+  if (code === "EADDRINUSE") {
+    console.error(
+      `npm start: ${where} is already in use (another npm start?): stop it, or pick another port: npm start -- --port ${flags.data.port + 1}`,
+    );
+  } else if (code === "EADDRNOTAVAIL" || code === "EACCES") {
+    console.error(`npm start: cannot listen on ${where} (${code}): pick another --host or --port`);
+  } else {
+    console.error(`npm start: could not start: ${(error as Error).message}`);
+  }
+  process.exit(1);
+}
 let watcher: Watcher | undefined;
-if (!process.argv.includes("--no-watch")) {
-  const roots = (values.root as string[] | undefined) ?? defaultRoots();
+if (watch) {
+  const roots = flags.data.root?.map((root) => resolve(root)) ?? defaultRoots();
   const api = new Api({ endpoint: server.url, token: server.token });
   watcher = new Watcher({ api, state: new StateStore(server.url), log: createLogger(false) }, { roots });
   console.log(`backing up the pi sessions in ${roots.join(", ")}`);

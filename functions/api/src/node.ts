@@ -73,17 +73,26 @@ export async function startNodeServer(options: NodeServerOptions) {
     },
   });
   const { token, created } = await ensureLocalToken(options.dataDir, new Tokens(stores.meta));
-  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
-    const s = serve({ fetch: app.fetch, port: options.port, hostname: options.host }, () => resolve(s));
-  });
+  let server: ReturnType<typeof serve>;
+  try {
+    server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
+      const s = serve({ fetch: app.fetch, port: options.port, hostname: options.host }, () => resolve(s));
+      // A busy port (EADDRINUSE) or a host that is not this machine's: the caller says so.
+      s.once("error", reject);
+    });
+  } catch (error) {
+    stores.close();
+    throw error;
+  }
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : options.port;
   const url = `http://${options.host}:${port}`;
   log(`pisync listening on ${url} (embedded store in ${options.dataDir})`);
-  if (created)
+  // The token is printed once, when it is made: later starts say where it is (logs keep no copy).
+  if (created) {
     log(`first start: created user "${LOCAL_USER}"; its token (also in ${localTokenPath(options.dataDir)}):`);
-  else log(`token of user "${LOCAL_USER}" (in ${localTokenPath(options.dataDir)}):`);
-  log(token);
+    log(token);
+  } else log(`the token of user "${LOCAL_USER}" is in ${localTokenPath(options.dataDir)}`);
   return {
     url,
     token,

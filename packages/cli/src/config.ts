@@ -5,9 +5,15 @@ import * as z from "zod/mini";
 import { writeAtomic } from "./files.js";
 import { configDir, type Env } from "./paths.js";
 
+/** What a pisync token looks like (`pst_` and 43 base64url characters). */
+export const TOKEN_SHAPE = "a pisync token is pst_ followed by 43 letters, digits, - or _ (e.g. pst_AbC…)";
+
+/** What an endpoint looks like. */
+export const ENDPOINT_SHAPE = "the server's address is an http:// or https:// URL, e.g. https://pisync.example.com";
+
 export const Login = z.object({
-  endpoint: z.url({ protocol: /^https?$/ }),
-  token: z.string().check(z.regex(/^pst_[A-Za-z0-9_-]{43}$/, "a pisync token looks like pst_ and 43 characters")),
+  endpoint: z.url({ protocol: /^https?$/, error: ENDPOINT_SHAPE }),
+  token: z.string().check(z.regex(/^pst_[A-Za-z0-9_-]{43}$/, TOKEN_SHAPE)),
 });
 export type Login = z.infer<typeof Login>;
 
@@ -15,17 +21,38 @@ export function configPath(env: Env = process.env): string {
   return join(configDir(env), "config.json");
 }
 
-/** The saved login, with PISYNC_ENDPOINT / PISYNC_TOKEN on top; undefined when incomplete. */
-export function loadLogin(env: Env = process.env): Login | undefined {
-  let saved: Partial<Login> = {};
+/** Endpoint and token as a person may paste them: surrounding spaces dropped, no trailing `/`. */
+export function tidyLogin(login: { endpoint?: string; token?: string }): { endpoint?: string; token?: string } {
+  return { endpoint: login.endpoint?.trim().replace(/\/+$/, ""), token: login.token?.trim() };
+}
+
+/**
+ * The login in effect, or why there is none: PISYNC_ENDPOINT / PISYNC_TOKEN on top of the
+ * saved login. A malformed variable is named as such (it hides the saved login).
+ */
+export function resolveLogin(env: Env = process.env): { login: Login } | { problem: string } {
+  let saved: { endpoint?: string; token?: string } = {};
   try {
-    saved = JSON.parse(readFileSync(configPath(env), "utf8"));
+    saved = tidyLogin(JSON.parse(readFileSync(configPath(env), "utf8")));
   } catch {}
-  const login = Login.safeParse({
-    endpoint: env.PISYNC_ENDPOINT || saved.endpoint,
-    token: env.PISYNC_TOKEN || saved.token,
-  });
-  return login.success ? { ...login.data, endpoint: login.data.endpoint.replace(/\/+$/, "") } : undefined;
+  const fromEnv = tidyLogin({ endpoint: env.PISYNC_ENDPOINT || undefined, token: env.PISYNC_TOKEN || undefined });
+  if (fromEnv.token !== undefined && !Login.shape.token.safeParse(fromEnv.token).success) {
+    return { problem: `PISYNC_TOKEN is malformed: ${TOKEN_SHAPE}; unset it to use the saved login` };
+  }
+  if (fromEnv.endpoint !== undefined && !Login.shape.endpoint.safeParse(fromEnv.endpoint).success) {
+    return { problem: `PISYNC_ENDPOINT is malformed: ${ENDPOINT_SHAPE}` };
+  }
+  const login = Login.safeParse({ endpoint: fromEnv.endpoint ?? saved.endpoint, token: fromEnv.token ?? saved.token });
+  if (login.success) return { login: login.data };
+  return {
+    problem: "not logged in: run `pisync login --endpoint URL --token TOKEN` (or set PISYNC_ENDPOINT and PISYNC_TOKEN)",
+  };
+}
+
+/** The saved login, with PISYNC_ENDPOINT / PISYNC_TOKEN on top; undefined when incomplete or malformed. */
+export function loadLogin(env: Env = process.env): Login | undefined {
+  const resolved = resolveLogin(env);
+  return "login" in resolved ? resolved.login : undefined;
 }
 
 export function saveLogin(login: Login, env: Env = process.env): void {

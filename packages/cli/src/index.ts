@@ -1,6 +1,7 @@
 /** @pisync/cli as a library: the sync engine, for `npm start` and the pi package. */
 export { Api, ApiError, Transient } from "./api.js";
-export { loadLogin } from "./config.js";
+export { expiryLimitMessage } from "./commands/share.js";
+export { loadLogin, resolveLogin } from "./config.js";
 export { headerOf, parseDuration } from "./header.js";
 export { createLogger, type Logger } from "./log.js";
 export { main } from "./main.js";

@@ -2,28 +2,40 @@
  * pisync: back up pi sessions as they are written, pull them onto another machine.
  * Exit codes: 0 ok, 1 failed, 2 usage, 3 not logged in or token refused, 4 not found.
  */
+import packageJson from "../package.json" with { type: "json" };
+import { ApiError, Transient } from "./api.js";
 import { CliError, EXIT } from "./cli-error.js";
-import { defaultIo, type Io } from "./commands/common.js";
+import { defaultIo, type Io, refusedToken } from "./commands/common.js";
 import { context } from "./commands/context.js";
+import { generations } from "./commands/generations.js";
 import { login } from "./commands/login.js";
 import { ls, pull } from "./commands/remote.js";
 import { share, shares, unshare } from "./commands/share.js";
 import { push, status, watchCommand } from "./commands/sync-commands.js";
+import { resolveLogin } from "./config.js";
+import { Unauthorized } from "./sync.js";
 
-const HELP = `pisync: back up, move and share pi sessions
+/** The version of this build (from the package, baked into the bundle). */
+export const VERSION: string = packageJson.version;
+
+const HELP = `pisync ${VERSION}: back up, move and share pi sessions
 
   pisync login --endpoint URL --token TOKEN   check and save the server and token
   pisync watch [--root DIR]... [--json]       back up every session as it is written
   pisync push [FILE...]                       back up everything now (resumable)
-  pisync status [--json]                      per file: stored vs local, generation, errors
+  pisync status [--all] [--json]              per file: stored vs local, generation, errors
   pisync ls [--json]                          the sessions in the cloud
   pisync pull ID [--cwd DIR] [--out FILE]     bring a session where pi looks for it
+  pisync generations ID                       the stored generations of a session
+  pisync pull ID --generation N               an older generation, as a new session here
   pisync context FILE [--leaf ID]             the context pi would send, from a local file
   pisync share ID|FILE [--leaf ID] [--expires 7d] [--no-mask]   a read-only link
   pisync shares | pisync unshare SHARE_ID     list or revoke links
   pisync pull LINK [--cwd DIR]                a shared conversation, as a new session here
 
-Each command takes --help. Environment: PISYNC_ENDPOINT, PISYNC_TOKEN, PI_CODING_AGENT_DIR.
+Every command takes --help (options and examples); pisync --version prints the version.
+Environment: PISYNC_ENDPOINT, PISYNC_TOKEN, PI_CODING_AGENT_DIR.
+Exit codes: 0 ok, 1 failed, 2 usage, 3 not logged in or token refused, 4 not found.
 `;
 
 const COMMANDS: Record<string, (argv: string[], io: Io) => Promise<number>> = {
@@ -33,31 +45,53 @@ const COMMANDS: Record<string, (argv: string[], io: Io) => Promise<number>> = {
   status,
   ls,
   pull,
+  generations,
   context,
   share,
   shares,
   unshare,
 };
 
+/** The endpoint in effect, for messages (the command already checked there is one). */
+function endpointOf(io: Io): string {
+  const resolved = resolveLogin(io.env);
+  return "login" in resolved ? resolved.login.endpoint : "the server";
+}
+
+/** What ended a command, as its message and exit code. */
+function outcome(error: unknown, io: Io): CliError {
+  if (error instanceof CliError) return error;
+  if (error instanceof Unauthorized || (error instanceof ApiError && error.status === 401)) {
+    return refusedToken(endpointOf(io));
+  }
+  if (error instanceof ApiError && error.status === 404) return new CliError(error.message, EXIT.notFound);
+  if (error instanceof Transient) {
+    return new CliError(`could not reach ${endpointOf(io)}: ${error.message} (try again later)`);
+  }
+  return new CliError(`pisync: ${(error as Error).message}`);
+}
+
 export async function main(argv: string[], io: Io = defaultIo): Promise<number> {
   const [name, ...rest] = argv;
+  if (name === "--version" || name === "-v" || name === "version") {
+    io.out(`${VERSION}\n`);
+    return EXIT.ok;
+  }
+  if (name === "help" && rest[0] && COMMANDS[rest[0]]) return main([rest[0], "--help"], io);
   if (!name || name === "--help" || name === "-h" || name === "help") {
-    io.out(HELP);
+    (name ? io.out : io.err)(HELP);
     return name ? EXIT.ok : EXIT.usage;
   }
   const command = COMMANDS[name];
   if (!command) {
-    io.err(`unknown command: ${name}\n${HELP}`);
+    io.err(`pisync: unknown command ${JSON.stringify(name)}\n\n${HELP}`);
     return EXIT.usage;
   }
   try {
     return await command(rest, io);
   } catch (error) {
-    if (error instanceof CliError) {
-      (error.code === EXIT.ok ? io.out : io.err)(`${error.message}\n`);
-      return error.code;
-    }
-    io.err(`pisync: ${(error as Error).message}\n`);
-    return EXIT.failed;
+    const ended = outcome(error, io);
+    (ended.code === EXIT.ok ? io.out : io.err)(`${ended.message}\n`);
+    return ended.code;
   }
 }

@@ -246,7 +246,10 @@ describe("pisync watch, end to end", () => {
       expect(pulled.code, pulled.stderr).toBe(0);
       const target = pulled.stdout.trim();
       const [header, ...rest] = readFileSync(target, "utf8").split("\n");
-      expect(JSON.parse(header)).toMatchObject({ type: "session", parentSession: link });
+      // The fork names the share by its id: the link (a read credential) is not kept.
+      const shareId = (/\/s\/([A-Za-z0-9_-]{22})\./.exec(link) as RegExpExecArray)[1];
+      expect(JSON.parse(header)).toMatchObject({ type: "session", parentSession: `pisync-share:${shareId}` });
+      expect(header).not.toContain(link.split("/s/")[1]);
       expect(JSON.parse(header).id).not.toBe(sm.getSessionId());
       expect(rest.join("\n")).toBe(
         readFileSync(sm.getSessionFile() as string, "utf8")

@@ -4,18 +4,26 @@
  *   holds in memory, which no file records: after /tree the file's last line is elsewhere);
  *   `--live` shares the whole session, following it as it grows;
  * - `/cloud status`: whether this session is backed up, what is pending, the last error;
- * - `/cloud pull <id|link>`: brings a session (or a shared link, as a fork) here, and offers to
- *   switch to it.
+ * - `/cloud pull <id|link> [--generation N]`: brings a session here (or a shared link, as a
+ *   fork in the project pi is open in; its `parentSession` names the share, never the link),
+ *   says when it was already here, and offers to switch to it.
  * The current session is backed up while pi runs, by the same code as `pisync watch` (the
  * server's offset protocol makes running both safe: the second sender's bytes are retries).
  * It uses the CLI's login (`pisync login`, or PISYNC_ENDPOINT / PISYNC_TOKEN).
  */
 import { statSync } from "node:fs";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { Api, createLogger, loadLogin, main, parseDuration, StateStore, syncFile } from "@pisync/cli";
-
-const NOT_LOGGED_IN =
-  "pisync is not logged in: run `pisync login --endpoint URL --token TOKEN` in a terminal (or set PISYNC_ENDPOINT and PISYNC_TOKEN)";
+import {
+  Api,
+  createLogger,
+  expiryLimitMessage,
+  loadLogin,
+  main,
+  parseDuration,
+  resolveLogin,
+  StateStore,
+  syncFile,
+} from "@pisync/cli";
 
 export default function cloud(pi: ExtensionAPI) {
   let lastError: string | undefined;
@@ -72,8 +80,13 @@ export default function cloud(pi: ExtensionAPI) {
     description: "pisync: /cloud share [--expires 7d] [--live] · /cloud status · /cloud pull <id|link>",
     handler: async (args, ctx) => {
       const [sub, ...rest] = args.trim().split(/\s+/).filter(Boolean);
-      const login = loadLogin();
-      if (sub !== "pull" && !login) return report(ctx, sub ?? "", { error: NOT_LOGGED_IN }, NOT_LOGGED_IN, "error");
+      // The CLI's login; without one, the CLI's words for why (what to run in a terminal).
+      const resolved = resolveLogin();
+      const login = "login" in resolved ? resolved.login : undefined;
+      if (sub !== "pull" && "problem" in resolved) {
+        const problem = `pisync: ${resolved.problem}`;
+        return report(ctx, sub ?? "", { error: problem }, problem, "error");
+      }
       if (sub === "share") {
         const live = rest.includes("--live");
         const at = rest.indexOf("--expires");
@@ -94,13 +107,8 @@ export default function cloud(pi: ExtensionAPI) {
             `Shared (until ${share.expiresAt}): ${share.url}`,
           );
         } catch (error) {
-          return report(
-            ctx,
-            sub,
-            { error: (error as Error).message },
-            `Sharing failed: ${(error as Error).message}`,
-            "error",
-          );
+          const message = expiryLimitMessage((error as Error).message) ?? (error as Error).message;
+          return report(ctx, sub, { error: message }, `Sharing failed: ${message}`, "error");
         }
       }
       if (sub === "status") {
@@ -124,9 +132,11 @@ export default function cloud(pi: ExtensionAPI) {
         return report(ctx, sub, result, message);
       }
       if (sub === "pull" && rest[0]) {
+        // A shared link becomes a fork in the project pi is open in (unless --cwd says otherwise).
+        const here = /^https?:\/\//.test(rest[0]) && !rest.includes("--cwd") ? ["--cwd", ctx.cwd] : [];
         let out = "";
         let err = "";
-        const code = await main(["pull", rest[0]], {
+        const code = await main(["pull", ...rest, ...here, "--json"], {
           out: (t) => {
             out += t;
           },
@@ -137,10 +147,11 @@ export default function cloud(pi: ExtensionAPI) {
           isTTY: false,
         });
         if (code !== 0) return report(ctx, sub, { error: err.trim() }, err.trim() || "pull failed", "error");
-        const path = out.trim();
-        report(ctx, sub, { path }, `Pulled into ${path}`);
+        const pulled = JSON.parse(out) as { path: string; sessionId: string; already: boolean; parentSession?: string };
+        report(ctx, sub, pulled, pulled.already ? `Already here: ${pulled.path}` : `Pulled into ${pulled.path}`);
+        if (pulled.path === ctx.sessionManager.getSessionFile()) return;
         if (ctx.hasUI && (await ctx.ui.confirm("pisync", "Switch to the pulled session?"))) {
-          await (ctx as unknown as { switchSession(path: string): Promise<unknown> }).switchSession(path);
+          await (ctx as unknown as { switchSession(path: string): Promise<unknown> }).switchSession(pulled.path);
         }
         return;
       }

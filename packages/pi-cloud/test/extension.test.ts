@@ -4,7 +4,7 @@
  * the extension's backups coexist with a running `pisync watch` without double uploads.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -91,12 +91,25 @@ describe("/cloud inside pi", () => {
 
       await session.prompt("/cloud share --live");
       expect(last().leafId).toBeNull();
+      // Beyond the server's limit: said in days, as the flag is written.
+      await session.prompt("/cloud share --expires 100d");
+      expect(last().error).toBe("--expires: at most 90 days on this server, e.g. --expires 7d");
 
       await session.prompt("/cloud status");
       expect(last()).toMatchObject({ backedUp: true, pending: 0, generation: 1 });
 
+      // The fork lands in the project pi is open in, and names the share without its token.
       await session.prompt(`/cloud pull ${url}`);
-      expect(existsSync(String(last().path))).toBe(true);
+      const fork = String(last().path);
+      expect(last().already).toBe(false);
+      expect(fork.startsWith(join(m.sessionsRoot, piFolderName(m.home)))).toBe(true);
+      const shareId = (/\/s\/([A-Za-z0-9_-]{22})\./.exec(url) as RegExpExecArray)[1];
+      const forkHeader = readFileSync(fork, "utf8").split("\n")[0];
+      expect(JSON.parse(forkHeader)).toMatchObject({ parentSession: `pisync-share:${shareId}`, cwd: m.home });
+      expect(forkHeader).not.toContain(url.split("/s/")[1]);
+      // Pulled again with nothing new: the same fork, said to be already here.
+      await session.prompt(`/cloud pull ${url}`);
+      expect(last()).toMatchObject({ path: fork, already: true });
 
       // More writes while both the extension and the watcher send: one generation, exact bytes.
       for (let i = 0; i < 10; i++) {
@@ -129,7 +142,7 @@ describe("/cloud inside pi", () => {
     }
   }, 120_000);
 
-  it("says what to do when not logged in", async () => {
+  it("says what to do when not logged in, or when the token is malformed", async () => {
     const m = machine(server.url, server.token);
     const saved = { ...process.env };
     Object.assign(process.env, m.env);
@@ -139,6 +152,10 @@ describe("/cloud inside pi", () => {
       const { session, results } = await loadPi(m.home, SessionManager.inMemory());
       await session.prompt("/cloud status");
       expect(results.map((r) => r.error).join()).toContain("pisync login");
+      // A malformed token in the environment is named as such.
+      process.env.PISYNC_TOKEN = "pst_short";
+      await session.prompt("/cloud status");
+      expect(String(results[results.length - 1]?.error)).toContain("PISYNC_TOKEN is malformed");
     } finally {
       process.env = saved;
       await m.cleanup();

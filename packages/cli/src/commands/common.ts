@@ -1,15 +1,17 @@
-/** What commands share: argument parsing with zod, the login, the output. */
+/** What commands share: argument parsing with zod and human messages, the login, the output. */
 import { type ParseArgsConfig, parseArgs } from "node:util";
-import * as z from "zod/mini";
-import { Api } from "../api.js";
+import type * as z from "zod/mini";
+import { Api, ApiError, type ApiOptions } from "../api.js";
 import { CliError, EXIT } from "../cli-error.js";
-import { loadLogin } from "../config.js";
+import { resolveLogin } from "../config.js";
 
 export interface Io {
   out: (text: string) => void;
   err: (text: string) => void;
   env: NodeJS.ProcessEnv;
   isTTY: boolean;
+  /** The terminal's width in columns, when stderr is one. */
+  columns?: number;
 }
 
 export const defaultIo: Io = {
@@ -17,14 +19,69 @@ export const defaultIo: Io = {
   err: (text) => process.stderr.write(text),
   env: process.env,
   isTTY: Boolean(process.stderr.isTTY),
+  get columns() {
+    return process.stderr.columns;
+  },
 };
 
-/** Parses a command's arguments, then validates them with `schema`; usage errors exit 2. */
+/** A command's words for people: its synopsis, its arguments by name, and its `--help`. */
+export interface CommandHelp {
+  /** `pisync pull ID|LINK [--cwd DIR] …` */
+  usage: string;
+  /** The positional arguments' names in order (for messages); a trailing `...` marks a list. */
+  args: string[];
+  /** What it does, each option, and examples (shown by `--help`). */
+  help: string;
+}
+
+/** `--name` for an option key, the argument's name for a positional. */
+function argumentName(path: PropertyKey[], command: CommandHelp): string {
+  if (path[0] !== "positionals") return `--${String(path[0])}`;
+  const index = Number(path[1]);
+  return command.args[Math.min(index, command.args.length - 1)]?.replace(/\.\.\.$/, "") ?? `argument ${index + 1}`;
+}
+
+/** One line per problem, naming the argument, saying what is allowed (the schema's messages give examples). */
+function describeIssues(issues: z.core.$ZodIssue[], values: Record<string, unknown>, command: CommandHelp): string[] {
+  return issues.map((issue) => {
+    const name = argumentName(issue.path, command);
+    if (issue.path[0] === "positionals" && issue.path.length === 1) {
+      const wanted = command.args.filter((a) => !a.endsWith("..."));
+      if (wanted.length === 0) return "takes no arguments";
+      return `expects ${wanted.length === 1 ? "one argument" : `${wanted.length} arguments`}: ${wanted.join(" ")}`;
+    }
+    if (issue.path[0] !== "positionals" && values[String(issue.path[0])] === undefined) {
+      return `${name} is required: ${issue.message}`;
+    }
+    return `${name}: ${issue.message}`;
+  });
+}
+
+/** Node's parseArgs messages, said shortly. */
+function describeParseError(error: Error & { code?: string }): string {
+  const option = /'(-{1,2}[^' ]+)/.exec(error.message)?.[1];
+  if (error.code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") return `unknown option ${option}`;
+  if (error.code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
+    return /does not take/.test(error.message) ? `${option} takes no value` : `${option} needs a value`;
+  }
+  return error.message;
+}
+
+/** A usage error (exit 2): what is wrong, the synopsis, where the help is. */
+export function usageError(command: CommandHelp, problems: string[]): CliError {
+  const name = command.usage.split(" ").slice(0, 2).join(" ");
+  return new CliError(
+    `${name}: ${problems.join(`\n${name}: `)}\nusage: ${command.usage}\n(${name} --help for the options and examples)`,
+    EXIT.usage,
+  );
+}
+
+/** Parses a command's arguments, then validates them with `schema`; usage errors exit 2, `--help` prints the help. */
 export function parse<T extends z.ZodMiniType>(
   argv: string[],
   options: ParseArgsConfig["options"],
   schema: T,
-  usage: string,
+  command: CommandHelp,
 ): z.infer<T> {
   let parsed: { values: Record<string, unknown>; positionals: string[] };
   try {
@@ -34,24 +91,52 @@ export function parse<T extends z.ZodMiniType>(
       allowPositionals: true,
     }) as typeof parsed;
   } catch (error) {
-    throw new CliError(`${(error as Error).message}\n${usage}`, EXIT.usage);
+    if (argv.includes("--help") || argv.includes("-h")) throw new CliError(helpText(command), EXIT.ok);
+    throw usageError(command, [describeParseError(error as Error)]);
   }
-  if (parsed.values.help) throw new CliError(usage, EXIT.ok);
+  if (parsed.values.help) throw new CliError(helpText(command), EXIT.ok);
   const result = schema.safeParse({ ...parsed.values, positionals: parsed.positionals });
-  if (!result.success) throw new CliError(`${z.prettifyError(result.error)}\n${usage}`, EXIT.usage);
+  if (!result.success) throw usageError(command, describeIssues(result.error.issues, parsed.values, command));
   return result.data;
 }
 
-/** The API client for the saved login; exits 3 when there is none. */
-export function api(io: Io): Api {
-  const login = loadLogin(io.env);
-  if (!login) {
-    throw new CliError(
-      "not logged in: run `pisync login --endpoint URL --token TOKEN` (or set PISYNC_ENDPOINT and PISYNC_TOKEN)",
-      EXIT.auth,
-    );
+/** The full help of a command. */
+export function helpText(command: CommandHelp): string {
+  return `usage: ${command.usage}\n\n${command.help.trim()}`;
+}
+
+/** The API client for the login in effect; exits 3 when there is none (or it is malformed). */
+export function api(io: Io, options?: ApiOptions): Api {
+  const resolved = resolveLogin(io.env);
+  if ("problem" in resolved) throw new CliError(resolved.problem, EXIT.auth);
+  return new Api(resolved.login, options);
+}
+
+/** The message for a token the server refused (exit 3). */
+export function refusedToken(endpoint: string): CliError {
+  return new CliError(
+    `the server at ${endpoint} refused the token (mistyped, revoked or for another server): run \`pisync login --endpoint URL --token TOKEN\``,
+    EXIT.auth,
+  );
+}
+
+/** Asks the server whether it accepts the token (one cheap read); a refusal exits 3. */
+export async function checkToken(client: Api): Promise<void> {
+  try {
+    await client.json("/v1/sessions?limit=1");
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) throw refusedToken(client.login.endpoint);
+    throw error;
   }
-  return new Api(login);
+}
+
+/**
+ * Text from a session or a server, made safe to print: control characters (terminal escape
+ * sequences and line breaks among them) and bidirectional overrides become `?`.
+ */
+export function printable(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding them is the point
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, "?");
 }
 
 export function formatBytes(n: number): string {

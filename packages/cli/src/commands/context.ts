@@ -2,23 +2,44 @@ import { readFileSync } from "node:fs";
 import { buildSessionContext, parseSession } from "@pisync/format";
 import * as z from "zod/mini";
 import { CliError, EXIT } from "../cli-error.js";
-import { type Io, parse } from "./common.js";
+import { type CommandHelp, type Io, parse } from "./common.js";
 
-const USAGE = "usage: pisync context FILE [--leaf ID]";
+const HELP: CommandHelp = {
+  usage: "pisync context FILE [--leaf ID]",
+  args: ["FILE"],
+  help: `Prints, as JSON, the context pi would send the model for a local session file: the
+messages, thinking level and model on the path to the leaf. Problems in the file (broken
+lines, missing parents) are listed on stderr. Needs no login.
+
+  --leaf ID   the entry to stop at (default: pi's, the file's last entry)
+
+examples:
+  pisync context ~/.pi/agent/sessions/--home-me-app--/2026-01-01T10-00-00-000Z_0196….jsonl
+  pisync context session.jsonl --leaf a1b2c3d4 | jq '.messages | length'`,
+};
 
 /** Prints the context pi would send, from a local file (problems go to stderr). */
 export async function context(argv: string[], io: Io): Promise<number> {
   const args = parse(
     argv,
     { leaf: { type: "string" } },
-    z.object({ leaf: z.optional(z.string().check(z.minLength(1))), positionals: z.tuple([z.string()]) }),
-    USAGE,
+    z.object({
+      leaf: z.optional(z.string().check(z.minLength(1, "an entry id, e.g. --leaf a1b2c3d4"))),
+      positionals: z.tuple([z.string()]),
+    }),
+    HELP,
   );
   let bytes: Uint8Array;
   try {
     bytes = readFileSync(args.positionals[0]);
   } catch (error) {
-    throw new CliError(`cannot read ${args.positionals[0]}: ${(error as Error).message}`, EXIT.notFound);
+    const missing = (error as NodeJS.ErrnoException).code === "ENOENT";
+    throw new CliError(
+      missing
+        ? `no such file: ${args.positionals[0]}`
+        : `cannot read ${args.positionals[0]}: ${(error as Error).message}`,
+      missing ? EXIT.notFound : EXIT.failed,
+    );
   }
   const session = parseSession(bytes);
   if (args.leaf !== undefined && !session.index.byId(args.leaf)) {

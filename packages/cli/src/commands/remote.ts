@@ -1,17 +1,17 @@
 /** `ls` and `pull`: the sessions in the cloud, and bringing one onto this machine. */
 import { randomUUID } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import * as z from "zod/mini";
 import { ApiError } from "../api.js";
 import { blobsDirFor, fetchBlobs } from "../blobs.js";
 import { CliError, EXIT } from "../cli-error.js";
-import { writeAtomic } from "../files.js";
+import { readRange, writeAtomic } from "../files.js";
 import { headerOf } from "../header.js";
 import { httpRequest } from "../http.js";
 import { isInside, piFileName, piFolderName, piSessionsRoot } from "../paths.js";
 import { fingerprintOf, StateStore } from "../state.js";
-import { api, formatBytes, type Io, parse } from "./common.js";
+import { api, type CommandHelp, formatBytes, type Io, parse, printable } from "./common.js";
 
 interface SessionView {
   id: string;
@@ -26,13 +26,26 @@ interface SessionView {
   generation: number;
 }
 
+const LS_HELP: CommandHelp = {
+  usage: "pisync ls [--json]",
+  args: [],
+  help: `The sessions in the cloud, newest first: id, last change, entries, size, cost, the
+project folder and the session's name (or its first message).
+
+  --json   one JSON document: { sessions: [...] }
+
+examples:
+  pisync ls
+  pisync ls --json | jq -r '.sessions[0].id'`,
+};
+
 /** The sessions in the cloud, newest first. */
 export async function ls(argv: string[], io: Io): Promise<number> {
   const args = parse(
     argv,
     { json: { type: "boolean" } },
     z.object({ json: z.optional(z.boolean()), positionals: z.tuple([]) }),
-    "usage: pisync ls [--json]",
+    LS_HELP,
   );
   const client = api(io);
   const sessions: SessionView[] = [];
@@ -51,7 +64,9 @@ export async function ls(argv: string[], io: Io): Promise<number> {
   for (const s of sessions) {
     const title = s.name ?? s.firstMessage ?? "";
     io.out(
-      `${s.id}  ${s.updatedAt}  ${s.entries} entries  ${formatBytes(s.bytes)}  $${s.cost.toFixed(2)}  ${s.cwd ?? ""}  ${title}\n`,
+      `${printable(
+        `${s.id}  ${s.updatedAt}  ${s.entries} entries  ${formatBytes(s.bytes)}  $${s.cost.toFixed(2)}  ${s.cwd ?? ""}  ${title}`,
+      )}\n`,
     );
   }
   if (sessions.length === 0) io.out("no sessions in the cloud\n");
@@ -59,14 +74,137 @@ export async function ls(argv: string[], io: Io): Promise<number> {
 }
 
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
-const USAGE = "usage: pisync pull ID|LINK [--cwd DIR] [--out FILE] [--root DIR]";
+const SHARE_LINK = /^https?:\/\/[^\s]+\/s\/([A-Za-z0-9_-]+)\.[A-Za-z0-9._-]+$/;
+
+const PULL_HELP: CommandHelp = {
+  usage: "pisync pull ID|LINK [--cwd DIR] [--out FILE] [--root DIR] [--generation N] [--json]",
+  args: ["ID|LINK"],
+  help: `Brings a session from the cloud where pi looks for it:
+<sessions>/--<cwd>--/<timestamp>_<id>.jsonl, byte for byte, so that \`pi --resume\` in that
+folder lists it; \`watch\` then continues it from where the cloud copy ends. Never overwrites a
+different file; never writes outside the sessions root.
+
+A share link (https://…/s/…) is imported as a new session of this machine (a fork: a new id,
+its header's parentSession is pisync-share:<share id>; the link itself, a read credential, is
+not kept). Needs no login.
+
+  --cwd DIR         file it under another project folder (the header keeps the original cwd)
+  --out FILE        write it to FILE instead (not tracked by watch)
+  --root DIR        the sessions root (default: pi's, ~/.pi/agent/sessions)
+  --generation N    an older generation (see \`pisync generations ID\`), imported as a new
+                    session forked from it (parentSession pisync-session:<id>@<N>), or with
+                    --out its exact bytes; the current copy is not touched
+  --json            print { path, sessionId, already, parentSession } instead of the path
+
+examples:
+  pisync pull 0196a1b2-…                        # where pi on this machine finds it
+  pisync pull 0196a1b2-… --cwd ~/src/app        # the project lives elsewhere here
+  pisync generations 0196a1b2-…                 # then an older copy, beside the current one:
+  pisync pull 0196a1b2-… --generation 1
+  pisync pull https://pisync.example.com/s/AbC….k1.xyz --cwd .`,
+};
+
+const PullArgs = z.object({
+  cwd: z.optional(z.string().check(z.minLength(1, "a folder, e.g. --cwd ~/src/app"))),
+  out: z.optional(z.string().check(z.minLength(1, "a file, e.g. --out ./session.jsonl"))),
+  root: z.optional(z.string().check(z.minLength(1, "a folder, e.g. --root ~/.omp/agent/sessions"))),
+  generation: z.optional(
+    z.pipe(
+      z.string().check(z.regex(/^[1-9]\d{0,8}$/, "a generation number from 1, e.g. --generation 2")),
+      z.transform(Number),
+    ),
+  ),
+  json: z.optional(z.boolean()),
+  positionals: z.tuple([
+    z
+      .string()
+      .check(
+        z.refine(
+          (v) => SESSION_ID.test(v) || SHARE_LINK.test(v),
+          "a session id (letters, digits, . _ -; up to 128, as `pisync ls` shows) or a share link (https://host/s/…), e.g. pisync pull 0196a1b2-c3d4-…",
+        ),
+      ),
+  ]),
+});
+type PullArgs = z.infer<typeof PullArgs>;
+
+/** Where a pull put the session, and whether it was there already. */
+interface Pulled {
+  path: string;
+  sessionId: string;
+  already: boolean;
+  parentSession?: string;
+}
+
+/** The folder of the sessions root for a working directory. */
+function sessionFolder(args: PullArgs, cwd: string, io: Io): { root: string; folder: string } {
+  const root = resolve(args.root ?? piSessionsRoot(io.env));
+  return { root, folder: join(root, piFolderName(cwd)) };
+}
+
+/** The header of a session file on disk (read from its start), if it has one. */
+function headerOfFile(path: string): Record<string, unknown> | undefined {
+  try {
+    return headerOf(readRange(path, 0, 64 * 1024))?.header;
+  } catch {
+    return undefined;
+  }
+}
 
 /**
- * A shared conversation, imported as a new session of this machine: a new id, and the link in
- * its header's `parentSession` (as pi records a fork's origin). Needs no login.
+ * A fork of `origin` made before in `folder` that holds everything `rest` holds (the lines
+ * after the header; continuing the fork since keeps it the same fork).
  */
-async function pullLink(link: string, args: { cwd?: string; out?: string; root?: string }, io: Io): Promise<number> {
+function findFork(folder: string, origin: string, rest: Buffer): { path: string; id: string } | undefined {
+  let names: string[];
+  try {
+    names = readdirSync(folder).filter((n) => n.endsWith(".jsonl"));
+  } catch {
+    return undefined;
+  }
+  for (const name of names) {
+    const path = join(folder, name);
+    const header = headerOfFile(path);
+    if (header?.parentSession !== origin || typeof header.id !== "string") continue;
+    const bytes = readFileSync(path);
+    const found = headerOf(bytes);
+    if (found && bytes.subarray(found.end, found.end + rest.length).equals(rest)) return { path, id: header.id };
+  }
+  return undefined;
+}
+
+/**
+ * A session file's bytes, imported as a new session of this machine: a new id and timestamp,
+ * the cwd it is filed under, and `origin` in its header's `parentSession` (as pi records a
+ * fork's origin). A fork of the same origin made before, with these lines, is found instead.
+ */
+function importFork(bytes: Buffer, origin: string, args: PullArgs, io: Io): Pulled {
+  const found = headerOf(bytes);
+  if (!found) throw new CliError("the session has no header: nothing to import");
+  const header: Record<string, unknown> = found.header;
+  const cwd = args.cwd ? resolve(args.cwd) : typeof header.cwd === "string" ? header.cwd : "/";
+  const rest = bytes.subarray(found.end);
+  const { root, folder } = sessionFolder(args, cwd, io);
+  const before = args.out ? undefined : findFork(folder, origin, rest);
+  if (before) return { path: before.path, sessionId: before.id, already: true, parentSession: origin };
+  const id = randomUUID();
+  const timestamp = new Date().toISOString();
+  const imported = { ...header, id, timestamp, cwd, parentSession: origin };
+  const body = Buffer.concat([Buffer.from(`${JSON.stringify(imported)}\n`), rest]);
+  const target = args.out ? resolve(args.out) : join(folder, piFileName(timestamp, id));
+  if (!args.out && !isInside(root, target)) throw new CliError(`refusing to write outside ${root}: ${target}`);
+  if (existsSync(target)) throw new CliError(`a file is already at ${target}; not overwritten`);
+  writeAtomic(target, body[body.length - 1] === 0x0a ? body : Buffer.concat([body, Buffer.from("\n")]), 0o644);
+  return { path: target, sessionId: id, already: false, parentSession: origin };
+}
+
+/**
+ * A shared conversation, imported as a new session of this machine. The fork names its origin
+ * by the share's id only: the link is a read credential and must not travel with the file.
+ */
+async function pullLink(link: string, args: PullArgs, io: Io): Promise<Pulled> {
   const url = new URL(link);
+  const shareId = (SHARE_LINK.exec(link) as RegExpExecArray)[1];
   let response: Awaited<ReturnType<typeof httpRequest>>;
   try {
     response = await httpRequest("GET", `${url.origin}${url.pathname}/raw`, { "Accept-Encoding": "identity" });
@@ -76,22 +214,61 @@ async function pullLink(link: string, args: { cwd?: string; out?: string; root?:
   if (response.status === 404) throw new CliError("no such link", EXIT.notFound);
   if (response.status === 410) throw new CliError("this link has expired or was revoked", EXIT.notFound);
   if (response.status !== 200) throw new CliError(`the link answered HTTP ${response.status}`);
-  const found = headerOf(response.body);
-  if (!found) throw new CliError("the shared file has no session header");
-  const header: Record<string, unknown> = found.header;
-  const id = randomUUID();
-  const timestamp = new Date().toISOString();
-  const cwd = args.cwd ? resolve(args.cwd) : typeof header.cwd === "string" ? header.cwd : "/";
-  const imported = { ...header, id, timestamp, cwd, parentSession: `${url.origin}${url.pathname}` };
-  const body = `${JSON.stringify(imported)}\n${response.body.subarray(found.end).toString("utf8")}`;
-  const root = resolve(args.root ?? piSessionsRoot(io.env));
-  const target = args.out ? resolve(args.out) : join(root, piFolderName(cwd), piFileName(timestamp, id));
-  if (!args.out && !isInside(root, target)) throw new CliError(`refusing to write outside ${root}: ${target}`);
-  if (existsSync(target)) throw new CliError(`a file is already at ${target}; not overwritten`);
-  writeAtomic(target, body.endsWith("\n") ? body : `${body}\n`, 0o644);
-  io.err(`imported the shared conversation as session ${id} (forked from ${url.origin}${url.pathname})\n`);
-  io.out(`${target}\n`);
-  return EXIT.ok;
+  if (!headerOf(response.body)) throw new CliError("the shared file has no session header");
+  const pulled = importFork(response.body, `pisync-share:${shareId}`, args, io);
+  io.err(
+    pulled.already
+      ? `already here: the shared conversation is session ${pulled.sessionId}\n`
+      : `imported the shared conversation as session ${pulled.sessionId} (forked from share ${shareId})\n`,
+  );
+  return pulled;
+}
+
+/** Bytes of a session in the cloud (the current generation, or `generation`); 404 says which is missing. */
+async function cloudSession(io: Io, id: string, generation?: number) {
+  const client = api(io);
+  try {
+    const meta = await client.json<{ generation: number }>(`/v1/sessions/${id}`);
+    if (generation !== undefined && generation > meta.generation) {
+      throw new CliError(
+        `${id} has generations 1 to ${meta.generation}, not ${generation} (see pisync generations ${id})`,
+        EXIT.notFound,
+      );
+    }
+    const bytes = await client.raw(id, generation === undefined || generation === meta.generation ? {} : { generation });
+    return { client, meta, bytes: Buffer.from(bytes) };
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) {
+      const what = generation === undefined ? `no session ${id}` : `no generation ${generation} of ${id}`;
+      throw new CliError(`${what} in the cloud (pisync ls lists them)`, EXIT.notFound);
+    }
+    throw error;
+  }
+}
+
+/** An older generation: its exact bytes at --out, or a new session forked from it. */
+async function pullGeneration(id: string, generation: number, args: PullArgs, io: Io): Promise<Pulled> {
+  const { meta, bytes } = await cloudSession(io, id, generation);
+  // The current generation is an ordinary pull.
+  if (generation === meta.generation && !args.out) return pullSession(id, args, io);
+  const origin = `pisync-session:${id}@${generation}`;
+  if (args.out) {
+    const target = resolve(args.out);
+    if (existsSync(target) && !readFileSync(target).equals(bytes)) {
+      throw new CliError(`a different file is already at ${target}; not overwritten`);
+    }
+    const already = existsSync(target);
+    if (!already) writeAtomic(target, bytes, 0o644);
+    io.err(`${already ? "already there" : `wrote generation ${generation} of ${id}`}: ${target}\n`);
+    return { path: target, sessionId: id, already };
+  }
+  const pulled = importFork(bytes, origin, args, io);
+  io.err(
+    pulled.already
+      ? `already here: generation ${generation} of ${id} is session ${pulled.sessionId}\n`
+      : `restored generation ${generation} of ${id} (${formatBytes(bytes.length)}) as a new session ${pulled.sessionId}; the current copy is untouched\n`,
+  );
+  return pulled;
 }
 
 /**
@@ -99,54 +276,22 @@ async function pullLink(link: string, args: { cwd?: string; out?: string; root?:
  * so that `pi --resume` in that folder lists it. Never overwrites a different file, never
  * writes outside the sessions root. Afterwards `watch` continues from where the cloud ends.
  */
-export async function pull(argv: string[], io: Io): Promise<number> {
-  const args = parse(
-    argv,
-    { cwd: { type: "string" }, out: { type: "string" }, root: { type: "string" } },
-    z.object({
-      cwd: z.optional(z.string().check(z.minLength(1))),
-      out: z.optional(z.string().check(z.minLength(1))),
-      root: z.optional(z.string().check(z.minLength(1))),
-      positionals: z.tuple([
-        z
-          .string()
-          .check(
-            z.refine(
-              (v) => SESSION_ID.test(v) || /^https?:\/\/[^\s]+\/s\/[A-Za-z0-9._-]+$/.test(v),
-              "a session id or a share link",
-            ),
-          ),
-      ]),
-    }),
-    USAGE,
-  );
-  const [id] = args.positionals;
-  if (!SESSION_ID.test(id)) return pullLink(id, args, io);
-  const client = api(io);
-  let meta: { generation: number };
-  let bytes: Uint8Array;
-  try {
-    meta = await client.json<{ generation: number }>(`/v1/sessions/${id}`);
-    bytes = await client.raw(id);
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 404)
-      throw new CliError(`no session ${id} in the cloud`, EXIT.notFound);
-    throw error;
-  }
+async function pullSession(id: string, args: PullArgs, io: Io): Promise<Pulled> {
+  const { client, meta, bytes } = await cloudSession(io, id);
   const header = headerOf(bytes)?.header;
   if (!header || header.id !== id) throw new CliError(`the cloud copy of ${id} has no header naming it`);
-  const root = resolve(args.root ?? piSessionsRoot(io.env));
   const originalCwd = typeof header.cwd === "string" ? header.cwd : "/";
   const cwd = args.cwd ? resolve(args.cwd) : originalCwd;
+  const { root, folder } = sessionFolder(args, cwd, io);
   const timestamp = typeof header.timestamp === "string" ? header.timestamp : new Date(0).toISOString();
-  const target = args.out ? resolve(args.out) : join(root, piFolderName(cwd), piFileName(timestamp, id));
+  const target = args.out ? resolve(args.out) : join(folder, piFileName(timestamp, id));
   if (!args.out && !isInside(root, target)) throw new CliError(`refusing to write outside ${root}: ${target}`);
-  if (existsSync(target)) {
-    const existing = readFileSync(target);
-    if (!Buffer.from(bytes).equals(existing)) {
+  const already = existsSync(target);
+  if (already) {
+    if (!bytes.equals(readFileSync(target))) {
       throw new CliError(`a different file is already at ${target}; not overwritten (use --out to write elsewhere)`);
     }
-    io.err(`already there: ${target}\n`);
+    io.err(`already here: ${target}\n`);
   } else {
     writeAtomic(target, bytes, 0o644);
     io.err(`pulled ${id} (${formatBytes(bytes.length)}, generation ${meta.generation}) into ${target}\n`);
@@ -155,7 +300,9 @@ export async function pull(argv: string[], io: Io): Promise<number> {
   if (blobs) io.err(`fetched ${blobs} image blob${blobs === 1 ? "" : "s"} into ${blobsDirFor(target)}\n`);
   if (cwd !== originalCwd) {
     io.err(
-      `cwd remapped: ${originalCwd} → ${cwd} (the file is in ${piFolderName(cwd)}; its header still says ${originalCwd})\n`,
+      `${printable(
+        `cwd remapped: ${originalCwd} → ${cwd} (the file is in ${piFolderName(cwd)}; its header still says ${originalCwd})`,
+      )}\n`,
     );
   }
   // `watch` continues from where the cloud copy ends.
@@ -170,6 +317,36 @@ export async function pull(argv: string[], io: Io): Promise<number> {
     updatedAt: new Date().toISOString(),
   });
   state.flush();
-  io.out(`${target}\n`);
+  return { path: target, sessionId: id, already };
+}
+
+/** `pisync pull`: a session, an older generation of one, or a shared link. */
+export async function pull(argv: string[], io: Io): Promise<number> {
+  const args = parse(
+    argv,
+    {
+      cwd: { type: "string" },
+      out: { type: "string" },
+      root: { type: "string" },
+      generation: { type: "string" },
+      json: { type: "boolean" },
+    },
+    PullArgs,
+    PULL_HELP,
+  );
+  const [ref] = args.positionals;
+  const isLink = !SESSION_ID.test(ref);
+  if (isLink && args.generation !== undefined) {
+    throw new CliError(
+      "pisync pull: --generation goes with a session id, not a share link\n(pisync pull --help for the options and examples)",
+      EXIT.usage,
+    );
+  }
+  const pulled = isLink
+    ? await pullLink(ref, args, io)
+    : args.generation !== undefined
+      ? await pullGeneration(ref, args.generation, args, io)
+      : await pullSession(ref, args, io);
+  io.out(args.json ? `${JSON.stringify(pulled)}\n` : `${pulled.path}\n`);
   return EXIT.ok;
 }

@@ -8,7 +8,7 @@ import { parseDuration } from "../header.js";
 import { createLogger } from "../log.js";
 import { StateStore } from "../state.js";
 import { completeLengthOf, sessionIdOf, syncFile } from "../sync.js";
-import { api, type Io, parse } from "./common.js";
+import { api, type CommandHelp, type Io, parse, printable, usageError } from "./common.js";
 
 interface ShareView {
   id: string;
@@ -19,7 +19,42 @@ interface ShareView {
   status: string;
 }
 
-const SHARE_USAGE = "usage: pisync share ID|FILE [--leaf ID] [--expires 7d] [--no-mask] [--json]";
+const SHARE_HELP: CommandHelp = {
+  usage: "pisync share ID|FILE [--leaf ID] [--expires 7d] [--no-mask] [--json]",
+  args: ["ID|FILE"],
+  help: `Makes a read-only link to a conversation and prints it. A session file is backed up
+first. Without --leaf the link is live: it follows the session as it grows. Anyone with the
+link can read the conversation until it expires or you revoke it (pisync unshare).
+
+  --leaf ID        only the branch ending at this entry, pinned
+  --expires TIME   how long the link works: 30m, 12h, 7d (default 7d; at most 90 days unless
+                   the server allows more)
+  --no-mask        show what looks like a credential (masked by default)
+  --json           the share as JSON: { id, url, expiresAt, ... }
+
+examples:
+  pisync share ~/.pi/agent/sessions/--home-me-app--/2026-…jsonl --expires 1d
+  pisync share 0196a1b2-… --leaf a1b2c3d4
+  pisync shares; pisync unshare SHARE_ID`,
+};
+
+const EXPIRES = "a duration: minutes, hours or days (30m, 12h, 7d) or seconds, e.g. --expires 7d";
+
+/** Whether an argument names a file rather than a session id. */
+function looksLikeFile(arg: string): boolean {
+  return /[/\\]/.test(arg) || arg.endsWith(".jsonl") || existsSync(arg);
+}
+
+/**
+ * A server's refusal of an expiry, said in days (the API counts in seconds):
+ * `--expires: at most 90 days on this server, e.g. --expires 7d`; undefined for other refusals.
+ */
+export function expiryLimitMessage(message: string): string | undefined {
+  const max = /expiresIn must be whole seconds from 1 to (\d+)/.exec(message);
+  if (!max) return undefined;
+  const days = Number(max[1]) / 86400;
+  return `--expires: at most ${Number.isInteger(days) ? days : days.toFixed(1)} days on this server, e.g. --expires 7d`;
+}
 
 /** Shares a session (a local file is backed up first) and prints the link. */
 export async function share(argv: string[], io: Io): Promise<number> {
@@ -27,31 +62,42 @@ export async function share(argv: string[], io: Io): Promise<number> {
     argv.filter((a) => a !== "--no-mask"),
     { leaf: { type: "string" }, expires: { type: "string" }, json: { type: "boolean" } },
     z.object({
-      leaf: z.optional(z.string().check(z.minLength(1))),
-      expires: z.optional(z.string()),
+      leaf: z.optional(z.string().check(z.minLength(1, "an entry id, e.g. --leaf a1b2c3d4"))),
+      expires: z.optional(
+        z.pipe(
+          z.string().check(z.refine((v) => (parseDuration(v) ?? 0) > 0, EXPIRES)),
+          z.transform((v) => parseDuration(v) as number),
+        ),
+      ),
       json: z.optional(z.boolean()),
-      positionals: z.tuple([z.string().check(z.minLength(1))]),
+      positionals: z.tuple([
+        z.string().check(z.minLength(1, "a session id (pisync ls) or a session file, e.g. ~/.pi/agent/sessions/…")),
+      ]),
     }),
-    SHARE_USAGE,
+    SHARE_HELP,
   );
+  const [target] = args.positionals;
+  const file = resolve(target);
+  const isFile = looksLikeFile(target);
+  if (isFile && !existsSync(file)) throw new CliError(`no such file: ${file}`, EXIT.notFound);
+  if (isFile && !statSync(file).isFile()) throw new CliError(`not a session file: ${file}`, EXIT.usage);
   const client = api(io);
-  let sessionId = args.positionals[0];
-  const file = resolve(sessionId);
-  if (existsSync(file) && statSync(file).isFile()) {
+  let sessionId = target;
+  if (isFile) {
     const id = sessionIdOf(file, completeLengthOf(file, statSync(file).size));
-    if (!id) throw new CliError(`${file} has no session header`);
+    if (!id) throw new CliError(`${file} has no session header: it is not a pi session file`);
     const state = new StateStore(client.login.endpoint, io.env);
-    await syncFile(file, { api: client, state, log: createLogger(false, () => {}) });
-    state.flush();
+    try {
+      await syncFile(file, { api: client, state, log: createLogger(false, () => {}) });
+    } finally {
+      state.flush();
+    }
     sessionId = id;
   }
-  const expiresIn = args.expires === undefined ? undefined : parseDuration(args.expires);
-  if (args.expires !== undefined && !expiresIn)
-    throw new CliError(`--expires takes 7d, 12h, 30m or seconds\n${SHARE_USAGE}`, EXIT.usage);
   try {
     const result = await client.postJson<ShareView>(`/v1/sessions/${encodeURIComponent(sessionId)}/shares`, {
       leafId: args.leaf,
-      expiresIn,
+      expiresIn: args.expires,
       maskSecrets: !argv.includes("--no-mask"),
     });
     if (args.json) io.out(`${JSON.stringify(result, null, 2)}\n`);
@@ -61,8 +107,17 @@ export async function share(argv: string[], io: Io): Promise<number> {
     }
     return EXIT.ok;
   } catch (error) {
-    if (error instanceof ApiError && error.status === 404) throw new CliError(error.message, EXIT.notFound);
-    if (error instanceof ApiError && error.status === 400) throw new CliError(error.message, EXIT.usage);
+    if (error instanceof ApiError && error.status === 404) {
+      throw new CliError(
+        args.leaf
+          ? `${error.message} (session ${sessionId}, leaf ${args.leaf})`
+          : `no session ${sessionId} in the cloud (pisync ls lists them)`,
+        EXIT.notFound,
+      );
+    }
+    if (error instanceof ApiError && error.status === 400) {
+      throw usageError(SHARE_HELP, [expiryLimitMessage(error.message) ?? error.message]);
+    }
     throw error;
   }
 }
@@ -73,14 +128,27 @@ export async function shares(argv: string[], io: Io): Promise<number> {
     argv,
     { json: { type: "boolean" } },
     z.object({ json: z.optional(z.boolean()), positionals: z.tuple([]) }),
-    "usage: pisync shares [--json]",
+    {
+      usage: "pisync shares [--json]",
+      args: [],
+      help: `Your share links, of every session (also those no longer on any machine): id, status
+(active, expired, revoked), session and leaf, expiry, and the link.
+
+  --json   one JSON document: { shares: [...] }
+
+examples:
+  pisync shares
+  pisync shares --json | jq -r '.shares[] | select(.status == "active") | .id'`,
+    },
   );
   const { shares: list } = await api(io).json<{ shares: ShareView[] }>("/v1/shares");
   if (args.json) io.out(`${JSON.stringify({ shares: list }, null, 2)}\n`);
   else
     for (const s of list)
       io.out(
-        `${s.id}  ${s.status}  ${s.sessionId}${s.leafId ? `@${s.leafId}` : ""}  expires ${s.expiresAt}  ${s.url}\n`,
+        `${printable(
+          `${s.id}  ${s.status}  ${s.sessionId}${s.leafId ? `@${s.leafId}` : ""}  expires ${s.expiresAt}  ${s.url}`,
+        )}\n`,
       );
   if (!args.json && list.length === 0) io.out("no share links\n");
   return EXIT.ok;
@@ -91,13 +159,28 @@ export async function unshare(argv: string[], io: Io): Promise<number> {
   const args = parse(
     argv,
     {},
-    z.object({ positionals: z.tuple([z.string().check(z.regex(/^[A-Za-z0-9_-]{22}$/, "a share id"))]) }),
-    "usage: pisync unshare SHARE_ID",
+    z.object({
+      positionals: z.tuple([
+        z
+          .string()
+          .check(z.regex(/^[A-Za-z0-9_-]{22}$/, "a share id: 22 letters, digits, - or _, as `pisync shares` lists it")),
+      ]),
+    }),
+    {
+      usage: "pisync unshare SHARE_ID",
+      args: ["SHARE_ID"],
+      help: `Revokes a share link: its next request answers 410 (gone).
+
+examples:
+  pisync unshare Xy3…(22 characters)`,
+    },
   );
   try {
     await api(io).delete(`/v1/shares/${args.positionals[0]}`);
   } catch (error) {
-    if (error instanceof ApiError && error.status === 404) throw new CliError("no such share", EXIT.notFound);
+    if (error instanceof ApiError && error.status === 404) {
+      throw new CliError(`no share ${args.positionals[0]} (pisync shares lists them)`, EXIT.notFound);
+    }
     throw error;
   }
   io.err(`revoked ${args.positionals[0]}\n`);

@@ -8,14 +8,65 @@ import { defaultRoots } from "../paths.js";
 import { StateStore } from "../state.js";
 import { completeLengthOf, syncFile, Transient, Unauthorized } from "../sync.js";
 import { sessionFiles, Watcher } from "../watch.js";
-import { api, formatBytes, type Io, parse } from "./common.js";
+import { api, type CommandHelp, checkToken, formatBytes, type Io, parse, printable, refusedToken } from "./common.js";
+import { type Progress, ProgressBar } from "./progress.js";
 
 const rootsOption = { root: { type: "string" as const, multiple: true }, json: { type: "boolean" as const } };
 const RootArgs = z.object({
-  root: z.optional(z.array(z.string().check(z.minLength(1)))),
+  root: z.optional(z.array(z.string().check(z.minLength(1, "a folder, e.g. --root ~/.pi/agent/sessions")))),
   json: z.optional(z.boolean()),
   positionals: z.array(z.string()),
 });
+
+const ROOTS_HELP = `  --root DIR   a folder of session files to follow instead of the defaults (repeatable);
+               default: pi's ~/.pi/agent/sessions (or $PI_CODING_AGENT_DIR/sessions),
+               $PI_CODING_AGENT_SESSION_DIR, and oh-my-pi's ~/.omp/agent/sessions when present`;
+
+const WATCH_HELP: CommandHelp = {
+  usage: "pisync watch [--root DIR]... [--json]",
+  args: [],
+  help: `Follows every session file under the roots and sends each new complete line shortly
+after pi writes it; leave it running (it waits for a root that does not exist yet). Stops on
+Ctrl-C; a refused token stops it with exit code 3.
+
+${ROOTS_HELP}
+  --json       one JSON object per event on stderr
+
+examples:
+  pisync watch
+  pisync watch --root ~/.pi/agent/sessions --root /mnt/work/sessions --json`,
+};
+
+const PUSH_HELP: CommandHelp = {
+  usage: "pisync push [FILE...] [--root DIR]... [--json]",
+  args: ["FILE..."],
+  help: `Backs up every session file under the roots now (or just the files named), with a
+progress bar on a terminal; says so when there is nothing to send. Interrupted, it resumes
+where it stopped when run again. Exits 1 when a file could not be sent.
+
+${ROOTS_HELP}
+  --json       events on stderr, and { files, bytes, failed } on stdout
+
+examples:
+  pisync push
+  pisync push ~/.pi/agent/sessions/--home-me-app--/2026-…jsonl`,
+};
+
+const STATUS_HELP: CommandHelp = {
+  usage: "pisync status [--all] [--root DIR]... [--json]",
+  args: [],
+  help: `Per session file: the bytes the server confirmed against the file's size, the
+generation, what is pending, the last error, and whether another machine writes the session
+too. Files deleted here are left out (their cloud copies stay) unless --all.
+
+  --all        list files deleted on this machine too
+${ROOTS_HELP}
+  --json       one JSON document: { files: [...] } (deleted files only with --all)
+
+examples:
+  pisync status
+  pisync status --json | jq '.files[] | select(.pending > 0) | .file'`,
+};
 
 function rootsOf(args: { root?: string[] }, io: Io): string[] {
   return args.root?.length ? args.root.map((r) => resolve(r)) : defaultRoots(io.env);
@@ -23,7 +74,7 @@ function rootsOf(args: { root?: string[] }, io: Io): string[] {
 
 /** Follows every session file under the roots until stopped (SIGINT/SIGTERM). */
 export async function watchCommand(argv: string[], io: Io, signal?: AbortSignal): Promise<number> {
-  const args = parse(argv, rootsOption, RootArgs, "usage: pisync watch [--root DIR]... [--json]");
+  const args = parse(argv, rootsOption, z.extend(RootArgs, { positionals: z.tuple([]) }), WATCH_HELP);
   const roots = rootsOf(args, io);
   const log = createLogger(args.json ?? false, io.err);
   const client = api(io);
@@ -43,60 +94,94 @@ export async function watchCommand(argv: string[], io: Io, signal?: AbortSignal)
 
 /** One-shot backup of every session file (or the given ones), with progress; resumable. */
 export async function push(argv: string[], io: Io): Promise<number> {
-  const args = parse(argv, rootsOption, RootArgs, "usage: pisync push [FILE...] [--root DIR]... [--json]");
+  const args = parse(argv, rootsOption, RootArgs, PUSH_HELP);
+  const roots = rootsOf(args, io);
   const files = args.positionals.length
     ? args.positionals.map((f) => resolve(f))
-    : rootsOf(args, io).flatMap((root) => sessionFiles(root));
+    : roots.flatMap((root) => sessionFiles(root));
   for (const file of files) if (!existsSync(file)) throw new CliError(`no such file: ${file}`, EXIT.notFound);
   const client = api(io);
+  // A refused token says so even when nothing is pending.
+  await checkToken(client);
   const state = new StateStore(client.login.endpoint, io.env);
   const log = createLogger(args.json ?? false, args.json ? io.err : () => {});
-  const total = files.reduce((sum, file) => {
-    try {
-      return sum + Math.max(0, completeLengthOf(file, statSync(file).size) - (state.get(file)?.sent ?? 0));
-    } catch {
-      return sum;
-    }
-  }, 0);
-  let sent = 0;
-  let failed = 0;
-  const progress = (done: number) => {
-    const line = `files ${done}/${files.length}, ${formatBytes(sent)} of ${formatBytes(total)} sent`;
-    if (args.json) return;
-    if (io.isTTY) io.err(`\r${line}   `);
-    else io.err(`${line}\n`);
+  const progress: Progress = {
+    bytes: 0,
+    totalBytes: files.reduce((sum, file) => {
+      try {
+        return sum + Math.max(0, completeLengthOf(file, statSync(file).size) - (state.get(file)?.sent ?? 0));
+      } catch {
+        return sum;
+      }
+    }, 0),
+    files: 0,
+    totalFiles: files.length,
   };
-  for (let i = 0; i < files.length; i++) {
+  const bar = new ProgressBar(args.json ? { ...io, isTTY: false } : io);
+  const say = (line: string) => {
+    if (!args.json) bar.say(line);
+  };
+  let failed = 0;
+  let changed = 0;
+  for (const file of files) {
     try {
-      const result = await syncFile(files[i], {
+      const before = progress.bytes;
+      const result = await syncFile(file, {
         api: client,
         state,
         log,
         onProgress: (bytes) => {
-          sent += bytes;
+          progress.bytes += bytes;
+          bar.update(progress);
         },
       });
-      if (result.status === "skipped") io.err(`${io.isTTY ? "\n" : ""}skipped ${files[i]}: ${result.reason}\n`);
+      if (result.status === "synced") {
+        changed++;
+        if (!io.isTTY) say(`sent ${file} (${formatBytes(progress.bytes - before || result.bytes)})`);
+      }
+      if (result.status === "skipped") say(`skipped ${file}: ${result.reason}`);
     } catch (error) {
-      if (error instanceof Unauthorized)
-        throw new CliError(`the server refused the token: run pisync login`, EXIT.auth);
+      if (error instanceof Unauthorized) throw refusedToken(client.login.endpoint);
       if (!(error instanceof Transient)) throw error;
       failed++;
-      state.update(files[i], { lastError: error.message });
-      io.err(`${io.isTTY ? "\n" : ""}failed ${files[i]}: ${error.message} (run push again to resume)\n`);
+      state.update(file, { lastError: error.message });
+      say(`failed ${file}: ${error.message} (run push again to resume)`);
     }
-    progress(i + 1);
+    progress.files++;
+    bar.update(progress);
   }
   state.flush();
-  if (io.isTTY && !args.json) io.err("\n");
-  if (args.json) io.out(`${JSON.stringify({ files: files.length, bytes: sent, failed })}\n`);
+  bar.finish(progress, changed > 0);
+  if (args.json) io.out(`${JSON.stringify({ files: files.length, bytes: progress.bytes, failed })}\n`);
+  else if (files.length === 0) io.err(`nothing to send: no session files in ${roots.join(", ")}\n`);
+  else if (changed === 0 && failed === 0) {
+    io.err(`nothing to send: ${files.length === 1 ? "the file is" : `all ${files.length} files are`} backed up\n`);
+  } else {
+    io.err(
+      `sent ${formatBytes(progress.bytes)} of ${changed} file${changed === 1 ? "" : "s"}${failed ? `; ${failed} failed` : ""}\n`,
+    );
+  }
   return failed ? EXIT.failed : EXIT.ok;
 }
 
 /** Per file: bytes stored vs local size, generation, pending bytes, last error. */
 export async function status(argv: string[], io: Io): Promise<number> {
-  const args = parse(argv, rootsOption, RootArgs, "usage: pisync status [--root DIR]... [--json]");
-  const state = new StateStore(api(io).login.endpoint, io.env);
+  const args = parse(
+    argv,
+    { ...rootsOption, all: { type: "boolean" } },
+    z.extend(RootArgs, { all: z.optional(z.boolean()), positionals: z.tuple([]) }),
+    STATUS_HELP,
+  );
+  const client = api(io, { attempts: 2 });
+  // The token is checked (a refused one exits 3); an unreachable server still leaves the local view.
+  let offline: string | undefined;
+  try {
+    await checkToken(client);
+  } catch (error) {
+    if (!(error instanceof Transient)) throw error;
+    offline = error.message;
+  }
+  const state = new StateStore(client.login.endpoint, io.env);
   const files = new Set([...rootsOf(args, io).flatMap((root) => sessionFiles(root)), ...Object.keys(state.all())]);
   const rows = [...files].sort().map((file) => {
     const known = state.get(file);
@@ -118,16 +203,19 @@ export async function status(argv: string[], io: Io): Promise<number> {
       lastError: known?.lastError ?? null,
     };
   });
+  const shown = args.all ? rows : rows.filter((r) => !r.deleted);
+  const hidden = rows.length - shown.length;
   if (args.json) {
-    io.out(`${JSON.stringify({ files: rows }, null, 2)}\n`);
+    io.out(`${JSON.stringify({ files: shown }, null, 2)}\n`);
     return EXIT.ok;
   }
-  for (const r of rows) {
+  if (offline) io.err(`could not reach ${client.login.endpoint} (${offline}): this is what this machine last knew\n`);
+  for (const r of shown) {
     const flags = [
       r.deleted ? "deleted locally (the cloud copy stays)" : "",
       r.pending ? `${formatBytes(r.pending)} pending` : "",
       r.diverged ? "diverged: another machine writes this session too" : "",
-      r.lastError ? `last error: ${r.lastError}` : "",
+      r.lastError ? `last error: ${printable(r.lastError)}` : "",
     ].filter(Boolean);
     io.out(
       `${r.file}\n  ${r.session ?? "(not sent yet)"}  stored ${formatBytes(r.stored)} of ${
@@ -135,6 +223,8 @@ export async function status(argv: string[], io: Io): Promise<number> {
       }  generation ${r.generation ?? "-"}${flags.length ? `  ${flags.join("; ")}` : ""}\n`,
     );
   }
-  if (rows.length === 0) io.out("no session files\n");
+  if (shown.length === 0) io.out("no session files\n");
+  if (hidden > 0)
+    io.out(`(${hidden} file${hidden === 1 ? "" : "s"} deleted here, still in the cloud: pisync status --all)\n`);
   return EXIT.ok;
 }

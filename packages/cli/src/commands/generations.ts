@@ -1,0 +1,67 @@
+/** `generations`: the copies the cloud keeps of one session. */
+import * as z from "zod/mini";
+import { ApiError } from "../api.js";
+import { CliError, EXIT } from "../cli-error.js";
+import { api, type CommandHelp, formatBytes, type Io, parse, printable } from "./common.js";
+
+interface GenerationView {
+  generation: number;
+  bytes: number;
+  lines: number;
+  createdAt: string;
+  reason?: string;
+}
+
+const HELP: CommandHelp = {
+  usage: "pisync generations ID [--json]",
+  args: ["ID"],
+  help: `The generations the cloud keeps of a session, oldest first: a new one starts when a
+file was rewritten, truncated or continued on two machines; the older ones stay readable.
+The last one is the current copy. Restore an older one beside it with
+\`pisync pull ID --generation N\` (nothing is overwritten).
+
+  --json   one JSON document: { generations: [{ generation, bytes, lines, createdAt, reason }] }
+
+examples:
+  pisync generations 0196a1b2-…
+  pisync pull 0196a1b2-… --generation 1`,
+};
+
+/** Lists a session's generations with their size and time. */
+export async function generations(argv: string[], io: Io): Promise<number> {
+  const args = parse(
+    argv,
+    { json: { type: "boolean" } },
+    z.object({
+      json: z.optional(z.boolean()),
+      positionals: z.tuple([
+        z.string().check(z.regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, "a session id, as `pisync ls` shows it")),
+      ]),
+    }),
+    HELP,
+  );
+  const [id] = args.positionals;
+  let list: GenerationView[];
+  try {
+    ({ generations: list } = await api(io).json<{ generations: GenerationView[] }>(`/v1/sessions/${id}/generations`));
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) {
+      throw new CliError(`no session ${id} in the cloud (pisync ls lists them)`, EXIT.notFound);
+    }
+    throw error;
+  }
+  if (args.json) {
+    io.out(`${JSON.stringify({ generations: list }, null, 2)}\n`);
+    return EXIT.ok;
+  }
+  const last = list[list.length - 1]?.generation;
+  for (const g of list) {
+    const note = [g.generation === last ? "current" : "", g.reason ? printable(g.reason) : ""]
+      .filter(Boolean)
+      .join(", ");
+    io.out(
+      `${String(g.generation).padStart(4)}  ${g.createdAt}  ${formatBytes(g.bytes).padStart(10)}  ${g.lines} lines${note ? `  ${note}` : ""}\n`,
+    );
+  }
+  return EXIT.ok;
+}
