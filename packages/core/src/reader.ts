@@ -4,12 +4,12 @@
  */
 import {
   type AgentMessage,
+  applyEdit,
   buildSessionContext,
   decodeUtf8,
   type LineRecord,
   labelsOf,
   messagesOfEntry,
-  applyEdit,
   migrateEntry,
   type Problem,
   recordsForContext,
@@ -320,7 +320,6 @@ export class Reader {
     this.pages.set(key, loaded);
     return loaded;
   }
-
 
   async tree(userId: string, sessionId: string): Promise<{ leafId: string | null; entries: TreeNode[] }> {
     const head = await this.head(userId, sessionId);

@@ -143,7 +143,8 @@ export function messagesOfEntry(type: unknown, e: Entry, report?: (problem: Prob
     }
     const m = message as Entry;
     if (m.role === "system" && isMissing(m.content)) return [{ ...m, content: "" } as unknown as AgentMessage];
-    if (CONTENT_ARRAY_ROLES.has(m.role) && isMissing(m.content)) return [{ ...m, content: [] } as unknown as AgentMessage];
+    if (CONTENT_ARRAY_ROLES.has(m.role) && isMissing(m.content))
+      return [{ ...m, content: [] } as unknown as AgentMessage];
     return [m as AgentMessage];
   }
   if (type === "custom_message") {
@@ -164,7 +165,12 @@ export function messagesOfEntry(type: unknown, e: Entry, report?: (problem: Prob
       : [];
   }
   if (type === "compaction") {
-    const summary = { role: "compactionSummary", summary: e.summary, tokensBefore: e.tokensBefore, timestamp: timestampOf(e) };
+    const summary = {
+      role: "compactionSummary",
+      summary: e.summary,
+      tokensBefore: e.tokensBefore,
+      timestamp: timestampOf(e),
+    };
     return (e.systemMessage ? [e.systemMessage, summary] : [summary]) as AgentMessage[];
   }
   return [];

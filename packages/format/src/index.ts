@@ -7,9 +7,9 @@
  * const { messages, model, thinkingLevel } = buildSessionContext(session);
  */
 export {
+  applyEdit,
   type BuildContextOptions,
   buildSessionContext,
-  applyEdit,
   contextSettings,
   messagesOfEntry,
   recordsForContext,

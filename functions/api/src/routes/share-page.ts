@@ -146,11 +146,13 @@ export function sharePageRoutes(services: Services, shares: Shares) {
     // The title, the folder and branch previews are session text too: masked like the entries,
     // and before they are cut (a stored preview was cut first: a cut one is made again).
     const named = pinned ? pinned.name : summary.name;
-    let title = (named ?? (pinned ? pinned.firstMessage : summary.firstMessage)) ?? head.sessionId;
+    let title = named ?? (pinned ? pinned.firstMessage : summary.firstMessage) ?? head.sessionId;
     let cwd = summary.cwd;
     if (share.maskSecrets) {
       const first =
-        named === undefined ? (pinned ? path : index.records).find((r) => r.type === "message" && r.role === "user") : undefined;
+        named === undefined
+          ? (pinned ? path : index.records).find((r) => r.type === "message" && r.role === "user")
+          : undefined;
       const shown = [...(leaves ?? []).map((l) => index.byId(l.id)), first].filter((r) => r !== undefined);
       const cut = shown.filter((r) => isCutPreview(previews[r.line] ?? ""));
       const remade = await reader.previews(head, cut, (text) => maskText(text).text);

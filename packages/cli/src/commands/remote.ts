@@ -235,7 +235,10 @@ async function cloudSession(io: Io, id: string, generation?: number) {
         EXIT.notFound,
       );
     }
-    const bytes = await client.raw(id, generation === undefined || generation === meta.generation ? {} : { generation });
+    const bytes = await client.raw(
+      id,
+      generation === undefined || generation === meta.generation ? {} : { generation },
+    );
     return { client, meta, bytes: Buffer.from(bytes) };
   } catch (error) {
     if (error instanceof ApiError && error.status === 404) {

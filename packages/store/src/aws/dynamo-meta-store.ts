@@ -220,7 +220,9 @@ export class DynamoMetaStore implements MetaStore {
     for (let i = 0; i < early.length; i += 100) {
       await this.client.send(new TransactWriteCommand({ TransactItems: early.slice(i, i + 100) }));
     }
-    await this.client.send(new TransactWriteCommand({ TransactItems: [...commitHead, ...revoked.slice(early.length)] }));
+    await this.client.send(
+      new TransactWriteCommand({ TransactItems: [...commitHead, ...revoked.slice(early.length)] }),
+    );
     // Then the pages and archives, which nothing reaches without the head.
     const keys = await this.queryAll({
       KeyConditionExpression: "pk = :pk",
