@@ -60,11 +60,12 @@ function endpointOf(io: Io): string {
 
 /** What ended a command, as its message and exit code. */
 function outcome(error: unknown, io: Io): CliError {
-  if (error instanceof CliError) return error;
+  // API errors are CliErrors too (with their exit code): a refusal still gets the full sentence.
   if (error instanceof Unauthorized || (error instanceof ApiError && error.status === 401)) {
     return refusedToken(endpointOf(io));
   }
   if (error instanceof ApiError && error.status === 404) return new CliError(error.message, EXIT.notFound);
+  if (error instanceof CliError) return error;
   if (error instanceof Transient) {
     return new CliError(`could not reach ${endpointOf(io)}: ${error.message} (try again later)`);
   }
