@@ -184,7 +184,7 @@ describe("messages for people", () => {
       expect(m.run(["push"]).code).toBe(0);
       const listed = m.run(["ls"]);
       const line = listed.stdout.split("\n").find((l) => l.startsWith(id)) as string;
-      expect(line).toContain("/x?[31mred  evil ?]0;title? name?next");
+      expect(line).toContain("/x\\x1b[31mred  evil \\x1b]0;title\\x07 name\\x0anext");
       for (const control of ["\u001b", "\u0007"]) expect(listed.stdout).not.toContain(control);
     });
   }, 60_000);

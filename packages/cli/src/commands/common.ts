@@ -130,14 +130,8 @@ export async function checkToken(client: Api): Promise<void> {
   }
 }
 
-/**
- * Text from a session or a server, made safe to print: control characters (terminal escape
- * sequences and line breaks among them) and bidirectional overrides become `?`.
- */
-export function printable(text: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding them is the point
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, "?");
-}
+/** Text from a session or a server, made safe to print (one line; controls shown escaped). */
+export { sanitize as printable } from "../sanitize.js";
 
 export function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
