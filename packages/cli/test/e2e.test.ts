@@ -275,9 +275,11 @@ describe("pisync watch, end to end", () => {
     const a = machine(server.url, server.token);
     const b = machine(server.url, server.token);
     const raw = async (id: string, generation?: number) => {
-      const r = await fetch(`${server.url}/v1/sessions/${id}/raw${generation ? `?generation=${generation}` : ""}`, {
-        headers: { Authorization: `Bearer ${server.token}` },
-      });
+      const url = `${server.url}/v1/sessions/${id}/raw${generation ? `?generation=${generation}` : ""}`;
+      const get = () => fetch(url, { headers: { Authorization: `Bearer ${server.token}` } });
+      // The CLI runs synchronously between reads, longer than the server keeps an idle
+      // connection: a reused socket may already be closed, so the read is tried once more.
+      const r = await get().catch(get);
       return Buffer.from(await r.arrayBuffer());
     };
     try {
