@@ -2,7 +2,7 @@
  * Where things are: pi's session roots, pi's folder naming, and pisync's own config and state
  * (XDG base directories).
  */
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, posix, resolve, sep, win32 } from "node:path";
 import { replaceControls } from "./sanitize.js";
@@ -27,11 +27,30 @@ export function piSessionsRoot(env: Env = process.env): string {
 }
 
 /**
- * The roots `watch` and `push` follow by default: pi's sessions directory, pi's
- * `PI_CODING_AGENT_SESSION_DIR` when set, and oh-my-pi's (`~/.omp/agent/sessions`) when present.
+ * The `sessionDir` of pi 1.x's user settings (`<agent>/settings.json`), when it names one: an
+ * absolute or `~` path (a relative one resolves per working folder, which no watcher can know).
+ */
+export function settingsSessionDir(env: Env = process.env): string | undefined {
+  try {
+    const settings = JSON.parse(readFileSync(join(piAgentDir(env), "settings.json"), "utf8")) as unknown;
+    const dir = (settings as { sessionDir?: unknown } | null)?.sessionDir;
+    if (typeof dir !== "string" || dir === "") return undefined;
+    const expanded = expandHome(dir, env);
+    return isAbsolute(expanded) ? expanded : undefined;
+  } catch {
+    return undefined; // no settings, or not JSON: pi's default applies
+  }
+}
+
+/**
+ * The roots `watch` and `push` follow by default: pi's sessions directory, the `sessionDir` of
+ * pi's settings and `PI_CODING_AGENT_SESSION_DIR` when set, and oh-my-pi's
+ * (`~/.omp/agent/sessions`) when present.
  */
 export function defaultRoots(env: Env = process.env): string[] {
   const roots = [piSessionsRoot(env)];
+  const fromSettings = settingsSessionDir(env);
+  if (fromSettings) roots.push(fromSettings);
   if (env.PI_CODING_AGENT_SESSION_DIR) roots.push(expandHome(env.PI_CODING_AGENT_SESSION_DIR, env));
   const omp = join(env.HOME || homedir(), ".omp", "agent", "sessions");
   if (existsSync(omp)) roots.push(omp);

@@ -5,14 +5,14 @@
  * header never reach the terminal or the file system raw.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server, type ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createGzip } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../src/log.js";
-import { piFileName, piFolderName } from "../src/paths.js";
+import { defaultRoots, piFileName, piFolderName } from "../src/paths.js";
 import { isControl, safeJson, sanitize } from "../src/sanitize.js";
 import { buildCli, cliPath } from "./harness.js";
 
@@ -170,6 +170,26 @@ describe("hostile session text", () => {
       expect(out.endsWith("\n")).toBe(true);
       expect(hasControl(out.slice(0, -1))).toBe(false);
       expect(out).toContain("\\u001b");
+    }
+  });
+
+  it("the default roots include the sessionDir of pi 1.x's settings (absolute or ~), not a relative one", () => {
+    const home = mkdtempSync(join(tmpdir(), "pisync-settings-"));
+    try {
+      const agent = join(home, ".pi", "agent");
+      mkdirSync(agent, { recursive: true });
+      const env = { HOME: home };
+      const settings = (value: unknown) => writeFileSync(join(agent, "settings.json"), JSON.stringify(value));
+      settings({ sessionDir: "~/elsewhere/sessions" });
+      expect(defaultRoots(env)).toEqual([join(agent, "sessions"), join(home, "elsewhere", "sessions")]);
+      settings({ sessionDir: "/srv/pi-sessions" });
+      expect(defaultRoots(env)).toContain("/srv/pi-sessions");
+      settings({ sessionDir: "relative/sessions" });
+      expect(defaultRoots(env)).toEqual([join(agent, "sessions")]);
+      writeFileSync(join(agent, "settings.json"), "{ not json");
+      expect(defaultRoots(env)).toEqual([join(agent, "sessions")]);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
     }
   });
 

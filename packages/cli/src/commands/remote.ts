@@ -73,7 +73,8 @@ export async function ls(argv: string[], io: Io): Promise<number> {
   return EXIT.ok;
 }
 
-const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+// As the server takes them (pi 1.x allows custom ids; 224 keeps pi's file name within 255 bytes).
+const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,223}$/;
 const SHARE_LINK = /^https?:\/\/[^\s]+\/s\/([A-Za-z0-9_-]+)\.[A-Za-z0-9._-]+$/;
 
 const PULL_HELP: CommandHelp = {
@@ -121,7 +122,7 @@ const PullArgs = z.object({
       .check(
         z.refine(
           (v) => SESSION_ID.test(v) || SHARE_LINK.test(v),
-          "a session id (letters, digits, . _ -; up to 128, as `pisync ls` shows) or a share link (https://host/s/…), e.g. pisync pull 0196a1b2-c3d4-…",
+          "a session id (letters, digits, . _ -; up to 224, as `pisync ls` shows) or a share link (https://host/s/…), e.g. pisync pull 0196a1b2-c3d4-…",
         ),
       ),
   ]),
