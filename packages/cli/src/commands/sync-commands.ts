@@ -34,7 +34,7 @@ ${ROOTS_HELP}
 
 examples:
   pisync watch
-  pisync watch --root ~/.pi/agent/sessions --root /mnt/work/sessions --json`,
+  pisync watch --root ~/.pi/agent/sessions --root /srv/pi/sessions --json`,
 };
 
 const PUSH_HELP: CommandHelp = {
