@@ -10,7 +10,10 @@ export default defineConfig({
       "infra/test/**/*.test.ts",
       "scripts/**/*.test.ts",
     ],
-    globalSetup: ["scripts/test-servers/global-setup.ts"],
+    globalSetup: ["packages/testing/src/servers/global-setup.ts"],
+    // Two test files at a time even on two cores (vitest's default is the cores less one): most
+    // of a file's time is spent waiting on child processes and the storage servers.
+    maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 120_000,
     // The AWS SDK warns once per process that its 2027 releases will need Node 22; ours are pinned.

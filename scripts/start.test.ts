@@ -3,8 +3,8 @@ import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort, stopProcessGroup } from "@pisync/testing/servers";
 import { afterAll, expect, it } from "vitest";
-import { freePort, stopProcessGroup } from "./test-servers/servers.js";
 
 const dir = mkdtempSync(join(tmpdir(), "pisync-start-"));
 const home = mkdtempSync(join(tmpdir(), "pisync-start-home-"));

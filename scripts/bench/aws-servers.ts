@@ -1,6 +1,6 @@
 /** The AWS test servers for a benchmark: started, with a table made, and stopped after. */
 import { type AwsStoresConfig, ensureTable } from "@pisync/store/aws";
-import { type RunningServer, startDynamoDbLocal, startS3rver } from "../test-servers/servers.js";
+import { type RunningServer, startDynamoDbLocal, startS3rver } from "@pisync/testing/servers";
 
 // The SDK warns on Node 20 that its 2027 releases will need Node 22; the versions here are pinned.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";

@@ -28,8 +28,8 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { Tokens } from "@pisync/core";
 import { awsStores } from "@pisync/store/aws";
+import { event } from "@pisync/testing/lambda-events";
 import { build, type Plugin } from "esbuild";
-import { event } from "../../functions/api/test/lambda-events.js";
 import { LAMBDA_BUNDLE, lambdaBuildOptions, type SdkSource } from "../../infra/lib/bundling.js";
 import { withAwsServers } from "./aws-servers.js";
 

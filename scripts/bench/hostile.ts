@@ -16,9 +16,9 @@ import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
+import { freePort } from "@pisync/testing/servers";
 import { renderPage } from "@pisync/viewer";
 import { workerPool } from "../../functions/api/src/worker-pool.js";
-import { freePort } from "../test-servers/servers.js";
 
 const MILLION = Number(process.env.HOSTILE_LINES ?? 1_000_000);
 const dir = mkdtempSync(join(tmpdir(), "pisync-hostile-"));

@@ -18,7 +18,7 @@ import { parseSession, splitLines } from "@pisync/format";
 import type { Stores } from "@pisync/store";
 import { awsStores } from "@pisync/store/aws";
 import { embeddedStores } from "@pisync/store/embedded";
-import { freePort } from "../test-servers/servers.js";
+import { freePort } from "@pisync/testing/servers";
 import { withAwsServers } from "./aws-servers.js";
 import { cachedSession } from "./generate-session.js";
 

@@ -11,10 +11,10 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { credentialShapes, hostileSession, leaks, pathologicalTexts } from "@pisync/testing/hostile";
 import { build } from "esbuild";
 import { lambdaBuildOptions } from "../../infra/lib/bundling.js";
 import { maskJsonLine } from "../../packages/viewer/src/mask.js";
-import { credentialShapes, hostileSession, leaks, pathologicalTexts } from "../../packages/viewer/test/corpus.js";
 
 const root = new URL("../../", import.meta.url).pathname;
 
@@ -45,7 +45,7 @@ function jsonlFiles(dir: string): string[] {
   }
   return out;
 }
-const folders = [join(root, "packages/format/test/fixtures"), ...process.argv.slice(2)];
+const folders = [join(root, "packages/testing/fixtures"), ...process.argv.slice(2)];
 const files = folders.flatMap(jsonlFiles);
 const fixtureLines = files.flatMap((f) => readFileSync(f, "utf8").split("\n").filter(Boolean));
 const positives = new Map<string, number>();

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { startNodeServer } from "@pisync/api";
 import { splitLines } from "@pisync/format";
-import { freePort } from "../test-servers/servers.js";
+import { freePort } from "@pisync/testing/servers";
 import { cachedSession } from "./generate-session.js";
 
 const benchDir = join(process.cwd(), ".bench");

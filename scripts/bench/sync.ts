@@ -16,7 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startNodeServer } from "@pisync/api";
 import { splitLines } from "@pisync/format";
-import { freePort } from "../test-servers/servers.js";
+import { freePort } from "@pisync/testing/servers";
 import { cachedSession } from "./generate-session.js";
 
 const cli = new URL("../../packages/cli/dist/pisync.mjs", import.meta.url).pathname;

@@ -68,6 +68,17 @@ export interface Services {
   work: ShareWork;
 }
 
+/**
+ * The pisync HTTP API as a Hono app: `/v1/*` behind bearer tokens, the share pages under
+ * `/s/*`, `/healthz`, every error answered by {@link onError}. The same app serves the Lambda
+ * entry and `npm start`; only `deps` differ. Throws nothing itself: failures become answers.
+ *
+ * @example
+ * ```ts
+ * const app = createApp({ stores: embeddedStores(dir) });
+ * const res = await app.request("/healthz");
+ * ```
+ */
 export function createApp(deps: AppDeps) {
   const clock = deps.clock ?? (() => new Date());
   const limits = { ...DEFAULT_LIMITS, ...deps.limits };

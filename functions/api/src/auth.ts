@@ -4,6 +4,11 @@ import { createMiddleware } from "hono/factory";
 
 export type AuthEnv = { Variables: { userId: string; tokenId: string } };
 
+/**
+ * Middleware that authenticates `Authorization: Bearer <token>` and sets `userId` and
+ * `tokenId` for the handlers after it. A missing, malformed or unknown token throws
+ * `Unauthorized` (answered 401 by `onError`).
+ */
 export function bearerAuth(tokens: Tokens) {
   return createMiddleware<AuthEnv>(async (c, next) => {
     const header = c.req.header("Authorization") ?? "";

@@ -56,6 +56,9 @@ async function readCapped(
 /**
  * Reads the body. `dictionary` gives the committed bytes before the offset, for the
  * dictionary encoding (asked only when the request uses it).
+ * @throws TooLarge when the body, compressed or not, is over its limit.
+ * @throws BadRequest for an unsupported `Content-Encoding`, a body that does not decompress, or
+ *   a dictionary-encoded body without its SHA-256 or whose SHA-256 does not match.
  */
 export async function readBody(
   c: Context,

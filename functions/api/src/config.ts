@@ -16,6 +16,7 @@ export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
  * Settings of the Lambda function, from its environment: pisync's own (set by the CDK stack)
  * and the runtime's (region, the role's credentials). `AWS_ENDPOINT_URL_<SERVICE>` points a
  * service elsewhere, as the AWS SDKs do (an S3-compatible server is then addressed path-style).
+ * @throws Error naming the variables that are missing (the function then fails to start).
  */
 export function lambdaConfig(env: NodeJS.ProcessEnv = process.env) {
   const bucket = env.PISYNC_BUCKET;

@@ -39,6 +39,13 @@ const STATUS = new Map<abstract new (...args: never[]) => DomainError, 400 | 401
   [Busy, 503],
 ]);
 
+/**
+ * The app's error handler: a `DomainError` becomes its status from one table with
+ * `{ error }` (and the protocol headers `Upload-Offset`, `ETag`, `WWW-Authenticate`,
+ * `Retry-After` where they apply; an HTML page for a browser's 404 or 410); Hono's
+ * `HTTPException` keeps its status; anything else is logged with credentials redacted and
+ * answered as a bare 500, its message never shown.
+ */
 export function onError(error: Error, c: Context, log: (line: string) => void = console.error): Response {
   if (error instanceof DomainError) {
     const status = STATUS.get(error.constructor as abstract new (...args: never[]) => DomainError) ?? 400;

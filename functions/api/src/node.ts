@@ -58,6 +58,18 @@ export function localShareKeys(dataDir: string): ShareKeys {
   return keys;
 }
 
+/**
+ * `npm start`: the app on the embedded store of `options.dataDir`, listening on
+ * `options.host:options.port`, with the local user's token created on first start (printed
+ * once through `log`). Rejects when the port is busy (`EADDRINUSE`) or the host is not this
+ * machine's; the store is closed again then.
+ *
+ * @example
+ * ```ts
+ * const server = await startNodeServer({ dataDir, host: "127.0.0.1", port: 0 });
+ * console.log(server.url, server.token);
+ * ```
+ */
 export async function startNodeServer(options: NodeServerOptions) {
   const log = options.log ?? ((line: string) => console.log(line));
   const stores = embeddedStores(options.dataDir);

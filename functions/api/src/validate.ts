@@ -3,12 +3,20 @@ import { BadRequest } from "@pisync/core";
 import type { Context } from "hono";
 import * as z from "zod/mini";
 
+/**
+ * The request's query string parsed by `schema`.
+ * @throws BadRequest naming each field that fails and why.
+ */
 export function parseQuery<T extends z.ZodMiniType>(schema: T, c: Context): z.infer<T> {
   const result = schema.safeParse(c.req.query());
   if (!result.success) throw new BadRequest(`bad query: ${z.prettifyError(result.error).replaceAll("\n", "; ")}`);
   return result.data;
 }
 
+/**
+ * The request's JSON body parsed by `schema`.
+ * @throws BadRequest when the body is not JSON, or naming each field that fails and why.
+ */
 export async function parseJson<T extends z.ZodMiniType>(schema: T, c: Context): Promise<z.infer<T>> {
   let value: unknown;
   try {

@@ -36,6 +36,11 @@ function workerFile(): { filename: string; execArgv?: string[] } {
   return { filename: new URL("./share-worker.js", import.meta.url).href };
 }
 
+/**
+ * Starts the worker threads that render share pages and mask lines off the event loop. A page
+ * past `taskTimeoutMs` rejects with `Busy` (its worker is replaced); close the pool with
+ * `close()` when the server stops.
+ */
 export function workerPool(options: WorkerPoolOptions = {}): WorkerPool {
   const maxThreads = options.maxThreads ?? Math.min(4, Math.max(1, availableParallelism() - 1));
   const pool = new Tinypool({

@@ -7,9 +7,9 @@
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "@pisync/testing/servers";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "../../../scripts/test-servers/servers.js";
 import { startNodeServer } from "../src/index.js";
 
 const docs = new URL("../../../docs/", import.meta.url).pathname;

@@ -1,38 +1,11 @@
 /**
- * Test harness: the app on a store pair (embedded, or AWS on the test servers), users with
- * tokens, and a small client speaking the append protocol.
+ * Test harness: the app on a store pair (`@pisync/testing` opens them), users with tokens,
+ * and a small client speaking the append protocol.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { Tokens } from "@pisync/core";
 import type { BlobStore, MetaStore, Stores } from "@pisync/store";
-import { embeddedStores } from "@pisync/store/embedded";
-import { testAwsStores } from "../../../packages/store/test/aws-clients.js";
 import { type AppLimits, createApp } from "../src/index.js";
-
-export type PairName = "embedded" | "aws";
-
-export interface Pair {
-  name: PairName;
-  stores: Stores;
-  close(): void;
-}
-
-export async function openPair(name: PairName): Promise<Pair> {
-  if (name === "aws") return { name, stores: await testAwsStores(), close() {} };
-  const dir = mkdtempSync(join(tmpdir(), "pisync-api-"));
-  const stores = embeddedStores(dir);
-  return {
-    name,
-    stores,
-    close() {
-      stores.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
 
 /** Counts blob GETs, to hold reads to their budget. */
 export function countingBlobs(blobs: BlobStore): BlobStore & { gets: number } {

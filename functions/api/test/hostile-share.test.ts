@@ -7,10 +7,11 @@
  * characters of any credential show, and the masked `/raw` holds the same entries.
  */
 import { newShareKeys } from "@pisync/core";
+import { openPair, type Pair } from "@pisync/testing";
+import { credentialShapes, hostileSession, leaks } from "@pisync/testing/hostile";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { credentialShapes, hostileSession, leaks } from "../../../packages/viewer/test/corpus.js";
 import { createApp } from "../src/index.js";
-import { client, openPair, type Pair, userToken } from "./harness.js";
+import { client, userToken } from "./harness.js";
 
 const shapes = credentialShapes();
 

@@ -5,11 +5,11 @@
 import { gunzipSync, gzipSync } from "node:zlib";
 import { Tokens } from "@pisync/core";
 import type { Stores } from "@pisync/store";
+import { testAwsStores } from "@pisync/testing";
+import { event } from "@pisync/testing/lambda-events";
 import type { LambdaContext } from "hono/aws-lambda";
 import { beforeAll, describe, expect, it } from "vitest";
-import { testAwsStores } from "../../../packages/store/test/aws-clients.js";
 import { createHandler } from "../src/lambda.js";
-import { event } from "./lambda-events.js";
 
 const context = {} as LambdaContext;
 

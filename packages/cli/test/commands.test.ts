@@ -3,28 +3,15 @@
  * human messages for bad arguments, help and version, push's words and progress bar, status
  * without deleted files, and older generations brought back beside the current copy.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { machine, npmStartForFile } from "@pisync/testing/cli";
+import { describe, expect, it } from "vitest";
 import packageJson from "../package.json" with { type: "json" };
 import { main } from "../src/main.js";
 import { piFileName, piFolderName } from "../src/paths.js";
-import { buildCli, machine, type Server, startServer } from "./harness.js";
 
-let server: Server;
-let dataDir: string;
-
-beforeAll(async () => {
-  buildCli();
-  dataDir = mkdtempSync(join(tmpdir(), "pisync-commands-data-"));
-  server = await startServer(dataDir);
-}, 120_000);
-
-afterAll(async () => {
-  await server?.stop();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+const server = npmStartForFile();
 
 /** A token of the right shape that the server does not know. */
 const UNKNOWN_TOKEN = `pst_${"A".repeat(43)}`;

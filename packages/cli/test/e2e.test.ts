@@ -6,57 +6,28 @@
  */
 
 import { createHash } from "node:crypto";
-import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { appendFileSync, mkdirSync, readFileSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { assistantMessage } from "@pisync/testing";
+import { cloud, completeBytes, eventually, faultyProxy, machine, npmStartForFile } from "@pisync/testing/cli";
+import { inRepoCorpus } from "@pisync/testing/fixtures";
+import { describe, expect, it } from "vitest";
 import { piFileName, piFolderName } from "../src/paths.js";
-import {
-  assistantMessage,
-  buildCli,
-  completeBytes,
-  eventually,
-  faultyProxy,
-  machine,
-  type Server,
-  startServer,
-} from "./harness.js";
 
-let server: Server;
-let dataDir: string;
+const server = npmStartForFile();
 
-beforeAll(async () => {
-  buildCli();
-  dataDir = mkdtempSync(join(tmpdir(), "pisync-e2e-data-"));
-  server = await startServer(dataDir);
-}, 120_000);
-
-afterAll(async () => {
-  await server?.stop();
-  rmSync(dataDir, { recursive: true, force: true });
-});
-
-async function cloudBytes(id: string): Promise<Buffer | undefined> {
-  const r = await fetch(`${server.url}/v1/sessions/${id}/raw`, {
-    headers: { Authorization: `Bearer ${server.token}`, "Accept-Encoding": "identity" },
-  });
-  return r.ok ? Buffer.from(await r.arrayBuffer()) : undefined;
-}
-
-async function generations(id: string): Promise<number> {
-  const r = await fetch(`${server.url}/v1/sessions/${id}`, { headers: { Authorization: `Bearer ${server.token}` } });
-  return ((await r.json()) as { generation: number }).generation;
-}
+const cloudBytes = (id: string) => cloud(server).bytes(id);
+const generations = (id: string) => cloud(server).generation(id);
 
 /** Waits until every file's cloud copy equals its complete lines. */
 async function expectBackedUp(files: { path: string; id: string }[], timeoutMs = 60_000) {
   const failure = await eventually(async () => {
     for (const { path, id } of files) {
       const local = completeBytes(path);
-      const cloud = await cloudBytes(id);
-      if (!cloud) return `${id}: not in the cloud`;
-      if (!cloud.equals(local)) return `${id}: cloud ${cloud.length} bytes, local ${local.length}`;
+      const stored = await cloudBytes(id);
+      if (!stored) return `${id}: not in the cloud`;
+      if (!stored.equals(local)) return `${id}: cloud ${stored.length} bytes, local ${local.length}`;
     }
     return undefined;
   }, timeoutMs);
@@ -108,7 +79,7 @@ describe("pisync watch, end to end", () => {
       const watcher = m.watch();
       const folder = join(m.sessionsRoot, piFolderName("/home/dev/legacy"));
       mkdirSync(folder, { recursive: true });
-      const v2 = readFileSync(new URL("../../format/test/fixtures/edge/v2-hookmessage.jsonl", import.meta.url))
+      const v2 = readFileSync(join(inRepoCorpus, "edge/v2-hookmessage.jsonl"))
         .toString()
         .replaceAll("edge-v2", "e2e-v2");
       const v2Path = join(folder, piFileName("2025-06-01T12:00:00.000Z", "e2e-v2"));

@@ -7,49 +7,25 @@
  * and file names, and a piped command does not crash when its reader goes away.
  */
 import { spawnSync } from "node:child_process";
-import {
-  appendFileSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Api, createLogger, StateStore, syncFile } from "../src/index.js";
-import { piFolderName } from "../src/paths.js";
-import { MAX_PROBE_MS } from "../src/watch.js";
+import { assistantMessage } from "@pisync/testing";
 import {
-  assistantMessage,
-  buildCli,
   cliPath,
   cloud,
   completeBytes,
   eventually,
   machine,
-  type Server,
-  startServer,
+  npmStartForFile,
   switchableProxy,
-} from "./harness.js";
+} from "@pisync/testing/cli";
+import { describe, expect, it } from "vitest";
+import { Api, createLogger, StateStore, syncFile } from "../src/index.js";
+import { piFolderName } from "../src/paths.js";
+import { MAX_PROBE_MS } from "../src/watch.js";
 
-let server: Server;
-let dataDir: string;
-
-beforeAll(async () => {
-  buildCli();
-  dataDir = mkdtempSync(join(tmpdir(), "pisync-engine-data-"));
-  server = await startServer(dataDir);
-}, 120_000);
-
-afterAll(async () => {
-  await server?.stop();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+const server = npmStartForFile();
 
 const auth = () => ({ Authorization: `Bearer ${server.token}` });
 

@@ -10,11 +10,11 @@ import { createServer, type Server, type ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createGzip } from "node:zlib";
+import { buildCli, cliPath } from "@pisync/testing/cli";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../src/log.js";
 import { defaultRoots, piFileName, piFolderName } from "../src/paths.js";
 import { isControl, safeJson, sanitize } from "../src/sanitize.js";
-import { buildCli, cliPath } from "./harness.js";
 
 const MiB = 1024 * 1024;
 let server: Server;

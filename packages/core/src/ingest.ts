@@ -95,6 +95,7 @@ export function previewOf(entry: unknown, mask?: (text: string) => string): stri
  * Indexes a body of complete lines appended at `start`. At offset 0 the first JSON value must
  * be the session header, and its id must be `sessionId`; oh-my-pi's title slot line may come
  * before it (oh-my-pi writes one; it is stored like any line and read past).
+ * @throws BadRequest at offset 0 when the header is missing, or names another session id.
  */
 export function ingestBody(body: Uint8Array, start: IngestStart, sessionId: string): IngestedBody {
   const result: IngestedBody = {

@@ -20,7 +20,7 @@ export const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
  */
 export const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,223}$/;
 
-/** Checks a user id (or another name we give out) against {@link SAFE_ID}. */
+/** Checks a user id (or another name we give out) against {@link SAFE_ID}; returns it. @throws BadRequest */
 export function checkId(kind: string, id: string): string {
   if (!SAFE_ID.test(id)) {
     throw new BadRequest(`${kind} must be 1 to 128 of A-Z a-z 0-9 . _ - and start with a letter or digit`);
@@ -28,7 +28,7 @@ export function checkId(kind: string, id: string): string {
   return id;
 }
 
-/** Checks a session id against {@link SESSION_ID}. */
+/** Checks a session id against {@link SESSION_ID}; returns it. @throws BadRequest */
 export function checkSessionId(id: string): string {
   if (!SESSION_ID.test(id)) {
     throw new BadRequest("session id must be 1 to 224 of A-Z a-z 0-9 . _ - and start with a letter or digit");

@@ -12,6 +12,7 @@ export const MAX_SEGMENTS = 8;
 /** Merging brings it down to this many, so that merges stay rare. */
 const MERGE_DOWN_TO = 5;
 
+/** 12 random hex digits: makes a segment's key unique, so a retried write never overwrites another. */
 export function nonce(): string {
   return randomBytes(6).toString("hex");
 }

@@ -21,6 +21,10 @@ export interface PathFacts {
   bytes: number;
 }
 
+/**
+ * The name, labels, first message, last time and size of one path, from its index records
+ * alone (`previews` maps a record's line to its preview text). Throws nothing.
+ */
 export function pathFacts(path: readonly EntryRecord[], previews: Record<number, string>): PathFacts {
   let name: string | undefined;
   let firstMessage: string | undefined;

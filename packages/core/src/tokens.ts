@@ -7,16 +7,29 @@ import type { MetaStore, TokenRecord } from "@pisync/store";
 import { Unauthorized } from "./errors.js";
 import { checkId } from "./keys.js";
 
+/** The SHA-256 of a token, in hex: the only form of it the store keeps. */
 export function hashToken(token: string): string {
   return createHash("sha256").update(token).digest("hex");
 }
 
+/** A new secret token: `pst_` and 32 random bytes in base64url (47 characters). */
 export function createToken(): string {
   return `pst_${randomBytes(32).toString("base64url")}`;
 }
 
 const TOKEN_SHAPE = /^pst_[A-Za-z0-9_-]{43}$/;
 
+/**
+ * Device tokens over the metadata store: create (the secret is returned once), authenticate,
+ * list and revoke.
+ *
+ * @example
+ * ```ts
+ * const tokens = new Tokens(stores.meta);
+ * const { token } = await tokens.create("alice", "laptop");
+ * const record = await tokens.authenticate(token); // record.userId === "alice"
+ * ```
+ */
 export class Tokens {
   constructor(
     private readonly meta: MetaStore,
@@ -46,10 +59,12 @@ export class Tokens {
     return record;
   }
 
+  /** The records (never the secrets) of `userId`'s tokens. */
   list(userId: string): Promise<TokenRecord[]> {
     return this.meta.listTokens(userId);
   }
 
+  /** Revokes `userId`'s token `id`; false when it has no such token (another user's included). */
   revoke(userId: string, id: string): Promise<boolean> {
     return this.meta.deleteToken(userId, id);
   }

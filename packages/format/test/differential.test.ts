@@ -5,15 +5,16 @@
  * file, from the entries as pi holds them, and from stored records primed with only what
  * `recordsForContext` names. The default leaf, labels, name and entries must be pi's too.
  */
+
+import { type Op, type PiVersion, piWrite } from "@pisync/testing/pi1";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { buildSessionContext, checkEntry, parseSession } from "../src/index.js";
-import { type Op, type PiVersion, piWrite } from "./pi1/pi1.js";
 import { storedIndexFor } from "./stored-index.js";
 
 const text = fc.string({ maxLength: 12 });
 
-/** The operations pi 0.73.1's writer runs (test/pi1/pi1-child.mjs). */
+/** The operations pi 0.73.1's writer runs (@pisync/testing's src/pi1/pi1-child.mjs). */
 const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 5, arbitrary: fc.record({ kind: fc.constant("user"), text }) },
   { weight: 5, arbitrary: fc.record({ kind: fc.constant("assistant"), text, model: fc.nat(2) }) },
@@ -43,7 +44,7 @@ const rarely = (n: number) =>
   fc.oneof({ weight: 1, arbitrary: fc.constant(true) }, { weight: n - 1, arbitrary: fc.constant(false) });
 
 /**
- * The operations pi 1.x's writer runs (test/pi1/pi1-child.mjs): 0.73.1's, plus system messages,
+ * The operations pi 1.x's writer runs (@pisync/testing's src/pi1/pi1-child.mjs): 0.73.1's, plus system messages,
  * usage entries, context edits (pi's API refuses some: those are written as another hand would,
  * off the branch, of entries without editable content, of ids not in the file), compactions that
  * keep nothing, 1.x message fields and null content.

@@ -4,9 +4,9 @@
  * pi answered for, and a sound one where pi hangs, throws or destroys the file.
  */
 import { readFileSync } from "node:fs";
+import { type Fixture, inRepoCorpus, loadCorpus, sharedCorpus, withNullContentAsEmpty } from "@pisync/testing/fixtures";
 import { describe, expect, it } from "vitest";
 import { buildSessionContext, parseSession, pathTo } from "../src/index.js";
-import { type Fixture, inRepoCorpus, loadCorpus, sharedCorpus, withNullContentAsEmpty } from "./fixture-corpus.js";
 
 /** Files pi cannot read at all (it overwrites them, hangs, or throws on open). */
 const PI_HAS_NO_ANSWER = new Set([

@@ -1,16 +1,16 @@
 /**
  * pi 1.x is the oracle too: the sessions in fixtures/pi-1.6.0 were written by pi 1.6.0's own
- * SessionManager (test/pi1/generate-corpus.ts), and pi 1.6.0 answers for every leaf of them here,
+ * SessionManager (@pisync/testing's src/pi1/generate-corpus.ts), and pi 1.6.0 answers for every leaf of them here,
  * live, in its own runtime (Node 22). Our answer must be pi's for every leaf, from a whole file,
  * from entries as pi holds them, and from stored records primed with only what
  * `recordsForContext` asks for.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { baseName, inRepoCorpus, loadCorpus, PI_HAS_NO_ANSWER } from "@pisync/testing/fixtures";
+import { type OracleContexts, piContexts } from "@pisync/testing/pi1";
 import { beforeAll, describe, expect, it } from "vitest";
 import { buildSessionContext, checkEntry, parseSession, pathTotals } from "../src/index.js";
-import { baseName, inRepoCorpus, loadCorpus, PI_HAS_NO_ANSWER } from "./fixture-corpus.js";
-import { type OracleContexts, piContexts } from "./pi1/pi1.js";
 import { storedIndexFor } from "./stored-index.js";
 
 const corpus = join(inRepoCorpus, "pi-1.6.0");

@@ -5,13 +5,13 @@
  * values in the fields the index reads), and on those lines with bytes changed at random.
  */
 import { readFileSync } from "node:fs";
+import { inRepoCorpus, loadCorpus, sharedCorpus } from "@pisync/testing/fixtures";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { recordOf } from "../src/lines.js";
 import { indexSession } from "../src/session-index.js";
 import { NOT_JSON, skeletonScanner } from "../src/skeleton.js";
 import { SKELETON_WASM } from "../src/skeleton-wasm.js";
-import { inRepoCorpus, loadCorpus, sharedCorpus } from "./fixture-corpus.js";
 
 const scanner = skeletonScanner();
 const read = scanner && ((bytes: Uint8Array, offset: number, length: number) => scanner.line(bytes, offset, length));

@@ -4,8 +4,7 @@
  * the extension's backups coexist with a running `pisync watch` without double uploads.
  */
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   createAgentSession,
@@ -13,34 +12,16 @@ import {
   DefaultResourceLoader,
   SessionManager,
 } from "@mariozechner/pi-coding-agent";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { piFolderName } from "../../cli/src/paths.js";
-import {
-  assistantMessage,
-  buildCli,
-  completeBytes,
-  eventually,
-  machine,
-  type Server,
-  startServer,
-} from "../../cli/test/harness.js";
+import { piFolderName } from "@pisync/cli";
+import { assistantMessage } from "@pisync/testing";
+import { completeBytes, eventually, machine, npmStartForFile } from "@pisync/testing/cli";
+import { describe, expect, it } from "vitest";
 
 const extensionPath = new URL("../dist/cloud.mjs", import.meta.url).pathname;
 
-let server: Server;
-let dataDir: string;
-
-beforeAll(async () => {
-  execFileSync(process.execPath, [new URL("../build.mjs", import.meta.url).pathname], { stdio: "ignore" });
-  buildCli();
-  dataDir = mkdtempSync(join(tmpdir(), "pisync-pi-data-"));
-  server = await startServer(dataDir);
-}, 120_000);
-
-afterAll(async () => {
-  await server?.stop();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+const server = npmStartForFile(() =>
+  execFileSync(process.execPath, [new URL("../build.mjs", import.meta.url).pathname], { stdio: "ignore" }),
+);
 
 /** pi's runtime with the extension loaded, for a session manager; what /cloud reports lands in `results`. */
 async function loadPi(home: string, sessionManager: SessionManager) {

@@ -140,6 +140,7 @@ export interface BlobStore {
 
 /** Session heads, tree index pages, tokens and shares: DynamoDB, or SQLite. */
 export interface MetaStore {
+  /** The head of a user's session (its current generation and segments); `undefined` when there is none. */
   getHead(userId: string, sessionId: string): Promise<SessionHead | undefined>;
   /** The commit point (see {@link Commit}). @throws RevisionConflictError */
   commit(commit: Commit): Promise<void>;
@@ -159,14 +160,20 @@ export interface MetaStore {
    */
   deleteSession(userId: string, sessionId: string, revokedAt: string): Promise<void>;
 
+  /** Stores a token's record (its hash, never the secret). */
   putToken(token: TokenRecord): Promise<void>;
+  /** The token whose SHA-256 is `hash`; `undefined` when none is. */
   findToken(hash: string): Promise<TokenRecord | undefined>;
+  /** A user's token records. */
   listTokens(userId: string): Promise<TokenRecord[]>;
   /** @returns whether a token with that id existed for that user. */
   deleteToken(userId: string, id: string): Promise<boolean>;
 
+  /** Writes a share link's record whole (creating it, or recording its revocation). */
   putShare(share: ShareRecord): Promise<void>;
+  /** A share by its id, whoever owns it (the caller checks the owner); `undefined` when unknown. */
   getShare(id: string): Promise<ShareRecord | undefined>;
+  /** A user's share links, revoked ones included. */
   listShares(userId: string): Promise<ShareRecord[]>;
 }
 

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
+import { testAwsConfig, testAwsStores } from "@pisync/testing";
 import { beforeAll, describe, expect, it } from "vitest";
 import { awsErrorName, awsStores } from "../src/aws/index.js";
 import { NotFoundError, type Stores } from "../src/index.js";
-import { testAwsConfig, testAwsStores } from "./aws-clients.js";
 import { describeStoreContract } from "./contract.js";
 
 describeStoreContract("AWS (S3 on s3rver + DynamoDB Local)", testAwsStores);

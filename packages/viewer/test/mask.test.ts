@@ -4,6 +4,8 @@
  * disable directives in session content are ignored, broken lines are masked too, and hostile
  * inputs cost work bounded by their length (windows of bounded size).
  */
+
+import { credentialShapes, leaks, PLACEMENTS, pathologicalTexts } from "@pisync/testing/hostile";
 import { describe, expect, it } from "vitest";
 import { Keywords } from "../src/mask/keywords.js";
 import { RULES, ruleFindings } from "../src/mask/rules.js";
@@ -11,7 +13,6 @@ import { findCredentials, OVERLAP, WINDOW, windowsOf } from "../src/mask/scan.js
 import { secretlintFindings } from "../src/mask/secretlint.js";
 import { SETTING_RULE_IDS } from "../src/mask/settings.js";
 import { maskJsonLine, maskLines, maskText, maskTexts } from "../src/mask.js";
-import { credentialShapes, leaks, PLACEMENTS, pathologicalTexts } from "./corpus.js";
 
 const shapes = credentialShapes();
 const GITHUB = shapes.find((s) => s.rule === "github-token")?.secret as string;

@@ -130,9 +130,6 @@ export async function checkToken(client: Api): Promise<void> {
   }
 }
 
-/** Text from a session or a server, made safe to print (one line; controls shown escaped). */
-export { sanitize as printable } from "../sanitize.js";
-
 export function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;

@@ -2,7 +2,8 @@
 import * as z from "zod/mini";
 import { ApiError } from "../api.js";
 import { CliError, EXIT } from "../cli-error.js";
-import { api, type CommandHelp, formatBytes, type Io, parse, printable } from "./common.js";
+import { sanitize } from "../sanitize.js";
+import { api, type CommandHelp, formatBytes, type Io, parse } from "./common.js";
 
 interface GenerationView {
   generation: number;
@@ -56,7 +57,7 @@ export async function generations(argv: string[], io: Io): Promise<number> {
   }
   const last = list[list.length - 1]?.generation;
   for (const g of list) {
-    const note = [g.generation === last ? "current" : "", g.reason ? printable(g.reason) : ""]
+    const note = [g.generation === last ? "current" : "", g.reason ? sanitize(g.reason) : ""]
       .filter(Boolean)
       .join(", ");
     io.out(

@@ -10,8 +10,9 @@ import { readRange, writeAtomic } from "../files.js";
 import { headerOf } from "../header.js";
 import { httpRequest } from "../http.js";
 import { isInside, piFileName, piFolderName, piSessionsRoot } from "../paths.js";
+import { sanitize } from "../sanitize.js";
 import { fingerprintOf, StateStore } from "../state.js";
-import { api, type CommandHelp, formatBytes, type Io, parse, printable } from "./common.js";
+import { api, type CommandHelp, formatBytes, type Io, parse } from "./common.js";
 
 interface SessionView {
   id: string;
@@ -64,7 +65,7 @@ export async function ls(argv: string[], io: Io): Promise<number> {
   for (const s of sessions) {
     const title = s.name ?? s.firstMessage ?? "";
     io.out(
-      `${printable(
+      `${sanitize(
         `${s.id}  ${s.updatedAt}  ${s.entries} entries  ${formatBytes(s.bytes)}  $${s.cost.toFixed(2)}  ${s.cwd ?? ""}  ${title}`,
       )}\n`,
     );
@@ -304,7 +305,7 @@ async function pullSession(id: string, args: PullArgs, io: Io): Promise<Pulled> 
   if (blobs) io.err(`fetched ${blobs} image blob${blobs === 1 ? "" : "s"} into ${blobsDirFor(target)}\n`);
   if (cwd !== originalCwd) {
     io.err(
-      `${printable(
+      `${sanitize(
         `cwd remapped: ${originalCwd} → ${cwd} (the file is in ${piFolderName(cwd)}; its header still says ${originalCwd})`,
       )}\n`,
     );

@@ -6,9 +6,10 @@ import { ApiError } from "../api.js";
 import { CliError, EXIT } from "../cli-error.js";
 import { parseDuration } from "../header.js";
 import { createLogger } from "../log.js";
+import { sanitize } from "../sanitize.js";
 import { StateStore } from "../state.js";
 import { completeLengthOf, sessionIdOf, syncFile } from "../sync.js";
-import { api, type CommandHelp, type Io, parse, printable, usageError } from "./common.js";
+import { api, type CommandHelp, type Io, parse, usageError } from "./common.js";
 
 interface ShareView {
   id: string;
@@ -146,7 +147,7 @@ examples:
   else
     for (const s of list)
       io.out(
-        `${printable(
+        `${sanitize(
           `${s.id}  ${s.status}  ${s.sessionId}${s.leafId ? `@${s.leafId}` : ""}  expires ${s.expiresAt}  ${s.url}`,
         )}\n`,
       );

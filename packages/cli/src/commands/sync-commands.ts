@@ -5,10 +5,11 @@ import * as z from "zod/mini";
 import { CliError, EXIT } from "../cli-error.js";
 import { createLogger } from "../log.js";
 import { defaultRoots } from "../paths.js";
+import { sanitize } from "../sanitize.js";
 import { StateStore } from "../state.js";
 import { completeLengthOf, syncFile, Transient, Unauthorized } from "../sync.js";
 import { sessionFiles, Watcher } from "../watch.js";
-import { api, type CommandHelp, checkToken, formatBytes, type Io, parse, printable, refusedToken } from "./common.js";
+import { api, type CommandHelp, checkToken, formatBytes, type Io, parse, refusedToken } from "./common.js";
 import { type Progress, ProgressBar } from "./progress.js";
 
 const rootsOption = { root: { type: "string" as const, multiple: true }, json: { type: "boolean" as const } };
@@ -215,7 +216,7 @@ export async function status(argv: string[], io: Io): Promise<number> {
       r.deleted ? "deleted locally (the cloud copy stays)" : "",
       r.pending ? `${formatBytes(r.pending)} pending` : "",
       r.diverged ? "diverged: another machine writes this session too" : "",
-      r.lastError ? `last error: ${printable(r.lastError)}` : "",
+      r.lastError ? `last error: ${sanitize(r.lastError)}` : "",
     ].filter(Boolean);
     io.out(
       `${r.file}\n  ${r.session ?? "(not sent yet)"}  stored ${formatBytes(r.stored)} of ${

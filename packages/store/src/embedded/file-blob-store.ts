@@ -10,6 +10,11 @@ import type { BlobStore } from "../ports.js";
 
 const SAFE_KEY = /^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)*$/;
 
+/**
+ * The embedded {@link BlobStore}: each key a file under `root` (folders made as needed).
+ * `get` of a missing key throws `NotFoundError`; a key outside the safe alphabet (or one
+ * with `..`) throws before touching the disk.
+ */
 export class FileBlobStore implements BlobStore {
   constructor(private readonly root: string) {}
 

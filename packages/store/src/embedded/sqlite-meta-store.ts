@@ -43,6 +43,11 @@ function decodeCursor(cursor: string): [string, string] | undefined {
   }
 }
 
+/**
+ * The embedded {@link MetaStore}: heads, the tree index, tokens and shares in one SQLite file
+ * (WAL). A commit whose head revision moved since it was read throws
+ * `RevisionConflictError` with the current head, as the DynamoDB adapter does.
+ */
 export class SqliteMetaStore implements MetaStore {
   private readonly db: Database.Database;
 

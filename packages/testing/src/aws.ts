@@ -1,7 +1,7 @@
 /** Clients for the test servers the harness started (DynamoDB Local and s3rver). */
 import { randomUUID } from "node:crypto";
+import { type AwsStoresConfig, awsStores, ensureTable } from "@pisync/store/aws";
 import { inject } from "vitest";
-import { type AwsStoresConfig, awsStores, ensureTable } from "../src/aws/index.js";
 
 /** A config for the test servers, with a fresh table. */
 export async function testAwsConfig(): Promise<AwsStoresConfig> {

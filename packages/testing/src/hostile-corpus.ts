@@ -4,6 +4,7 @@
  * masker's tests, the share hostile-session test and the masking benchmark.
  */
 import { generateKeyPairSync } from "node:crypto";
+import { type AssistantPart, assistantMessage, userMessage } from "./sessions.js";
 
 /** A credential as it appears in text, and the part of it that is secret. */
 export interface Shape {
@@ -158,28 +159,8 @@ export interface Placement {
   entry?: (text: string) => Record<string, unknown>;
 }
 
-const usage = {
-  input: 1,
-  output: 1,
-  cacheRead: 0,
-  cacheWrite: 0,
-  totalTokens: 2,
-  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-};
-const assistant = (content: unknown[]) => ({
-  type: "message",
-  message: {
-    role: "assistant",
-    content,
-    api: "x",
-    provider: "anthropic",
-    model: "claude",
-    usage,
-    stopReason: "stop",
-    timestamp: 1,
-  },
-});
-const user = (content: unknown) => ({ type: "message", message: { role: "user", content, timestamp: 1 } });
+const assistant = (content: AssistantPart[]) => ({ type: "message", message: assistantMessage(content) });
+const user = (content: unknown) => ({ type: "message", message: userMessage(content) });
 
 /** Every place of an entry a credential may sit in. */
 export const PLACEMENTS: Placement[] = [

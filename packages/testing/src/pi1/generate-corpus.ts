@@ -1,16 +1,16 @@
 /**
- * Writes the pi 1.x corpus (test/fixtures/pi-1.6.0/) with pi 1.6.0's own SessionManager, persisted
+ * Writes the pi 1.x corpus (fixtures/pi-1.6.0/ of this package) with pi 1.6.0's own SessionManager, persisted
  * as pi writes its files. Run it again only to change the corpus; the files are committed and the
  * test asks pi for its answers live.
  *
- *   node --import tsx packages/format/test/pi1/generate-corpus.ts
+ *   node --import tsx packages/testing/src/pi1/generate-corpus.ts
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Op, piWrite } from "./pi1.js";
 
-const out = fileURLToPath(new URL("../fixtures/pi-1.6.0/", import.meta.url));
+const out = fileURLToPath(new URL("../../fixtures/pi-1.6.0/", import.meta.url));
 
 const PREAMBLE =
   "You are an expert coding assistant. You help users by reading files, executing commands and writing code.";

@@ -28,7 +28,7 @@ export interface Expected {
 }
 
 const here = new URL(".", import.meta.url).pathname;
-export const inRepoCorpus = join(here, "fixtures");
+export const inRepoCorpus = join(here, "../fixtures");
 /** pi's full fixture corpus, present for developers and CI beside the repository. */
 export const sharedCorpus = resolve(here, "../../../../shared/fixtures/pi-0.73.1");
 

@@ -7,13 +7,14 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type IncomingMessage } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort, stopProcessGroup } from "../../../scripts/test-servers/servers.js";
+import { afterAll, beforeAll } from "vitest";
+import { freePort, stopProcessGroup } from "./servers/servers.js";
 
-export const cliPath = new URL("../dist/pisync.mjs", import.meta.url).pathname;
+export const cliPath = new URL("../../cli/dist/pisync.mjs", import.meta.url).pathname;
 
 /** Builds the bundle under test (the file users run). */
 export function buildCli(): void {
-  execFileSync(process.execPath, [new URL("../build.mjs", import.meta.url).pathname], { stdio: "ignore" });
+  execFileSync(process.execPath, [new URL("../../cli/build.mjs", import.meta.url).pathname], { stdio: "ignore" });
 }
 
 export interface Server {
@@ -51,26 +52,36 @@ export async function startServer(dataDir: string): Promise<Server> {
   };
 }
 
-const usage = {
-  input: 10,
-  output: 5,
-  cacheRead: 0,
-  cacheWrite: 0,
-  totalTokens: 15,
-  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0.001 },
-};
-
-/** An assistant message as pi stores it. */
-export function assistantMessage(text: string) {
+/**
+ * `npm start` for every test of one file: before them it builds the bundles (`buildCli`, then
+ * `prepare`) and starts the server on a fresh data folder; after them it stops the server and
+ * removes the folder. The answer reads the running server, so use it inside hooks and tests.
+ */
+export function npmStartForFile(prepare?: () => void): Server {
+  let running: Server | undefined;
+  let dataDir: string | undefined;
+  beforeAll(async () => {
+    buildCli();
+    prepare?.();
+    dataDir = mkdtempSync(join(tmpdir(), "pisync-npm-start-"));
+    running = await startServer(dataDir);
+  }, 120_000);
+  afterAll(async () => {
+    await running?.stop();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+  const current = () => {
+    if (!running) throw new Error("npm start is not running yet (use the server inside a hook or test)");
+    return running;
+  };
   return {
-    role: "assistant" as const,
-    content: [{ type: "text" as const, text }],
-    api: "anthropic-messages",
-    provider: "anthropic",
-    model: "claude-sonnet-4-5",
-    usage,
-    stopReason: "stop" as const,
-    timestamp: Date.now(),
+    get url() {
+      return current().url;
+    },
+    get token() {
+      return current().token;
+    },
+    stop: () => current().stop(),
   };
 }
 
