@@ -1,7 +1,9 @@
 // One measured run in a fresh process, on the compiled library (as users run it): `pi`
 // (SessionManager.open + buildSessionContext of pi 0.73.1), `pi1` (the same with pi 1.x: run it
 // under Node 22) or `pisync` (read + parseSession + buildSessionContext), on the same file.
-// Prints JSON.
+// Prints JSON, with a digest of the context built (taken after timing) so that the bench can
+// check that both sides did the same work.
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { buildSessionContext, parseSession } from "@pisync/format";
@@ -12,14 +14,15 @@ const pi1 = which === "pi1" ? (await import("@earendil-works/pi-coding-agent")).
 globalThis.gc?.();
 const rssBefore = process.memoryUsage().rss;
 const start = performance.now();
-let messages;
+let context;
 if (which === "pi" || which === "pi1") {
   const sm = (pi1 ?? SessionManager).open(file);
-  messages = sm.buildSessionContext().messages.length;
+  context = sm.buildSessionContext();
 } else {
   const session = parseSession(readFileSync(file));
-  messages = buildSessionContext(session).messages.length;
+  context = buildSessionContext(session);
 }
 const ms = performance.now() - start;
 const peak = process.resourceUsage().maxRSS * 1024;
-console.log(JSON.stringify({ which, ms, extraBytes: peak - rssBefore, messages }));
+const digest = createHash("sha256").update(JSON.stringify(context)).digest("hex");
+console.log(JSON.stringify({ which, ms, extraBytes: peak - rssBefore, messages: context.messages.length, digest }));

@@ -7,6 +7,10 @@
  * Then the same on a pi 1.x session of the same size (written by pi 1.6.0: system prompts and
  * their patches, compaction checkpoints, usage entries, context edits), against pi 0.73.1 under
  * Node 20 and against pi 1.6.0 under Node 22 (pisync measured under both).
+ *
+ * Each side does the same work, timed the same way: read the file, index it, build the default
+ * leaf's context (pi: `SessionManager.open` + `buildSessionContext`). The bench fails unless the
+ * contexts are the same (a digest of each run's context, taken after timing).
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
@@ -27,6 +31,14 @@ interface Run {
   ms: number;
   extraBytes: number;
   messages: number;
+  /** SHA-256 of the built context's JSON: both sides must have done the same work. */
+  digest: string;
+}
+
+/** Fails the bench unless every run of `a` and `b` built the same context. */
+function sameContext(what: string, a: Run[], b: Run[]): void {
+  const digests = new Set([...a, ...b].map((r) => r.digest));
+  if (digests.size !== 1) throw new Error(`${what}: the contexts differ (${[...digests].join(", ")})`);
 }
 
 function once(which: "pi" | "pi1" | "pisync", path = file, node = process.execPath): Run {
@@ -43,9 +55,7 @@ for (let i = 0; i < runs; i++) for (const which of ["pi", "pisync"] as const) re
 const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
 const pi = { ms: median(results.pi.map((r) => r.ms)), mem: median(results.pi.map((r) => r.extraBytes)) };
 const ours = { ms: median(results.pisync.map((r) => r.ms)), mem: median(results.pisync.map((r) => r.extraBytes)) };
-if (results.pi[0].messages !== results.pisync[0].messages) {
-  throw new Error(`context sizes differ: pi ${results.pi[0].messages}, pisync ${results.pisync[0].messages}`);
-}
+sameContext("pi 0.73.1's session", results.pi, results.pisync);
 console.log(`file: ${mb(size)}, context: ${results.pi[0].messages} messages, ${runs} runs each (medians)`);
 console.log(
   `pi      open + buildSessionContext: ${pi.ms.toFixed(0)} ms, extra memory ${mb(pi.mem)} (${(pi.mem / size).toFixed(2)}× file)`,
@@ -69,6 +79,7 @@ if (!existsSync(escaped)) {
 }
 const variant = { pi: [] as Run[], pisync: [] as Run[] };
 for (let i = 0; i < runs; i++) for (const which of ["pi", "pisync"] as const) variant[which].push(once(which, escaped));
+sameContext("the session with escapes", variant.pi, variant.pisync);
 const variantPi = median(variant.pi.map((r) => r.ms));
 const variantOurs = median(variant.pisync.map((r) => r.ms));
 console.log(
@@ -85,9 +96,8 @@ for (let i = 0; i < runs; i++) {
   pi1Runs.pi1.push(once("pi1", pi1File, node22));
   pi1Runs.pisync22.push(once("pisync", pi1File, node22));
 }
-if (pi1Runs.pi1[0].messages !== pi1Runs.pisync[0].messages) {
-  throw new Error(`context sizes differ: pi 1.6.0 ${pi1Runs.pi1[0].messages}, pisync ${pi1Runs.pisync[0].messages}`);
-}
+// pi 0.73.1 does not know 1.x's rules (its context of this file differs): pi 1.6.0 is the oracle.
+sameContext("pi 1.6.0's session", pi1Runs.pi1, [...pi1Runs.pisync, ...pi1Runs.pisync22]);
 const m = (which: string) => ({
   ms: median(pi1Runs[which].map((r) => r.ms)),
   mem: median(pi1Runs[which].map((r) => r.extraBytes)),

@@ -1,26 +1,14 @@
 /** Finding a session's header in a file's first bytes. */
-import { isHeader, isObject, type SessionHeader } from "@pisync/format";
+import { findHeader, type SessionHeader } from "@pisync/format";
 
 /**
- * The header at the start of `bytes`: the first line, or the second after an oh-my-pi title
- * slot. `end` is where the rest of the file starts (past the header's newline).
+ * The header at the start of `bytes` (pi's rule, from `@pisync/format`: the first JSON value,
+ * read past an oh-my-pi title slot). `end` is where the rest of the file starts (past the
+ * header's newline).
  */
 export function headerOf(bytes: Uint8Array): { header: SessionHeader; end: number } | undefined {
-  let start = 0;
-  for (let line = 0; line < 2 && start < bytes.length; line++) {
-    const end = bytes.indexOf(0x0a, start);
-    if (end < 0) return undefined;
-    let value: unknown;
-    try {
-      value = JSON.parse(new TextDecoder().decode(bytes.subarray(start, end)));
-    } catch {
-      return undefined;
-    }
-    if (isHeader(value)) return { header: value, end: end + 1 };
-    if (!(isObject(value) && value.type === "title")) return undefined;
-    start = end + 1;
-  }
-  return undefined;
+  const { header, end } = findHeader(bytes);
+  return header && end !== undefined ? { header, end } : undefined;
 }
 
 /** `7d`, `12h`, `30m`, `45s` or plain seconds; `undefined` for anything else. */

@@ -6,8 +6,9 @@
 import {
   addUsage,
   emptyTotals,
+  findHeader,
   forEachLine,
-  isHeader,
+  headerVersion,
   isObject,
   type Json,
   type LineRecord,
@@ -106,37 +107,37 @@ export function ingestBody(body: Uint8Array, start: IngestStart, sessionId: stri
     values: start.values,
     entries: [],
   };
+  // A first body starts the file: the header is found by pi's rule before anything is kept.
+  const found = start.offset === 0 ? findHeader(body) : undefined;
+  if (found && !found.header) {
+    throw new BadRequest(
+      found.problems.length
+        ? "at offset 0 the first JSON value must be the session header"
+        : "at offset 0 the body must hold the session header",
+    );
+  }
+  if (found?.header && found.header.id !== sessionId) {
+    throw new BadRequest(`the header's id ${JSON.stringify(found.header.id)} is not the session id ${sessionId}`);
+  }
+  let awaitingHeader = found !== undefined;
+  let version = start.version;
   const spans: LineSpan[] = [];
   forEachLine(body, (span) => spans.push(span), start.line);
-  let awaitingHeader = start.offset === 0;
-  let version = start.version;
-  let sawTitle = false;
   for (const local of spans) {
     const span: LineSpan = { line: local.line, offset: start.offset + local.offset, length: local.length };
-    const read = readLine(body, local, span.offset === 0);
     result.lines = local.line;
-    if (awaitingHeader && read.kind === "value") {
-      if (isHeader(read.value)) {
-        if (read.value.id !== sessionId) {
-          throw new BadRequest(`the header's id ${JSON.stringify(read.value.id)} is not the session id ${sessionId}`);
-        }
-        result.header = read.value;
-        version = typeof read.value.version === "number" ? read.value.version : 1;
-        awaitingHeader = false;
-        result.values++;
-        continue;
-      }
-      if (!sawTitle && isObject(read.value) && read.value.type === "title") {
-        sawTitle = true;
-        result.problems.push({
-          kind: "title-slot",
-          ...span,
-          message: "oh-my-pi title slot before the header; read past",
-        });
-        continue;
-      }
-      throw new BadRequest("at offset 0 the first JSON value must be the session header");
+    if (found && local.line === found.titleLine) {
+      result.problems.push(...found.problems);
+      continue;
     }
+    if (found?.header && local.line === found.headerLine) {
+      result.header = found.header;
+      version = headerVersion(found.header);
+      awaitingHeader = false;
+      result.values++;
+      continue;
+    }
+    const read = readLine(body, local, span.offset === 0);
     const problem = lineProblem(span, read, !awaitingHeader || start.offset > 0);
     if (read.kind === "value") result.values++;
     if (problem) result.problems.push(problem);
@@ -149,7 +150,6 @@ export function ingestBody(body: Uint8Array, start: IngestStart, sessionId: stri
     const preview = previewOf(read.value);
     if (preview) result.previews[record.line] = preview;
   }
-  if (awaitingHeader) throw new BadRequest("at offset 0 the body must hold the session header");
   return result;
 }
 

@@ -214,26 +214,43 @@ function selectEntries<N>(
   const selected = [compaction];
   if (Array.isArray(c.retainedTail))
     return { selected: selected.concat(nodes.slice(compactionAt + 1)), retained: c.retainedTail };
-  let kept = false;
-  for (let i = 0; i < compactionAt; i++) {
+  // Ids on a path are unique (a repeated one closes a cycle, cut by the walk): search from the compaction back.
+  let from = compactionAt;
+  for (let i = compactionAt - 1; i >= 0; i--) {
+    if (read.id(nodes[i]) === c.firstKeptEntryId) {
+      from = i;
+      break;
+    }
+  }
+  for (let i = from; i < compactionAt; i++) {
     const node = nodes[i];
-    if (read.id(node) === c.firstKeptEntryId) kept = true;
     // The compaction's systemMessage stands for every system message before it.
-    if (kept && !(read.type(node) === "message" && read.role(node) === "system")) selected.push(node);
+    if (!(read.type(node) === "message" && read.role(node) === "system")) selected.push(node);
   }
   for (let i = compactionAt + 1; i < nodes.length; i++) selected.push(nodes[i]);
   return { selected, retained: [] };
 }
 
-/** Step 2 over a path, root first: the thinking level and model. */
+/** Step 2 over a path, root first: the thinking level and model (the last of each, so read from the leaf up). */
 function settingsOfPath<N>(nodes: N[], read: PathReader<N>): Omit<SessionContext, "messages"> {
   let thinkingLevel: unknown = "off";
   let model: SessionContext["model"] = null;
-  for (const node of nodes) {
+  let levelFound = false;
+  let modelFound = false;
+  for (let i = nodes.length - 1; i >= 0 && !(levelFound && modelFound); i--) {
+    const node = nodes[i];
     const type = read.type(node);
-    if (type === "thinking_level_change") thinkingLevel = read.thinkingLevel(node);
-    else if (type === "model_change") model = read.modelChange(node);
-    else if (type === "message") model = read.assistantModel(node) ?? model;
+    if (type === "thinking_level_change") {
+      if (!levelFound) thinkingLevel = read.thinkingLevel(node);
+      levelFound = true;
+    } else if (!modelFound) {
+      const set =
+        type === "model_change" ? read.modelChange(node) : type === "message" ? read.assistantModel(node) : undefined;
+      if (set !== undefined) {
+        model = set;
+        modelFound = true;
+      }
+    }
   }
   return { thinkingLevel: thinkingLevel as string, model };
 }
@@ -241,8 +258,8 @@ function settingsOfPath<N>(nodes: N[], read: PathReader<N>): Omit<SessionContext
 /** Steps 2–5 over a path, root first. */
 function contextOfPath<N>(nodes: N[], read: PathReader<N>, report: (problem: Problem) => void): SessionContext {
   const { thinkingLevel, model } = settingsOfPath(nodes, read);
-  let compactionAt = -1;
-  for (let i = 0; i < nodes.length; i++) if (read.type(nodes[i]) === "compaction") compactionAt = i;
+  let compactionAt = nodes.length - 1;
+  while (compactionAt >= 0 && read.type(nodes[compactionAt]) !== "compaction") compactionAt--;
 
   const { selected, retained } = selectEntries(nodes, compactionAt, read);
   const edits = new Map<unknown, Entry>();

@@ -15,6 +15,8 @@ export {
   recordsForContext,
   type SessionContext,
 } from "./context.js";
+export { findHeader, type HeaderSearch, headerVersion } from "./header.js";
+export { indexSession } from "./index-scan.js";
 export {
   completeLength,
   decodeUtf8,
@@ -36,11 +38,12 @@ export {
   readLine,
   recordOf,
   recordProblem,
+  trimFileStartBom,
 } from "./lines.js";
 export { CURRENT_SESSION_VERSION, migrateEntry, v1EntryId } from "./migrate.js";
 export { entryProblems, labelsOf, nameOf, type ParsedSession, parseSession, treeProblems } from "./parse.js";
 export type { Problem, ProblemKind } from "./problems.js";
 export * from "./schema.js";
-export { type EntryFacts, type EntryRecord, type IndexParts, indexSession, SessionIndex } from "./session-index.js";
+export { type EntryFacts, type EntryRecord, type IndexParts, SessionIndex } from "./session-index.js";
 export { addUsage, emptyTotals, pathTotals, type Totals, usageOfEntry } from "./totals.js";
 export { findCycles, pathTo, type TreePath } from "./tree.js";

@@ -56,6 +56,17 @@ function bomLength(bytes: Uint8Array, at: number): number {
   return bytes[at] === 0xef && bytes[at + 1] === 0xbb && bytes[at + 2] === 0xbf ? 3 : 0;
 }
 
+/**
+ * A line's text as pi parses it: a byte order mark is trimmed at the very start of the file
+ * (pi's `String.prototype.trim` of the whole file) and nowhere else, where it makes the line
+ * invalid JSON.
+ *
+ * @example trimFileStartBom("\uFEFF{}", true) // "{}"
+ */
+export function trimFileStartBom(text: string, atFileStart: boolean): string {
+  return atFileStart && text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
 /** What {@link readValueAt} answers for a line that trims to nothing, and for one JSON.parse refuses. */
 export const BLANK_LINE: unique symbol = Symbol("blank line");
 export const INVALID_LINE: unique symbol = Symbol("invalid line");

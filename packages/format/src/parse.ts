@@ -2,10 +2,12 @@
  * `parseSession`: a whole session file read into memory, as pi reads it on open (v1 and v2
  * migrated in memory, broken lines skipped), with what was wrong reported instead of thrown.
  */
+
+import { indexSession } from "./index-scan.js";
 import { encodeUtf8 } from "./jsonl.js";
 import type { Problem } from "./problems.js";
 import type { SessionEntry, SessionHeader } from "./schema.js";
-import { indexSession, type SessionIndex } from "./session-index.js";
+import type { SessionIndex } from "./session-index.js";
 import { findCycles } from "./tree.js";
 
 /** A session file, read. */

@@ -1,31 +1,14 @@
 /**
  * The tree index of a session file: one small record per line, built without keeping entry
  * content. Full entries are parsed on demand ({@link SessionIndex.entry}), so rebuilding a
- * context reads only the entries on its path.
+ * context reads only the entries on its path. The byte scan that builds it from a file is
+ * index-scan.ts; the service builds it from stored records.
  */
-import { type LineSpan, type LineTable, lineTable } from "./jsonl.js";
-import {
-  BLANK_LINE,
-  INVALID_LINE,
-  isHeader,
-  isObject,
-  type Json,
-  type LineRecord,
-  lineProblem,
-  looksTorn,
-  parseRecordLine,
-  readValueAt,
-  recordOf,
-  recordProblem,
-} from "./lines.js";
+import { headerVersion } from "./header.js";
+import { type Json, type LineRecord, recordProblem } from "./lines.js";
 import { CURRENT_SESSION_VERSION, migrateEntry, migrateRole, type V1Links, v1EntryId } from "./migrate.js";
 import type { Problem } from "./problems.js";
 import type { SessionHeader } from "./schema.js";
-import { NOT_JSON, skeletonScanner } from "./skeleton.js";
-
-/** Lines read through the scanner at once: up to this many, and this many bytes (unless one line is longer). */
-const BATCH_LINES = 256;
-const BATCH_BYTES = 4 * 1024 * 1024;
 
 export type { EntryFacts } from "./lines.js";
 
@@ -54,6 +37,12 @@ export interface IndexParts {
   load: (record: LineRecord) => unknown;
   /** Entries already parsed, by line number (not yet migrated). */
   cache?: Map<number, Json>;
+  /**
+   * The path from a root to the last record, root first, when the scan already walked it (the
+   * records themselves, not copies). Taken only when it must equal the parent walk's answer: ids
+   * unique, v2 or later.
+   */
+  defaultPath?: LineRecord[];
 }
 
 /** A session file, indexed. Immutable once built. */
@@ -75,6 +64,8 @@ export class SessionIndex {
   private readonly cache: Map<number, Json>;
   private readonly byIdMap = new Map<string, number>();
   private childrenMap: Map<string | null, number[]> | undefined;
+  /** See {@link IndexParts.defaultPath}. */
+  readonly defaultPath: readonly EntryRecord[] | undefined;
 
   constructor(parts: IndexParts) {
     this.load = parts.load;
@@ -87,9 +78,7 @@ export class SessionIndex {
       parts.version !== undefined
         ? parts.version
         : written
-          ? typeof written.version === "number"
-            ? written.version
-            : 1
+          ? headerVersion(written)
           : parts.records.some((r) => r.id !== undefined)
             ? CURRENT_SESSION_VERSION
             : 1;
@@ -109,9 +98,11 @@ export class SessionIndex {
     // v1 entries get their ids from the migration above, so nothing parsed before it is kept.
     if (this.version >= 2)
       for (const [line, entry] of parts.cache ?? []) this.cache.set(line, migrateEntry(entry, this.version));
+    let duplicates = 0;
     for (const record of this.records) {
       if (record.id === undefined) continue;
       if (this.byIdMap.has(record.id)) {
+        duplicates++;
         this.problems.push({
           kind: "duplicate-id",
           line: record.line,
@@ -137,6 +128,16 @@ export class SessionIndex {
       }
     }
     this.parentsFirst = parentsFirst;
+    // With unique ids, parents first and no v1 ids to give, the scan's walk is the parent walk.
+    const path = parts.defaultPath as EntryRecord[] | undefined;
+    this.defaultPath =
+      path?.length &&
+      this.version >= 2 &&
+      parentsFirst &&
+      duplicates === 0 &&
+      path[path.length - 1] === this.defaultLeaf
+        ? path
+        : undefined;
   }
 
   /** pi's v1 → v2 migration, on the records: ids by line, a linear parent chain. */
@@ -234,184 +235,4 @@ export class SessionIndex {
     for (const [id, at] of this.byIdMap) if (!hasChild[at]) leaves.push(id);
     return leaves;
   }
-}
-
-/**
- * Decides, during the backward pass, which entries the default leaf's context will read: the
- * path from the last line up, as long as it is inside the last compaction's kept range.
- */
-class ContextKeeper {
-  private wanted: string | undefined;
-  private state: "all" | "until" | "none" = "all";
-  private keepUntil: unknown;
-
-  /** Called for each record, last to first; true when the record's entry should be kept. */
-  offer(record: LineRecord, isLast: boolean): boolean {
-    if (isLast) this.wanted = record.id;
-    if (record.id === undefined || record.id !== this.wanted) return false;
-    this.wanted = record.parentId ?? undefined;
-    // A kept range's system messages give way to the compaction's systemMessage (pi 1.x).
-    const keep =
-      this.state !== "none" &&
-      CONTENT_TYPES.has(record.type ?? "") &&
-      !(this.state === "until" && record.type === "message" && record.role === "system");
-    if (this.state === "all" && record.type === "compaction") {
-      // The last compaction on the path: its kept range is all that precedes it in the context
-      // (nothing when it carries retainedTail, or names itself: pi 1.x's compaction that keeps nothing).
-      if (record.facts?.hasRetainedTail || record.facts?.firstKeptEntryId === record.id) this.state = "none";
-      else {
-        this.state = "until";
-        this.keepUntil = record.facts?.firstKeptEntryId;
-      }
-    } else if (this.state === "until" && record.id === this.keepUntil) this.state = "none";
-    return keep;
-  }
-}
-
-/** Types whose full content goes into a context (or edits it). */
-const CONTENT_TYPES = new Set(["message", "custom_message", "branch_summary", "compaction", "context_edit"]);
-
-/** The span of line k (0-based), as the problem and record types want it. */
-const spanAt = (lines: LineTable, k: number): LineSpan => ({
-  line: k + 1,
-  offset: lines.offsets[k],
-  length: lines.lengths[k],
-});
-
-/**
- * The header is the file's first JSON value (pi's rule). oh-my-pi writes a title slot line
- * before it, which oh-my-pi itself reads past: so do we. Returns the line indexes consumed.
- */
-function findHeader(
-  bytes: Uint8Array,
-  lines: LineTable,
-  problems: Problem[],
-): { header?: SessionHeader; headerLine?: number; consumed: number[] } {
-  const valueAt = (from: number): [number, unknown] | undefined => {
-    for (let k = from; k < lines.count; k++) {
-      const value = readValueAt(bytes, lines.offsets[k], lines.lengths[k], k === 0);
-      if (value !== BLANK_LINE && value !== INVALID_LINE) return [k, value];
-    }
-    return undefined;
-  };
-  const first = valueAt(0);
-  if (!first) return { consumed: [] };
-  const [k, value] = first;
-  if (isHeader(value)) return { header: value, headerLine: k + 1, consumed: [k] };
-  const where = spanAt(lines, k);
-  if (isObject(value) && value.type === "title") {
-    const next = valueAt(k + 1);
-    if (next && isHeader(next[1])) {
-      problems.push({ kind: "title-slot", ...where, message: "oh-my-pi title slot before the header; read past" });
-      return { header: next[1], headerLine: next[0] + 1, consumed: [k, next[0]] };
-    }
-  }
-  problems.push({ kind: "missing-header", ...where, message: "the file does not start with a session header" });
-  return { consumed: [] };
-}
-
-/**
- * Indexes a session file's bytes. Never throws on content: what is wrong is in `problems`.
- *
- * One pass over the lines, last to first, each parsed with `JSON.parse` (so a line is accepted
- * exactly when pi accepts it) and reduced to a small record. Walking backwards, the entries
- * the default leaf's context needs come first (pi's default leaf is the last line, and parents
- * precede their children): those are kept parsed, up to the last compaction's kept range, and
- * everything else is dropped. Reading costs one parse of each line; memory holds the bytes,
- * the records and that one context.
- *
- * Each line is first read through its skeleton (skeleton.ts): the same acceptance and the same
- * record, without making the entry's content into JavaScript values.
- *
- * @example
- * const index = indexSession(bytes);
- * index.defaultLeafId; // the entry pi continues from
- */
-export function indexSession(bytes: Uint8Array, options: { wholeLines?: boolean } = {}): SessionIndex {
-  const lines = lineTable(bytes);
-  const { completeLength } = lines;
-  const problems: Problem[] = [];
-  if (completeLength < bytes.length) {
-    problems.push({
-      kind: "unterminated-line",
-      offset: completeLength,
-      length: bytes.length - completeLength,
-      message: "the last line has no newline yet; held back",
-    });
-  }
-  const { header, headerLine, consumed } = findHeader(bytes, lines, problems);
-  const hasHeader = header !== undefined;
-  // Values pi's v1 migration counts (the header is 0); numbered once the pass is done.
-  const isValue = new Uint8Array(lines.count);
-  const reversed: LineRecord[] = [];
-  const cache = new Map<number, Json>();
-  const keeper = new ContextKeeper();
-  // `wholeLines`: parse every line whole (what happens anyway where WebAssembly is missing).
-  const scanner = options.wholeLines ? undefined : skeletonScanner();
-  // Skeleton values of lines [batchLo, batchHi], read a run at a time (null: read them whole).
-  let batch: unknown[] | null = null;
-  let batchLo = 0;
-  let batchHi = -1;
-  const valueAt = (k: number): unknown => {
-    if (scanner) {
-      if (k < batchLo || k > batchHi) {
-        let lo = k;
-        const end = lines.offsets[k] + lines.lengths[k];
-        while (lo > 0 && k - lo < BATCH_LINES - 1 && end - lines.offsets[lo - 1] <= BATCH_BYTES) lo--;
-        batch = scanner.lines(bytes, lines, lo, k) ?? null;
-        [batchLo, batchHi] = [lo, k];
-      }
-      const value = batch ? batch[k - batchLo] : NOT_JSON;
-      if (value !== NOT_JSON) return value;
-    }
-    // Refused by the scanner (invalid, blank, or the file's byte order mark): read whole, as pi does.
-    return readValueAt(bytes, lines.offsets[k], lines.lengths[k], k === 0);
-  };
-  for (let k = lines.count - 1; k >= 0; k--) {
-    if (consumed.includes(k)) {
-      isValue[k] = k + 1 === headerLine ? 1 : 0;
-      continue;
-    }
-    const offset = lines.offsets[k];
-    const length = lines.lengths[k];
-    // The skeleton where it can be read (same acceptance, same record); the whole line otherwise.
-    const value = valueAt(k);
-    if (value === BLANK_LINE) continue;
-    if (value === INVALID_LINE) {
-      problems.push(
-        lineProblem(
-          spanAt(lines, k),
-          { kind: "invalid", torn: looksTorn(bytes, offset, length) },
-          hasHeader,
-        ) as Problem,
-      );
-      continue;
-    }
-    isValue[k] = 1;
-    if (value === null || (hasHeader && isObject(value) && value.type === "session")) {
-      problems.push(lineProblem(spanAt(lines, k), { kind: "value", value }, hasHeader) as Problem);
-      continue;
-    }
-    const record = recordOf({ line: k + 1, offset, length }, value, k);
-    if (keeper.offer(record, reversed.length === 0)) {
-      // The context reads this entry in full.
-      cache.set(record.line, (scanner ? readValueAt(bytes, offset, length, k === 0) : value) as Json);
-    }
-    reversed.push(record);
-  }
-  // Each record's `value` holds its line index until here: now pi's value count.
-  const valueOfLine = new Int32Array(lines.count);
-  for (let k = 0, valueIndex = 0; k < lines.count; k++) if (isValue[k]) valueOfLine[k] = valueIndex++;
-  for (const record of reversed) record.value = valueOfLine[record.value];
-  const records = reversed.reverse();
-  problems.sort((a, b) => (a.line ?? Number.MAX_SAFE_INTEGER) - (b.line ?? Number.MAX_SAFE_INTEGER));
-  return new SessionIndex({
-    header,
-    headerLine,
-    records,
-    problems,
-    completeLength,
-    load: (record) => parseRecordLine(bytes, record),
-    cache,
-  });
 }

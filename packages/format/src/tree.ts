@@ -14,6 +14,8 @@ export interface TreePath {
 
 /** The path from the root down to `leaf`. A cycle ends the walk where it closes. */
 export function pathTo(index: SessionIndex, leaf: EntryRecord): TreePath {
+  // The default leaf's path was walked while the file was scanned.
+  if (leaf === index.defaultLeaf && index.defaultPath) return { records: index.defaultPath.slice() };
   const reversed: EntryRecord[] = [];
   const seen = new Uint8Array(index.records.length);
   let current: EntryRecord | undefined = leaf;

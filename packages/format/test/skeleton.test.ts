@@ -8,8 +8,8 @@ import { readFileSync } from "node:fs";
 import { inRepoCorpus, loadCorpus, sharedCorpus } from "@pisync/testing/fixtures";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { indexSession } from "../src/index-scan.js";
 import { recordOf } from "../src/lines.js";
-import { indexSession } from "../src/session-index.js";
 import { NOT_JSON, skeletonScanner } from "../src/skeleton.js";
 import { SKELETON_WASM } from "../src/skeleton-wasm.js";
 
