@@ -8,7 +8,8 @@
  * `/raw` at once for the large one), /healthz is asked every 50 ms. Printed: the time each
  * answer took, the slowest /healthz meanwhile and the server's peak RSS, against a baseline
  * measured in the same run (an ordinary session's page, /healthz and RSS at rest). Then the
- * worker pool's own cost: a small page rendered inline and through the pool.
+ * worker pool's own cost: a small page rendered inline and through the pool. The large page is
+ * asked twice: first it builds the session's index, then it finds it kept.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -246,6 +247,7 @@ await measure("hostile page again", hostileUrl);
 await measure("hostile /raw", `${hostileUrl}/raw`);
 await measure("hostile /context", `${hostileUrl}/context`);
 await measure("1M-line page", bigUrl);
+await measure("1M-line page again", bigUrl); // its index is kept: built once per version
 await measure("1M-line /raw", `${bigUrl}/raw`);
 await measure("1M-line /context", `${bigUrl}/context`);
 const twelve = await healthzDuring(() => Promise.all(Array.from({ length: 12 }, () => get(`${bigUrl}/raw`))));

@@ -7,6 +7,7 @@ import {
   DEFAULT_APPEND_LIMITS,
   DEFAULT_SHARE_LIMITS,
   Reader,
+  type ReaderCacheLimits,
   type ShareKeys,
   Shares,
   Tokens,
@@ -56,6 +57,8 @@ export interface AppDeps {
   work?: ShareWork;
   /** Request limits per client and per share link (the Node server sets them; Lambda has reserved concurrency). */
   rateLimits?: { limits: RateLimits; clientIp: (c: Context) => string };
+  /** What the reader keeps between requests (default `DEFAULT_READER_CACHE`; the Node server keeps more). */
+  readerCache?: Partial<ReaderCacheLimits>;
 }
 
 export interface Services {
@@ -84,7 +87,7 @@ export function createApp(deps: AppDeps) {
   const limits = { ...DEFAULT_LIMITS, ...deps.limits };
   const services: Services = {
     appender: new Appender(deps.stores, clock, { maxLines: limits.maxLines }),
-    reader: new Reader(deps.stores),
+    reader: new Reader(deps.stores, deps.readerCache),
     tokens: new Tokens(deps.stores.meta, clock),
     stores: deps.stores,
     limits,

@@ -5,7 +5,7 @@ import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { serve } from "@hono/node-server";
 import { getConnInfo } from "@hono/node-server/conninfo";
-import { newShareKeys, parseShareKeys, type ShareKeys, Tokens } from "@pisync/core";
+import { newShareKeys, parseShareKeys, type ReaderCacheLimits, type ShareKeys, Tokens } from "@pisync/core";
 import { embeddedStores } from "@pisync/store/embedded";
 import { createApp } from "./app.js";
 import { DEFAULT_RATE_LIMITS, type RateLimits } from "./rate-limit.js";
@@ -21,6 +21,12 @@ export interface NodeServerOptions {
   /** The worker pool that renders and masks shares. */
   workers?: WorkerPoolOptions;
 }
+
+/**
+ * What the one-machine server's reader keeps: a million-line session's index (about 400 MB)
+ * fits, so a large link is indexed once per version, not once per request.
+ */
+export const NODE_READER_CACHE: Partial<ReaderCacheLimits> = { indexGenerations: 8, indexRecords: 1_200_000 };
 
 /** The user the one-machine server creates on first start. */
 export const LOCAL_USER = "local";
@@ -79,6 +85,7 @@ export async function startNodeServer(options: NodeServerOptions) {
     stores,
     shareKeys: async () => keys,
     work,
+    readerCache: NODE_READER_CACHE,
     rateLimits: {
       limits: options.rateLimits ?? DEFAULT_RATE_LIMITS,
       clientIp: (c) => getConnInfo(c).remote.address ?? "unknown",

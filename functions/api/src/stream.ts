@@ -14,3 +14,23 @@ export function textStream(pieces: AsyncGenerator<string>): ReadableStream<Uint8
     },
   });
 }
+
+/**
+ * A rebuilt context as JSON text, a batch of messages at a time: `{"messages":[…],` then the
+ * members of `rest()` (asked only once every message is out: a share's masked count is known
+ * only then). The bytes are `JSON.stringify({ messages, ...rest() })`'s.
+ */
+export async function* contextJson(
+  batches: AsyncIterable<unknown[]>,
+  rest: () => Record<string, unknown>,
+): AsyncGenerator<string> {
+  yield '{"messages":[';
+  let first = true;
+  for await (const messages of batches) {
+    if (!messages.length) continue;
+    yield `${first ? "" : ","}${messages.map((m) => JSON.stringify(m)).join(",")}`;
+    first = false;
+  }
+  const tail = JSON.stringify(rest());
+  yield `]${tail === "{}" ? "}" : `,${tail.slice(1)}`}`;
+}

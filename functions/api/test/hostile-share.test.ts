@@ -4,9 +4,11 @@
  * disable comment, doubly escaped, crossing the preview cut, custom messages, compaction
  * summaries, session names, labels, the header's folder). On the page (every page of it and
  * the branch list), `/raw` and `/context` of a whole and a pinned share, no 12 consecutive
- * characters of any credential show, and the masked `/raw` holds the same entries.
+ * characters of any credential show, and the masked `/raw` holds the same entries. A large
+ * session's index is built once per version, whoever reads it and however many at once.
  */
 import { newShareKeys } from "@pisync/core";
+import type { MetaStore } from "@pisync/store";
 import { openPair, type Pair } from "@pisync/testing";
 import { credentialShapes, hostileSession, leaks } from "@pisync/testing/hostile";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -128,3 +130,76 @@ for (const name of ["embedded", "aws"] as const) {
     });
   });
 }
+
+describe("a large session shared (embedded)", () => {
+  let pair: Pair;
+  let app: ReturnType<typeof createApp>;
+  let c: ReturnType<typeof client>;
+  /** Index pages read from the store: each read is one build of the index. */
+  let pageReads = 0;
+  const lines = 60_000; // more than the reader indexes without letting the event loop turn
+  let link: string;
+
+  beforeAll(async () => {
+    pair = await openPair("embedded");
+    const meta: MetaStore = Object.create(pair.stores.meta);
+    meta.getPages = (...args) => {
+      pageReads++;
+      return pair.stores.meta.getPages(...args);
+    };
+    const keys = newShareKeys();
+    app = createApp({ stores: { ...pair.stores, meta }, shareKeys: async () => keys, log: () => {} });
+    c = client(app, await userToken(pair.stores, "large-owner"));
+    const text = [
+      JSON.stringify({ type: "session", version: 3, id: "large", timestamp: "2026-01-01T00:00:00.000Z", cwd: "/w" }),
+    ];
+    for (let i = 0; i < lines; i++) {
+      text.push(
+        JSON.stringify({
+          type: "message",
+          id: `m${i}`,
+          parentId: i ? `m${i - 1}` : null,
+          message: { role: "user", content: `line ${i}` },
+        }),
+      );
+    }
+    let offset = 0;
+    for (let i = 0; i < text.length; i += 20_000) {
+      const body = `${text.slice(i, i + 20_000).join("\n")}\n`;
+      expect((await c.patch("large", offset, body)).status).toBe(200);
+      offset += Buffer.byteLength(body);
+    }
+    const r = await c.post("/v1/sessions/large/shares", {});
+    link = new URL(((await r.json()) as { url: string }).url).pathname;
+  }, 120_000);
+  afterAll(() => pair.close());
+
+  it("builds the index once per version for pages, downloads and the owner's reads at once", async () => {
+    expect((await app.request(link)).status).toBe(200); // builds the index of this version
+    const before = pageReads;
+    const answers = await Promise.all([
+      app.request(link),
+      app.request(`${link}/context`),
+      app.request(`${link}?leaf=m10`),
+      c.get("/v1/sessions/large/context"),
+      c.get("/v1/sessions/large/tree"),
+    ]);
+    for (const r of answers) expect(r.status).toBe(200);
+    const context = (await answers[1].json()) as { messages: unknown[]; leafId: string };
+    expect(context.messages).toHaveLength(lines);
+    expect(context.leafId).toBe(`m${lines - 1}`);
+    expect(pageReads).toBe(before); // none: the index built for the first page serves them all
+    // The session grows: one build of the new version, shared by requests at once.
+    const next = `${JSON.stringify({ type: "message", id: "n", parentId: `m${lines - 1}`, message: { role: "user", content: "next" } })}\n`;
+    const head = await c.head("large");
+    expect((await c.patch("large", Number(head.headers.get("Upload-Offset")), next)).status).toBe(200);
+    const grown = await Promise.all([
+      app.request(link),
+      app.request(`${link}/context`),
+      c.get("/v1/sessions/large/context"),
+    ]);
+    for (const r of grown) expect(r.status).toBe(200);
+    expect(((await grown[2].json()) as { leafId: string }).leafId).toBe("n");
+    expect(pageReads).toBe(before + 1);
+  });
+});

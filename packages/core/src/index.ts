@@ -3,7 +3,7 @@ export { Appender, type AppendLimits, type AppendRequest, type AppendResult, DEF
 export * from "./errors.js";
 export { contentText, isCutPreview, previewOf } from "./ingest.js";
 export { blobKey, checkId, checkSessionId, SAFE_ID, SESSION_ID, uploadKey } from "./keys.js";
-export { Reader, type SessionView, type TreeNode, viewOf } from "./reader.js";
+export { DEFAULT_READER_CACHE, Reader, type ReaderCacheLimits } from "./reader.js";
 export { MAX_SEGMENTS } from "./segments.js";
 export { type PathFacts, pathFacts, pathTotals } from "./share-view.js";
 export {
@@ -16,3 +16,4 @@ export {
   Shares,
 } from "./shares.js";
 export { createToken, hashToken, Tokens } from "./tokens.js";
+export { type SessionView, type TreeNode, viewOf } from "./views.js";

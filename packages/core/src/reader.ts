@@ -6,6 +6,7 @@ import {
   type AgentMessage,
   applyEdit,
   buildSessionContext,
+  contextSettings,
   decodeUtf8,
   type LineRecord,
   labelsOf,
@@ -16,63 +17,15 @@ import {
   type SessionContext,
   SessionIndex,
 } from "@pisync/format";
-import { type GenerationState, NotFoundError, type Segment, type SessionHead, type Stores } from "@pisync/store";
+import { type GenerationState, NotFoundError, type SessionHead, type Stores } from "@pisync/store";
 import { BadRequest, NotFound } from "./errors.js";
+import { type BuiltIndex, IndexCache } from "./index-cache.js";
 import { previewOf } from "./ingest.js";
 import { checkSessionId, sessionPrefix } from "./keys.js";
+import { Lru } from "./lru.js";
+import { rangesToRead } from "./read-plan.js";
 import { readRange } from "./segments.js";
-
-/** A session as the list and the detail show it. */
-export interface SessionView {
-  id: string;
-  generation: number;
-  generations: number;
-  bytes: number;
-  entries: number;
-  name?: string;
-  cwd?: string;
-  firstMessage?: string;
-  tokens: number;
-  cost: number;
-  leafId: string | null;
-  createdAt: string;
-  updatedAt: string;
-  startedAt?: string;
-  problemCount: number;
-  problems: Problem[];
-}
-
-export interface TreeNode {
-  id: string;
-  parentId: string | null;
-  type?: string;
-  role?: string;
-  timestamp?: string;
-  label?: string;
-  preview?: string;
-}
-
-export function viewOf(head: SessionHead): SessionView {
-  const s = head.summary;
-  return {
-    id: head.sessionId,
-    generation: head.current.generation,
-    generations: head.generations,
-    bytes: head.current.length,
-    entries: s.entries,
-    name: s.name,
-    cwd: s.cwd,
-    firstMessage: s.firstMessage,
-    tokens: s.tokens,
-    cost: s.cost,
-    leafId: s.leafId,
-    createdAt: head.createdAt,
-    updatedAt: head.updatedAt,
-    startedAt: s.startedAt,
-    problemCount: s.problemCount,
-    problems: s.problems,
-  };
-}
+import { type TreeNode, viewOf } from "./views.js";
 
 /** Retries a read once with a fresh head when a segment was merged away meanwhile. */
 async function withFreshHead<T>(load: () => Promise<SessionHead>, read: (head: SessionHead) => Promise<T>): Promise<T> {
@@ -96,52 +49,6 @@ const BATCH_BYTES = 4 * 1024 * 1024;
 /** Ranged GETs one read may cost at most. */
 const MAX_READS = 10;
 
-interface ReadRange {
-  segment: Segment;
-  start: number;
-  end: number;
-  records: LineRecord[];
-}
-
-/**
- * The ranged GETs that fetch `records` (sorted by offset): one per run of adjacent lines in a
- * segment, so lines that are not wanted (other branches) are not read; when that would take
- * more than `budget` GETs, the runs closest together are merged (reading the few lines between
- * them) until it does not.
- */
-export function rangesToRead(
-  records: readonly LineRecord[],
-  segments: readonly Segment[],
-  budget: number,
-): ReadRange[] {
-  const ranges: ReadRange[] = [];
-  for (const segment of segments) {
-    let current: ReadRange | undefined;
-    for (const r of records) {
-      if (r.offset < segment.start || r.offset >= segment.end) continue;
-      // The next line starts right after this one's newline: the same run.
-      if (current && r.offset === current.end + 1) {
-        current.end = r.offset + r.length;
-        current.records.push(r);
-      } else {
-        current = { segment, start: r.offset, end: r.offset + r.length, records: [r] };
-        ranges.push(current);
-      }
-    }
-  }
-  while (ranges.length > budget) {
-    let best = -1;
-    for (let i = 0; i + 1 < ranges.length; i++) {
-      if (ranges[i].segment !== ranges[i + 1].segment) continue;
-      if (best < 0 || ranges[i + 1].start - ranges[i].end < ranges[best + 1].start - ranges[best].end) best = i;
-    }
-    if (best < 0) break; // one run per segment already: a generation has few segments
-    const [a, b] = [ranges[best], ranges[best + 1]];
-    ranges.splice(best, 2, { segment: a.segment, start: a.start, end: b.end, records: [...a.records, ...b.records] });
-  }
-  return ranges;
-}
-
 /** The pages of a generation read so far, up to `length` bytes. */
 interface KnownPages {
   length: number;
@@ -150,64 +57,46 @@ interface KnownPages {
   previews: Record<number, string>;
 }
 
-/**
- * A least-recently-used map bounded by its number of entries and by their total weight (an
- * entry heavier than the whole budget is not kept).
- */
-export class Lru<V> {
-  private readonly map = new Map<string, { value: V; weight: number }>();
-  private total = 0;
-
-  constructor(
-    private readonly capacity: number,
-    private readonly maxWeight: number,
-    private readonly weigh: (value: V) => number,
-  ) {}
-
-  get(key: string): V | undefined {
-    const entry = this.map.get(key);
-    if (entry === undefined) return undefined;
-    this.map.delete(key);
-    this.map.set(key, entry);
-    return entry.value;
-  }
-
-  set(key: string, value: V): void {
-    this.delete(key);
-    const weight = this.weigh(value);
-    if (weight > this.maxWeight) return;
-    this.map.set(key, { value, weight });
-    this.total += weight;
-    while (this.map.size > this.capacity || this.total > this.maxWeight) {
-      this.delete(this.map.keys().next().value as string);
-    }
-  }
-
-  /** What the entries weigh together. */
-  get weight(): number {
-    return this.total;
-  }
-
-  private delete(key: string): void {
-    const entry = this.map.get(key);
-    if (!entry) return;
-    this.map.delete(key);
-    this.total -= entry.weight;
-  }
+/** What a reader keeps in memory between requests. */
+export interface ReaderCacheLimits {
+  /** Generations whose index pages are kept (so a session read again costs only what was appended)... */
+  pageGenerations: number;
+  /** ...holding this many line records at most in all (a few hundred bytes each). */
+  pageRecords: number;
+  /** Generations whose built index is kept (one per generation: its latest length)... */
+  indexGenerations: number;
+  /** ...holding this many records at most in all: a million-line session fits, built once. */
+  indexRecords: number;
 }
 
+/**
+ * The defaults, for a process that serves one request at a time in 1 GB (Lambda): about 150 MB
+ * of pages and as much of built indexes at most. The one-machine server keeps more.
+ */
+export const DEFAULT_READER_CACHE: ReaderCacheLimits = {
+  pageGenerations: 16,
+  pageRecords: 400_000,
+  indexGenerations: 4,
+  indexRecords: 400_000,
+};
+
+/**
+ * The read side of sessions over the storage ports: heads and lists, raw bytes, the tree
+ * index (kept per version, see {@link IndexCache}), batched and planned line reads, and the
+ * context pi would send.
+ */
 export class Reader {
   private readonly pages: Lru<KnownPages>;
   private readonly loading = new Map<string, { length: number; pages: Promise<KnownPages> }>();
+  private readonly indexes: IndexCache;
 
   constructor(
     private readonly stores: Stores,
-    /** How many generations' pages to keep in memory... */
-    cachedGenerations = 16,
-    /** ...holding this many line records at most in all (a few hundred bytes each). */
-    cachedRecords = 400_000,
+    limits: Partial<ReaderCacheLimits> = {},
   ) {
-    this.pages = new Lru(cachedGenerations, cachedRecords, (known) => known.records.length);
+    const l = { ...DEFAULT_READER_CACHE, ...limits };
+    this.pages = new Lru(l.pageGenerations, l.pageRecords, (known) => known.records.length);
+    this.indexes = new IndexCache(l.indexGenerations, l.indexRecords);
   }
 
   async head(userId: string, sessionId: string): Promise<SessionHead> {
@@ -256,14 +145,19 @@ export class Reader {
   }
 
   /**
-   * The tree index of a generation, rebuilt from its pages. Pages already read are kept (a
-   * generation only grows), so a session read again costs only the pages appended since.
+   * The tree index of a generation, rebuilt from its pages. A version's index is built once and
+   * kept (each caller gets its own view: entries it loads stay its own); pages already read are
+   * kept too (a generation only grows), so a session that grew costs only the pages appended since.
    */
-  async index(head: SessionHead, state: GenerationState) {
+  async index(head: SessionHead, state: GenerationState): Promise<BuiltIndex> {
     // A deleted and recreated session reuses generation numbers: creation times tell them apart.
     const key = `${head.userId}/${head.sessionId}/${head.createdAt}/${state.generation}/${state.createdAt}`;
-    // Requests for the same generation at once share one load (a link opened by many at once
-    // holds one copy of the records, not one per request).
+    return this.indexes.get(key, state.length, () => this.build(head, state, key));
+  }
+
+  /** Builds the index of a generation at `state.length` from its pages. */
+  private async build(head: SessionHead, state: GenerationState, key: string): Promise<BuiltIndex> {
+    // Requests for the same pages at once share one load (one copy of the records, not one per request).
     const loading = this.loading.get(key);
     const pending = loading && loading.length >= state.length ? loading.pages : this.loadPages(head, state, key);
     if (pending !== loading?.pages) {
@@ -275,7 +169,8 @@ export class Reader {
         .catch(() => {});
     }
     const loaded = await pending;
-    if (loaded.records.length > YIELD_AFTER_RECORDS) await turn(); // between loading and building
+    const large = loaded.records.length > YIELD_AFTER_RECORDS;
+    if (large) await turn(); // between loading and building
     // The index owns its array (the records themselves are shared, as cached ones always were).
     const records =
       loaded.length === state.length ? [...loaded.records] : loaded.records.filter((r) => r.offset < state.length);
@@ -290,9 +185,8 @@ export class Reader {
         throw new Error("entry content was not loaded");
       },
     });
-    // Building the index of a large session takes a while: let other requests run before the
-    // caller walks it.
-    if (records.length > YIELD_AFTER_RECORDS) await turn();
+    // Building a large index takes a while: let other requests run before the caller walks it.
+    if (large) await turn();
     return { index, previews };
   }
 
@@ -461,6 +355,29 @@ export class Reader {
   }
 
   /**
+   * The context {@link Reader.context} answers, to be sent as it is read: its messages a batch
+   * of entries at a time (what is held does not grow with the context), then `settings()`:
+   * the thinking level, model and leaf. Throws {@link NotFound} before anything is read when
+   * the session or the entry is missing.
+   */
+  async contextStream(
+    userId: string,
+    sessionId: string,
+    leafId?: string,
+  ): Promise<{
+    messages: AsyncGenerator<AgentMessage[]>;
+    settings: () => Omit<SessionContext, "messages"> & { leafId: string | null };
+  }> {
+    const head = await this.head(userId, sessionId);
+    const { index } = await this.index(head, head.current);
+    if (leafId !== undefined && !index.byId(leafId)) throw new NotFound(`no entry ${leafId} in this session`);
+    return {
+      messages: this.contextMessages(head, index, leafId),
+      settings: () => ({ ...contextSettings(index, leafId), leafId: leafId ?? index.defaultLeafId }),
+    };
+  }
+
+  /**
    * The messages of the context for `leafId` (the default leaf without it), in order, a batch
    * of entries at a time: what is held at once does not grow with the context. Its thinking
    * level and model come from the index alone (`contextSettings`). `transform` may rewrite
@@ -547,6 +464,7 @@ export class Reader {
   async delete(userId: string, sessionId: string, now: Date = new Date()): Promise<void> {
     await this.head(userId, sessionId);
     await this.stores.meta.deleteSession(userId, sessionId, now.toISOString());
+    this.indexes.forget(`${userId}/${sessionId}/`);
     const keys = await this.stores.blobs.list(sessionPrefix(userId, sessionId));
     await this.stores.blobs.delete(keys);
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Lru } from "../src/reader.js";
+import { Lru } from "../src/lru.js";
 
 const weighed = (capacity: number, maxWeight: number) => new Lru<number[]>(capacity, maxWeight, (v) => v.length);
 const items = (n: number) => Array.from({ length: n }, (_, i) => i);

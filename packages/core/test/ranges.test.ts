@@ -1,7 +1,7 @@
 import type { LineRecord } from "@pisync/format";
 import type { Segment } from "@pisync/store";
 import { describe, expect, it } from "vitest";
-import { rangesToRead } from "../src/reader.js";
+import { rangesToRead } from "../src/read-plan.js";
 
 /** Records of lines of 9 bytes (+ newline): line i at offset 10·i. */
 const rec = (i: number): LineRecord => ({

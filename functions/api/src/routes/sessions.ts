@@ -9,6 +9,7 @@ import * as z from "zod/mini";
 import type { Services } from "../app.js";
 import type { AuthEnv } from "../auth.js";
 import { DICT_BYTES, readBody } from "../body.js";
+import { contextJson, textStream } from "../stream.js";
 import { parseQuery } from "../validate.js";
 import { rawResponse } from "./raw.js";
 import { newUploadId, UPLOAD_ID } from "./uploads.js";
@@ -155,7 +156,10 @@ export function sessionRoutes(services: Services) {
 
   app.get("/:id/context", async (c) => {
     const query = parseQuery(ContextQuery, c);
-    return c.json(await reader.context(c.get("userId"), c.req.param("id"), query.leaf));
+    // Streamed a batch of entries at a time: memory does not grow with the session.
+    const { messages, settings } = await reader.contextStream(c.get("userId"), c.req.param("id"), query.leaf);
+    c.header("Content-Type", "application/json");
+    return c.body(textStream(contextJson(messages, settings)));
   });
 
   app.delete("/:id", async (c) => {

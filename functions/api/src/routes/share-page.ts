@@ -13,7 +13,7 @@ import { Hono } from "hono";
 import * as z from "zod/mini";
 import type { Services } from "../app.js";
 import { SECURITY_HEADERS } from "../html.js";
-import { textStream } from "../stream.js";
+import { contextJson, textStream } from "../stream.js";
 import { parseQuery } from "../validate.js";
 
 /** Entries shown at once: the latest ones first, earlier ones on demand. */
@@ -263,20 +263,14 @@ export function sharePageRoutes(services: Services, shares: Shares) {
     const leaf = leafOf(share, index, query.leaf);
     const mask = maskOf(share);
     const leafId = leaf?.id ?? index.defaultLeafId;
-    async function* pieces(): AsyncGenerator<string> {
-      yield '{"messages":[';
-      let first = true;
-      for await (const messages of reader.contextMessages(head, index, leaf?.id, mask.transform)) {
-        if (!messages.length) continue;
-        yield `${first ? "" : ","}${messages.map((m) => JSON.stringify(m)).join(",")}`;
-        first = false;
-      }
-      const { thinkingLevel, model } = contextSettings(index, leaf?.id);
-      // The count is known only now: the rest of the object comes last.
-      yield `],${JSON.stringify({ thinkingLevel, model, leafId, masked: mask.masked() }).slice(1)}`;
-    }
+    // The count is known only once every message is out: the rest of the object comes last.
+    const pieces = contextJson(reader.contextMessages(head, index, leaf?.id, mask.transform), () => ({
+      ...contextSettings(index, leaf?.id),
+      leafId,
+      masked: mask.masked(),
+    }));
     c.header("Content-Type", "application/json; charset=utf-8");
-    return c.body(textStream(pieces()));
+    return c.body(textStream(pieces));
   });
 
   return app;

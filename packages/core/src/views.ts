@@ -1,0 +1,57 @@
+/** What the owner's API shows of a session: its view in the list and detail, and its tree's nodes. */
+import type { Problem } from "@pisync/format";
+import type { SessionHead } from "@pisync/store";
+
+/** A session as the list and the detail show it. */
+export interface SessionView {
+  id: string;
+  generation: number;
+  generations: number;
+  bytes: number;
+  entries: number;
+  name?: string;
+  cwd?: string;
+  firstMessage?: string;
+  tokens: number;
+  cost: number;
+  leafId: string | null;
+  createdAt: string;
+  updatedAt: string;
+  startedAt?: string;
+  problemCount: number;
+  problems: Problem[];
+}
+
+/** One entry of a session's tree as `GET /v1/sessions/:id/tree` lists it. */
+export interface TreeNode {
+  id: string;
+  parentId: string | null;
+  type?: string;
+  role?: string;
+  timestamp?: string;
+  label?: string;
+  preview?: string;
+}
+
+/** The list's and detail's view of a session, from its head alone. */
+export function viewOf(head: SessionHead): SessionView {
+  const s = head.summary;
+  return {
+    id: head.sessionId,
+    generation: head.current.generation,
+    generations: head.generations,
+    bytes: head.current.length,
+    entries: s.entries,
+    name: s.name,
+    cwd: s.cwd,
+    firstMessage: s.firstMessage,
+    tokens: s.tokens,
+    cost: s.cost,
+    leafId: s.leafId,
+    createdAt: head.createdAt,
+    updatedAt: head.updatedAt,
+    startedAt: s.startedAt,
+    problemCount: s.problemCount,
+    problems: s.problems,
+  };
+}
