@@ -4,6 +4,7 @@
  */
 import {
   Appender,
+  Blobs,
   DEFAULT_APPEND_LIMITS,
   DEFAULT_SHARE_LIMITS,
   Reader,
@@ -11,7 +12,9 @@ import {
   type ShareKeys,
   Shares,
   Tokens,
+  Uploads,
 } from "@pisync/core";
+import type { ErrorBody } from "@pisync/protocol";
 import type { Stores } from "@pisync/store";
 import { type Context, Hono } from "hono";
 import { type AuthEnv, bearerAuth } from "./auth.js";
@@ -61,11 +64,13 @@ export interface AppDeps {
   readerCache?: Partial<ReaderCacheLimits>;
 }
 
+/** The use cases the routes call (never the stores themselves), and the request limits. */
 export interface Services {
   appender: Appender;
   reader: Reader;
   tokens: Tokens;
-  stores: Stores;
+  uploads: Uploads;
+  blobs: Blobs;
   limits: AppLimits;
   clock: () => Date;
   work: ShareWork;
@@ -89,7 +94,8 @@ export function createApp(deps: AppDeps) {
     appender: new Appender(deps.stores, clock, { maxLines: limits.maxLines }),
     reader: new Reader(deps.stores, deps.readerCache),
     tokens: new Tokens(deps.stores.meta, clock),
-    stores: deps.stores,
+    uploads: new Uploads(deps.stores.blobs, limits.maxUploadBytes, clock),
+    blobs: new Blobs(deps.stores.blobs),
     limits,
     clock,
     work: deps.work ?? inlineWork,
@@ -101,7 +107,10 @@ export function createApp(deps: AppDeps) {
     const path = new URL(c.req.url).pathname;
     if (path === "/" && c.req.method === "GET" && wantsHtml(c)) return htmlRoot(c);
     if (wantsHtml(c)) return htmlError(c, 404, "There is nothing at this address.");
-    return c.json({ error: `no route ${c.req.method} ${redact(path)}` }, 404);
+    return c.json(
+      { error: `no route ${c.req.method} ${redact(path)}`, code: "route_not_found" } satisfies ErrorBody,
+      404,
+    );
   });
   app.get("/healthz", (c) => c.json({ ok: true }));
   app.get("/openapi.json", (c) => c.json(openApiDocument));

@@ -12,12 +12,8 @@
 import { createHash } from "node:crypto";
 import { inflateRawSync } from "node:zlib";
 import { BadRequest, TooLarge } from "@pisync/core";
+import { DICT_ENCODING, HEADERS, SHA256_HEX } from "@pisync/protocol";
 import type { Context } from "hono";
-
-/** The encoding that decompresses with the committed bytes as dictionary. */
-export const DICT_ENCODING = "pisync-deflate-dict";
-/** How much of the committed bytes the dictionary holds. */
-export const DICT_BYTES = 32 * 1024;
 
 export interface BodyLimits {
   /** Bytes on the wire. */
@@ -75,21 +71,27 @@ export async function readBody(
   if (encoding === "identity" || encoding === "") return sent;
   if (encoding === DICT_ENCODING && dictionary) return inflateWithDictionary(c, sent, await dictionary(), limits);
   if (encoding !== "gzip") {
-    throw new BadRequest(`Content-Encoding ${encoding} is not supported (gzip and ${DICT_ENCODING} are)`);
+    throw new BadRequest(
+      `Content-Encoding ${encoding} is not supported (gzip and ${DICT_ENCODING} are)`,
+      "unsupported_encoding",
+    );
   }
   try {
     const inflated = new Blob([sent]).stream().pipeThrough(new DecompressionStream("gzip"));
     return await readCapped(inflated, limits.maxBodyBytes, "the decompressed body");
   } catch (error) {
     if (error instanceof TooLarge) throw error;
-    throw new BadRequest("the body is not valid gzip");
+    throw new BadRequest("the body is not valid gzip", "bad_gzip");
   }
 }
 
 function inflateWithDictionary(c: Context, sent: Uint8Array, dictionary: Uint8Array, limits: BodyLimits): Uint8Array {
-  const expected = c.req.header("Pisync-Body-SHA256");
-  if (!expected || !/^[a-f0-9]{64}$/.test(expected)) {
-    throw new BadRequest(`${DICT_ENCODING} needs Pisync-Body-SHA256, the hex SHA-256 of the decompressed body`);
+  const expected = c.req.header(HEADERS.bodySha256);
+  if (!expected || !SHA256_HEX.test(expected)) {
+    throw new BadRequest(
+      `${DICT_ENCODING} needs ${HEADERS.bodySha256}, the hex SHA-256 of the decompressed body`,
+      "missing_body_hash",
+    );
   }
   let body: Uint8Array;
   try {
@@ -101,11 +103,15 @@ function inflateWithDictionary(c: Context, sent: Uint8Array, dictionary: Uint8Ar
     if (error instanceof RangeError || (error as { code?: string }).code === "ERR_BUFFER_TOO_LARGE") {
       throw new TooLarge(`the decompressed body is over the limit of ${limits.maxBodyBytes} bytes`);
     }
-    throw new BadRequest(`the body is not valid ${DICT_ENCODING} for the committed bytes before its offset`);
+    throw new BadRequest(
+      `the body is not valid ${DICT_ENCODING} for the committed bytes before its offset`,
+      "dictionary_mismatch",
+    );
   }
   if (createHash("sha256").update(body).digest("hex") !== expected) {
     throw new BadRequest(
-      `the body does not decompress to Pisync-Body-SHA256: its dictionary differs from the committed bytes`,
+      `the body does not decompress to ${HEADERS.bodySha256}: its dictionary differs from the committed bytes`,
+      "dictionary_mismatch",
     );
   }
   return body;

@@ -1,6 +1,7 @@
 /**
  * The one error boundary: domain errors become their status from one table, with a message
- * the client can act on; anything else is a bare 500 (logged without the request's secrets).
+ * for people and a machine-readable code (`@pisync/protocol`'s `ErrorCode`) clients decide on;
+ * anything else is a bare 500 (logged without the request's secrets).
  */
 import {
   BadRequest,
@@ -13,6 +14,7 @@ import {
   TooLarge,
   Unauthorized,
 } from "@pisync/core";
+import { codeOfStatus, type ErrorBody, HEADERS } from "@pisync/protocol";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { htmlError, wantsHtml } from "./html.js";
@@ -40,27 +42,16 @@ const STATUS = new Map<abstract new (...args: never[]) => DomainError, 400 | 401
 ]);
 
 /**
- * The app's error handler: a `DomainError` becomes its status from one table with
- * `{ error }` (and the protocol headers `Upload-Offset`, `ETag`, `WWW-Authenticate`,
- * `Retry-After` where they apply; an HTML page for a browser's 404 or 410); Hono's
- * `HTTPException` keeps its status; anything else is logged with credentials redacted and
- * answered as a bare 500, its message never shown.
+ * Turns an error into its answer: a domain error into `{ error, code, ...fields }` with its
+ * status (a browser gets a page for 404 and 410); anything else into a bare 500, logged.
  */
 export function onError(error: Error, c: Context, log: (line: string) => void = console.error): Response {
   if (error instanceof DomainError) {
     const status = STATUS.get(error.constructor as abstract new (...args: never[]) => DomainError) ?? 400;
-    const body: Record<string, unknown> = { error: error.message };
-    if (error instanceof OffsetConflict) {
-      c.header("Upload-Offset", String(error.committed));
+    const body: ErrorBody = { error: error.message, code: error.code, ...error.fields };
+    if (error instanceof OffsetConflict || error instanceof GenerationMismatch) {
+      c.header(HEADERS.uploadOffset, String(error.committed));
       c.header("ETag", `"${error.generation}"`);
-      body.offset = error.committed;
-      body.generation = error.generation;
-    }
-    if (error instanceof GenerationMismatch) {
-      c.header("Upload-Offset", String(error.committed));
-      c.header("ETag", `"${error.generation}"`);
-      body.offset = error.committed;
-      body.generation = error.generation;
     }
     if (error instanceof Unauthorized) c.header("WWW-Authenticate", 'Bearer realm="pisync"');
     if (error instanceof Busy) c.header("Retry-After", String(error.retryAfter));
@@ -68,7 +59,9 @@ export function onError(error: Error, c: Context, log: (line: string) => void = 
     c.header("Cache-Control", "no-store");
     return c.json(body, status);
   }
-  if (error instanceof HTTPException) return c.json({ error: error.message }, error.status);
+  if (error instanceof HTTPException) {
+    return c.json({ error: error.message, code: codeOfStatus(error.status) } satisfies ErrorBody, error.status);
+  }
   log(redact(`pisync: ${c.req.method} ${new URL(c.req.url).pathname} failed: ${error.stack ?? error.message}`));
-  return c.json({ error: "internal error" }, 500);
+  return c.json({ error: "internal error", code: "internal" } satisfies ErrorBody, 500);
 }

@@ -1,100 +1,94 @@
-/** A short OpenAPI description of API v1, served at /openapi.json. README.md has the prose. */
-import { SESSION_ID } from "@pisync/core";
+/**
+ * The OpenAPI 3.1 document served at /openapi.json, generated from `@pisync/protocol`'s
+ * `ROUTES` (paths, parameters, bodies and answers; JSON schemas from the zod contract).
+ * README.md has the prose.
+ */
+import { type Content, ERROR_CODES, ROUTES, type RouteSpec } from "@pisync/protocol";
+import * as z from "zod/mini";
 
-const bearer = [{ bearer: [] }];
-const id = { name: "id", in: "path", required: true, schema: { type: "string", pattern: SESSION_ID.source } };
-const offset = { name: "Upload-Offset", in: "header", schema: { type: "integer", minimum: 0 } };
+type Json = Record<string, unknown>;
 
-export const openApiDocument = {
-  openapi: "3.1.0",
-  info: { title: "pisync API", version: "1" },
-  components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
-  paths: {
-    "/healthz": { get: { summary: "Liveness (no token)", responses: { 200: { description: "ok" } } } },
-    "/v1/sessions": {
-      get: {
-        summary: "My sessions, newest first (limit ≤ 100, cursor)",
-        security: bearer,
-        responses: { 200: { description: "sessions and cursor" } },
-      },
+/** A zod schema as JSON Schema (the part OpenAPI 3.1 takes: no `$schema`). */
+function schemaOf(schema: z.ZodMiniType, io: "input" | "output"): Json {
+  const { $schema: _, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: "any" }) as Json;
+  return rest;
+}
+
+function contentOf(content: Content, io: "input" | "output"): Json {
+  if ("json" in content) return { "application/json": { schema: schemaOf(content.json, io) } };
+  return { [content.type]: {} };
+}
+
+/** `/v1/sessions/:id` → `/v1/sessions/{id}`. */
+export function openApiPath(path: string): string {
+  return path.replace(/:([A-Za-z]+)/g, "{$1}");
+}
+
+function parametersOf(route: RouteSpec): Json[] {
+  const names = [...route.path.matchAll(/:([A-Za-z]+)/g)].map((m) => m[1]);
+  const path = names.map((name) => ({
+    name,
+    in: "path",
+    required: true,
+    schema: route.params?.[name] ? { type: "string", pattern: route.params[name].source } : { type: "string" },
+  }));
+  const query = route.query ? (schemaOf(route.query, "input") as { properties?: Json; required?: string[] }) : {};
+  const queries = Object.entries(query.properties ?? {}).map(([name, schema]) => ({
+    name,
+    in: "query",
+    required: query.required?.includes(name) ?? false,
+    schema,
+  }));
+  const headers = (route.headers ?? []).map((h) => ({
+    name: h.name,
+    in: "header",
+    required: h.required ?? false,
+    description: h.description,
+    schema: { type: "string" },
+  }));
+  return [...path, ...queries, ...headers];
+}
+
+function operationOf(route: RouteSpec): Json {
+  const responses: Json = {};
+  for (const [status, answer] of Object.entries(route.answers)) {
+    const codes = answer.codes?.length ? ` (code: ${answer.codes.join(", ")})` : "";
+    responses[status] = {
+      description: `${answer.description}${codes}`,
+      ...(answer.content ? { content: contentOf(answer.content, "output") } : {}),
+    };
+  }
+  const parameters = parametersOf(route);
+  return {
+    summary: route.summary,
+    ...(route.auth === "bearer" ? { security: [{ bearer: [] }] } : { security: [] }),
+    ...(parameters.length ? { parameters } : {}),
+    ...(route.body ? { requestBody: { required: true, content: contentOf(route.body, "input") } } : {}),
+    responses,
+  };
+}
+
+/** The document for `routes` (default: every route of the contract). */
+export function buildOpenApiDocument(routes: readonly RouteSpec[] = ROUTES) {
+  const paths: Record<string, Record<string, Json>> = {};
+  for (const route of routes) {
+    const path = openApiPath(route.path);
+    paths[path] ??= {};
+    paths[path][route.method] = operationOf(route);
+  }
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "pisync API",
+      version: "1",
+      description: `Every error answer is { error, code }. Codes: ${Object.entries(ERROR_CODES)
+        .map(([code, meaning]) => `${code}: ${meaning}`)
+        .join("; ")}.`,
     },
-    "/v1/sessions/{id}": {
-      parameters: [id],
-      head: {
-        summary: "Committed length (Upload-Offset) and generation (ETag)",
-        security: bearer,
-        responses: { 200: { description: "" }, 404: { description: "unknown" } },
-      },
-      get: { summary: "Metadata", security: bearer, responses: { 200: { description: "" } } },
-      patch: {
-        summary:
-          "Append complete lines at Upload-Offset (retry-safe; If-Match: generation; Content-Encoding: gzip; Pisync-Upload: upload id)",
-        security: bearer,
-        parameters: [{ ...offset, required: true }],
-        responses: {
-          200: { description: "appended or a retry" },
-          409: { description: "offset conflict" },
-          412: { description: "generation mismatch" },
-          413: { description: "too large" },
-          503: { description: "the session kept changing under this append: retry after Retry-After" },
-        },
-      },
-      put: {
-        summary: "Start a new generation with these lines",
-        security: bearer,
-        responses: {
-          200: { description: "" },
-          503: { description: "the session kept changing under this append: retry after Retry-After" },
-        },
-      },
-      delete: {
-        summary: "Delete every object and item of the session, and revoke its share links",
-        security: bearer,
-        responses: { 204: { description: "" } },
-      },
-    },
-    "/v1/sessions/{id}/uploads": {
-      parameters: [id],
-      post: {
-        summary: "A URL to PUT one large line (up to 64 MiB) to, then PATCH with Pisync-Upload",
-        security: bearer,
-        responses: { 201: { description: "" } },
-      },
-    },
-    "/v1/sessions/{id}/raw": {
-      parameters: [id],
-      get: {
-        summary: "Exact bytes (?generation=, Range, gzip)",
-        security: bearer,
-        responses: { 200: { description: "" }, 206: { description: "" } },
-      },
-    },
-    "/v1/sessions/{id}/tree": {
-      parameters: [id],
-      get: {
-        summary: "Entries: id, parentId, type, role, timestamp, label, preview",
-        security: bearer,
-        responses: { 200: { description: "" } },
-      },
-    },
-    "/v1/sessions/{id}/context": {
-      parameters: [id],
-      get: {
-        summary: "pi's context for ?leaf= (default leaf without)",
-        security: bearer,
-        responses: { 200: { description: "" } },
-      },
-    },
-    "/v1/sessions/{id}/generations": {
-      parameters: [id],
-      get: { summary: "Generations, oldest first", security: bearer, responses: { 200: { description: "" } } },
-    },
-    "/v1/tokens": {
-      get: { summary: "My tokens", security: bearer, responses: { 200: { description: "" } } },
-      post: { summary: "A new token for me", security: bearer, responses: { 201: { description: "" } } },
-    },
-    "/v1/tokens/{id}": {
-      delete: { summary: "Revoke a token", security: bearer, responses: { 204: { description: "" } } },
-    },
-  },
-};
+    components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
+    paths,
+  };
+}
+
+/** The document served at /openapi.json. */
+export const openApiDocument = buildOpenApiDocument();

@@ -3,28 +3,24 @@ import { BadRequest } from "@pisync/core";
 import type { Context } from "hono";
 import * as z from "zod/mini";
 
-/**
- * The request's query string parsed by `schema`.
- * @throws BadRequest naming each field that fails and why.
- */
+/** The query, checked by `schema`. @throws BadRequest `bad_query` */
 export function parseQuery<T extends z.ZodMiniType>(schema: T, c: Context): z.infer<T> {
   const result = schema.safeParse(c.req.query());
-  if (!result.success) throw new BadRequest(`bad query: ${z.prettifyError(result.error).replaceAll("\n", "; ")}`);
+  if (!result.success)
+    throw new BadRequest(`bad query: ${z.prettifyError(result.error).replaceAll("\n", "; ")}`, "bad_query");
   return result.data;
 }
 
-/**
- * The request's JSON body parsed by `schema`.
- * @throws BadRequest when the body is not JSON, or naming each field that fails and why.
- */
+/** The JSON body, checked by `schema`. @throws BadRequest `bad_json`, `bad_body` */
 export async function parseJson<T extends z.ZodMiniType>(schema: T, c: Context): Promise<z.infer<T>> {
   let value: unknown;
   try {
     value = await c.req.json();
   } catch {
-    throw new BadRequest("the body must be JSON");
+    throw new BadRequest("the body must be JSON", "bad_json");
   }
   const result = schema.safeParse(value);
-  if (!result.success) throw new BadRequest(`bad body: ${z.prettifyError(result.error).replaceAll("\n", "; ")}`);
+  if (!result.success)
+    throw new BadRequest(`bad body: ${z.prettifyError(result.error).replaceAll("\n", "; ")}`, "bad_body");
   return result.data;
 }

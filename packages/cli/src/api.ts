@@ -7,12 +7,27 @@
  */
 import { createHash } from "node:crypto";
 import { deflateRawSync, gzipSync } from "node:zlib";
+import {
+  type AppendAnswer,
+  DICT_ENCODING,
+  type ErrorCode,
+  type GenerationList,
+  HEADERS,
+  isErrorCode,
+  type UploadTicket,
+} from "@pisync/protocol";
 import { CliError, EXIT } from "./cli-error.js";
 import type { Login } from "./config.js";
 import { type HttpResponse, httpRequest, ResponseTooLarge } from "./http.js";
 
-/** The server answered with an error status; exits 3 for 401, 4 for 404/410, else 1. */
+/**
+ * The server answered with an error status; exits 3 for 401, 4 for 404/410, else 1. Callers
+ * decide on `status` and `reason` (the protocol's error code), never on the English message.
+ */
 export class ApiError extends CliError {
+  /** The server's machine-readable code; undefined when it sent none this client knows. */
+  readonly reason: ErrorCode | undefined;
+
   constructor(
     readonly status: number,
     readonly body: Record<string, unknown>,
@@ -21,6 +36,7 @@ export class ApiError extends CliError {
       typeof body.error === "string" ? body.error : `HTTP ${status}`,
       status === 401 ? EXIT.auth : status === 404 || status === 410 ? EXIT.notFound : EXIT.failed,
     );
+    this.reason = isErrorCode(body.code) ? body.code : undefined;
   }
 }
 
@@ -51,12 +67,7 @@ const GROWTH_BYTES = 8 * 1024 * 1024;
 /** Blobs are images: generous, but bounded. */
 const MAX_BLOB_BYTES = 256 * 1024 * 1024;
 
-export interface AppendAnswer {
-  offset: number;
-  generation: number;
-  retry: boolean;
-  problems: { kind: string; line?: number; message: string }[];
-}
+export type { AppendAnswer };
 
 export class Api {
   private readonly attempts: number;
@@ -146,7 +157,7 @@ export class Api {
     if (r.status === 404) return undefined;
     this.expectOk(r);
     return {
-      offset: Number(r.headers["upload-offset"]),
+      offset: Number(r.headers[HEADERS.uploadOffset.toLowerCase()]),
       generation: Number(String(r.headers.etag ?? "").replace(/\D/g, "")),
     };
   }
@@ -157,15 +168,15 @@ export class Api {
     body: Uint8Array,
     options: { offset: number; generation?: number; replace?: boolean; uploadId?: string; dictionary?: Uint8Array },
   ): Promise<AppendAnswer> {
-    const headers: Record<string, string> = { "Upload-Offset": String(options.offset) };
+    const headers: Record<string, string> = { [HEADERS.uploadOffset]: String(options.offset) };
     if (options.generation !== undefined) headers["If-Match"] = `"${options.generation}"`;
     let payload: Uint8Array | undefined;
-    if (options.uploadId) headers["Pisync-Upload"] = options.uploadId;
+    if (options.uploadId) headers[HEADERS.upload] = options.uploadId;
     else if (options.dictionary?.length) {
       // The bytes just before the offset as a deflate dictionary: lines repeat their neighbours.
       payload = deflateRawSync(body, { dictionary: options.dictionary });
-      headers["Content-Encoding"] = "pisync-deflate-dict";
-      headers["Pisync-Body-SHA256"] = createHash("sha256").update(body).digest("hex");
+      headers["Content-Encoding"] = DICT_ENCODING;
+      headers[HEADERS.bodySha256] = createHash("sha256").update(body).digest("hex");
     } else {
       payload = gzipSync(body);
       headers["Content-Encoding"] = "gzip";
@@ -183,11 +194,7 @@ export class Api {
       headers: { "Content-Type": "application/json" },
       body: Buffer.from(JSON.stringify({ length: bytes.length })),
     });
-    const { uploadId, url, authorization } = JSON.parse(this.expectOk(r).body.toString("utf8")) as {
-      uploadId: string;
-      url: string;
-      authorization: boolean;
-    };
+    const { uploadId, url, authorization } = JSON.parse(this.expectOk(r).body.toString("utf8")) as UploadTicket;
     // The bearer token goes to this API only, never to a presigned storage URL.
     const put = await this.request("PUT", url, { body: bytes, bearer: authorization });
     if (put.status < 200 || put.status >= 300) throw new Transient(`upload failed: HTTP ${put.status}`);
@@ -214,9 +221,7 @@ export class Api {
     let size = options.size;
     if (size === undefined && options.generation === undefined) size = (await this.head(sessionId))?.offset ?? 0;
     if (size === undefined) {
-      const { generations } = await this.json<{ generations: { generation: number; bytes: number }[] }>(
-        `/v1/sessions/${id}/generations`,
-      );
+      const { generations } = await this.json<GenerationList>(`/v1/sessions/${id}/generations`);
       size = generations.find((g) => g.generation === options.generation)?.bytes ?? 0;
     }
     const query = options.generation === undefined ? "" : `?generation=${options.generation}`;

@@ -15,6 +15,7 @@
  *   file becomes a new generation.
  */
 import { statSync } from "node:fs";
+import { DICT_BYTES } from "@pisync/protocol";
 import { type Api, ApiError, Transient, Unauthorized } from "./api.js";
 import { sendBlobs } from "./blobs.js";
 import { readRange } from "./files.js";
@@ -68,8 +69,6 @@ const NEWLINE = 0x0a;
 const MiB = 1024 * 1024;
 /** The cloud copy is compared with the file this much at a time. */
 const COMPARE_BYTES = 4 * MiB;
-/** The committed bytes before an offset that serve as the deflate dictionary (see the API). */
-const DICTIONARY_BYTES = 32 * 1024;
 
 /** Bytes up to and including the file's last `\n` (reads backwards: 64 KiB, then 1 MiB at a time). */
 export function completeLengthOf(path: string, size: number): number {
@@ -231,13 +230,14 @@ class SessionSync {
       });
     if (uploadId || options.replace || range.start === 0) return write();
     try {
-      return await write(readRange(this.path, Math.max(0, range.start - DICTIONARY_BYTES), range.start));
+      return await write(readRange(this.path, Math.max(0, range.start - DICT_BYTES), range.start));
     } catch (error) {
       if (!(error instanceof ApiError) || error.status !== 400) throw error;
       // The committed bytes before the offset are not this file's: it diverged from the cloud.
-      if (/committed bytes/.test(error.message)) throw new Diverged(error.message);
-      // An older server without the dictionary encoding: plain gzip.
-      return write();
+      if (error.reason === "dictionary_mismatch") throw new Diverged(error.message);
+      // A server without the dictionary encoding: plain gzip.
+      if (error.reason === "unsupported_encoding") return write();
+      throw error;
     }
   }
 

@@ -16,6 +16,7 @@
 import type { LineRecord } from "@pisync/format";
 import type { GenerationState, IndexPage, SessionHead, Stores } from "@pisync/store";
 import { RevisionConflictError } from "@pisync/store";
+import { dictionaryBefore } from "./dictionary.js";
 import { BadRequest, Busy, GenerationMismatch, NotFound, OffsetConflict, TooLarge } from "./errors.js";
 import { advanceGeneration, advanceSummary, emptySummary, type IngestedBody, ingestBody } from "./ingest.js";
 import { checkSessionId, segmentKey } from "./keys.js";
@@ -100,16 +101,24 @@ export class Appender {
     return { offset: head.current.length, generation: head.current.generation };
   }
 
+  /**
+   * The dictionary of a `pisync-deflate-dict` body appended at `offset`: the committed bytes
+   * just before it. @throws OffsetConflict when `offset` is past them
+   */
+  dictionary(userId: string, sessionId: string, offset: number): Promise<Uint8Array> {
+    return dictionaryBefore(this.stores, userId, sessionId, offset);
+  }
+
   async append(request: AppendRequest): Promise<AppendResult> {
     const { userId, sessionId, body, offset } = request;
     checkSessionId(sessionId);
     if (!Number.isSafeInteger(offset) || offset < 0)
-      throw new BadRequest("Upload-Offset must be a non-negative integer");
-    if (body.length === 0) throw new BadRequest("the body is empty");
+      throw new BadRequest("Upload-Offset must be a non-negative integer", "invalid_offset");
+    if (body.length === 0) throw new BadRequest("the body is empty", "empty_body");
     if (body[body.length - 1] !== 0x0a) {
-      throw new BadRequest("the body must be complete lines: it must end with a newline");
+      throw new BadRequest("the body must be complete lines: it must end with a newline", "incomplete_line");
     }
-    if (request.replace && offset !== 0) throw new BadRequest("a new generation starts at offset 0");
+    if (request.replace && offset !== 0) throw new BadRequest("a new generation starts at offset 0", "invalid_offset");
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const head = await this.stores.meta.getHead(userId, sessionId);
       const outcome = request.replace ? await this.tryReplace(request, head) : await this.tryAppend(request, head);

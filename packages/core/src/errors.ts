@@ -1,24 +1,46 @@
 /**
- * Domain errors: classes that carry data. The API maps each to a status code in one table
- * (functions/api/src/errors.ts); anything else is a bare 500.
+ * Domain errors: classes that carry data and a machine-readable code (`@pisync/protocol`'s
+ * {@link ErrorCode}). The API maps each class to a status in one table
+ * (functions/api/src/errors.ts) and answers `{ error, code }`; anything else is a bare 500.
  */
+import type { ErrorCode } from "@pisync/protocol";
 
-/** Base of every error a client may see the message of. */
-export class DomainError extends Error {}
+/** Base of every error a client may see the message and code of. */
+export abstract class DomainError extends Error {
+  /** The code clients decide on; the message is for people. */
+  readonly code: ErrorCode;
+  /** Fields the answer carries beside `error` and `code` (e.g. `maxSeconds`). */
+  readonly fields: Record<string, number>;
+
+  constructor(message: string, code: ErrorCode, fields: Record<string, number> = {}) {
+    super(message);
+    this.code = code;
+    this.fields = fields;
+  }
+}
 
 /** Missing, or another user's: the two must be indistinguishable. */
 export class NotFound extends DomainError {
   override readonly name = "NotFound";
+  constructor(message: string, code: ErrorCode = "not_found") {
+    super(message, code);
+  }
 }
 
 /** The request is malformed: bad body, bad header, bad parameter. */
 export class BadRequest extends DomainError {
   override readonly name = "BadRequest";
+  constructor(message: string, code: ErrorCode = "bad_request", fields?: Record<string, number>) {
+    super(message, code, fields);
+  }
 }
 
 /** A body over a limit. */
 export class TooLarge extends DomainError {
   override readonly name = "TooLarge";
+  constructor(message: string, code: ErrorCode = "too_large") {
+    super(message, code);
+  }
 }
 
 /** tus: the offset is not where the committed bytes end. Carries the committed length. */
@@ -28,7 +50,10 @@ export class OffsetConflict extends DomainError {
     readonly committed: number,
     readonly generation: number,
   ) {
-    super(`offset does not match: ${committed} bytes are committed`);
+    super(`offset does not match: ${committed} bytes are committed`, "offset_conflict", {
+      offset: committed,
+      generation,
+    });
   }
 }
 
@@ -39,18 +64,24 @@ export class GenerationMismatch extends DomainError {
     readonly generation: number,
     readonly committed: number,
   ) {
-    super(`the current generation is ${generation}`);
+    super(`the current generation is ${generation}`, "generation_mismatch", { offset: committed, generation });
   }
 }
 
 /** Missing or unknown credentials. */
 export class Unauthorized extends DomainError {
   override readonly name = "Unauthorized";
+  constructor(message: string) {
+    super(message, "unauthorized");
+  }
 }
 
 /** Something that existed and is no more (an expired or revoked share). */
 export class Gone extends DomainError {
   override readonly name = "Gone";
+  constructor(message: string) {
+    super(message, "gone");
+  }
 }
 
 /** Too much contention right now (an append kept losing the race to others): try again after `retryAfter` seconds. */
@@ -60,6 +91,6 @@ export class Busy extends DomainError {
     message: string,
     readonly retryAfter: number,
   ) {
-    super(message);
+    super(message, "busy");
   }
 }

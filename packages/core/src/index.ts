@@ -1,5 +1,6 @@
 /** @pisync/core: pisync's use cases over the storage ports (no HTTP, no AWS). */
 export { Appender, type AppendLimits, type AppendRequest, type AppendResult, DEFAULT_APPEND_LIMITS } from "./append.js";
+export { Blobs } from "./blobs.js";
 export * from "./errors.js";
 export { contentText, isCutPreview, previewOf } from "./ingest.js";
 export { blobKey, checkId, checkSessionId, SAFE_ID, SESSION_ID, uploadKey } from "./keys.js";
@@ -14,6 +15,8 @@ export {
   type ShareLimits,
   type ShareStatus,
   Shares,
+  shareSession,
 } from "./shares.js";
 export { createToken, hashToken, Tokens } from "./tokens.js";
 export { type SessionView, type TreeNode, viewOf } from "./views.js";
+export { Uploads, type UploadTicket } from "./uploads.js";

@@ -5,9 +5,11 @@
  * says whether the session exists.
  */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { SHARE_ID, SHARE_KEY_ID } from "@pisync/protocol";
 import type { MetaStore, SessionHead, ShareRecord } from "@pisync/store";
 import { BadRequest, Gone, NotFound } from "./errors.js";
 import { checkSessionId } from "./keys.js";
+import type { Reader } from "./reader.js";
 
 /** Signing keys by id; `current` signs new links, every key verifies. */
 export interface ShareKeys {
@@ -15,8 +17,7 @@ export interface ShareKeys {
   keys: Record<string, string>;
 }
 
-const KEY_ID = /^[A-Za-z0-9]{1,16}$/;
-const SHARE_ID = /^[A-Za-z0-9_-]{22}$/;
+const KEY_ID = SHARE_KEY_ID;
 
 /** Reads keys from `{"current":"k2","keys":{"k1":"…","k2":"…"}}` or a bare secret (key id k1). */
 export function parseShareKeys(text: string): ShareKeys {
@@ -83,7 +84,13 @@ export class Shares {
     checkSessionId(input.sessionId);
     const seconds = input.expiresIn ?? this.limits.defaultSeconds;
     if (!Number.isInteger(seconds) || seconds < 1 || seconds > this.limits.maxSeconds) {
-      throw new BadRequest(`expiresIn must be whole seconds from 1 to ${this.limits.maxSeconds}`);
+      throw new BadRequest(
+        `expiresIn must be whole seconds from 1 to ${this.limits.maxSeconds}`,
+        "expiry_out_of_range",
+        {
+          maxSeconds: this.limits.maxSeconds,
+        },
+      );
     }
     const now = this.clock();
     const share: ShareRecord = {
@@ -151,4 +158,22 @@ export class Shares {
     if (status !== "active") throw new Gone(`this link has ${status === "revoked" ? "been revoked" : "expired"}`);
     return share;
   }
+}
+
+/**
+ * Shares a session of `userId` as it is now: the whole of it (live), or the branch ending at
+ * `leafId` (pinned).
+ * @throws NotFound when the session or the entry is missing; BadRequest `expiry_out_of_range`
+ */
+export async function shareSession(
+  reader: Reader,
+  shares: Shares,
+  input: { userId: string; sessionId: string; leafId?: string; expiresIn?: number; maskSecrets?: boolean },
+): Promise<{ share: ShareRecord; token: string }> {
+  const head = await reader.head(input.userId, input.sessionId);
+  if (input.leafId !== undefined) {
+    const { index } = await reader.index(head, head.current);
+    if (!index.byId(input.leafId)) throw new NotFound(`no entry ${input.leafId} in this session`);
+  }
+  return shares.create({ ...input, sessionCreatedAt: head.createdAt });
 }

@@ -3,6 +3,7 @@
  * is shown once, when created. Each has a short public id to list and revoke it.
  */
 import { createHash, randomBytes } from "node:crypto";
+import { TOKEN } from "@pisync/protocol";
 import type { MetaStore, TokenRecord } from "@pisync/store";
 import { Unauthorized } from "./errors.js";
 import { checkId } from "./keys.js";
@@ -17,7 +18,7 @@ export function createToken(): string {
   return `pst_${randomBytes(32).toString("base64url")}`;
 }
 
-const TOKEN_SHAPE = /^pst_[A-Za-z0-9_-]{43}$/;
+const TOKEN_SHAPE = TOKEN;
 
 /**
  * Device tokens over the metadata store: create (the secret is returned once), authenticate,

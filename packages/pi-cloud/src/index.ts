@@ -107,7 +107,7 @@ export default function cloud(pi: ExtensionAPI) {
             `Shared (until ${share.expiresAt}): ${share.url}`,
           );
         } catch (error) {
-          const message = expiryLimitMessage((error as Error).message) ?? (error as Error).message;
+          const message = expiryLimitMessage(error) ?? (error as Error).message;
           return report(ctx, sub, { error: message }, `Sharing failed: ${message}`, "error");
         }
       }

@@ -1,19 +1,13 @@
 /** Share management, for the session's owner: create, list, revoke. */
-import { NotFound, type Shares } from "@pisync/core";
+import { type Shares, shareSession } from "@pisync/core";
+import { CreateShare, type ShareView } from "@pisync/protocol";
 import type { ShareRecord } from "@pisync/store";
 import { Hono } from "hono";
-import * as z from "zod/mini";
 import type { Services } from "../app.js";
 import type { AuthEnv } from "../auth.js";
 import { parseJson } from "../validate.js";
 
-const CreateShare = z.object({
-  leafId: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
-  expiresIn: z.optional(z.number().check(z.int(), z.positive())),
-  maskSecrets: z.optional(z.boolean()),
-});
-
-async function view(shares: Shares, share: ShareRecord, origin: string) {
+async function view(shares: Shares, share: ShareRecord, origin: string): Promise<ShareView> {
   return {
     id: share.id,
     sessionId: share.sessionId,
@@ -31,15 +25,12 @@ async function view(shares: Shares, share: ShareRecord, origin: string) {
 export function createShareRoute(services: Services, shares: Shares) {
   const app = new Hono<AuthEnv>();
   app.post("/:id/shares", async (c) => {
-    const userId = c.get("userId");
-    const sessionId = c.req.param("id");
     const body = await parseJson(CreateShare, c);
-    const head = await services.reader.head(userId, sessionId);
-    if (body.leafId !== undefined) {
-      const { index } = await services.reader.index(head, head.current);
-      if (!index.byId(body.leafId)) throw new NotFound(`no entry ${body.leafId} in this session`);
-    }
-    const { share } = await shares.create({ userId, sessionId, sessionCreatedAt: head.createdAt, ...body });
+    const { share } = await shareSession(services.reader, shares, {
+      userId: c.get("userId"),
+      sessionId: c.req.param("id"),
+      ...body,
+    });
     return c.json(await view(shares, share, new URL(c.req.url).origin), 201);
   });
   return app;

@@ -1,12 +1,10 @@
 /** /v1/tokens: a user's device tokens (their hashes only): list, create, revoke. */
 import { NotFound } from "@pisync/core";
+import { CreateToken } from "@pisync/protocol";
 import { Hono } from "hono";
-import * as z from "zod/mini";
 import type { Services } from "../app.js";
 import type { AuthEnv } from "../auth.js";
 import { parseJson } from "../validate.js";
-
-const CreateToken = z.object({ name: z.string().check(z.minLength(1), z.maxLength(100)) });
 
 export function tokenRoutes(services: Services) {
   const app = new Hono<AuthEnv>();

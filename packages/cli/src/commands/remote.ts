@@ -2,6 +2,7 @@
 import { randomUUID } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { SESSION_ID, type SessionList, type SessionSummary } from "@pisync/protocol";
 import * as z from "zod/mini";
 import { ApiError } from "../api.js";
 import { blobsDirFor, fetchBlobs } from "../blobs.js";
@@ -13,19 +14,6 @@ import { isInside, piFileName, piFolderName, piSessionsRoot } from "../paths.js"
 import { sanitize } from "../sanitize.js";
 import { fingerprintOf, StateStore } from "../state.js";
 import { api, type CommandHelp, formatBytes, type Io, parse } from "./common.js";
-
-interface SessionView {
-  id: string;
-  name?: string;
-  cwd?: string;
-  firstMessage?: string;
-  updatedAt: string;
-  entries: number;
-  bytes: number;
-  tokens: number;
-  cost: number;
-  generation: number;
-}
 
 const LS_HELP: CommandHelp = {
   usage: "pisync ls [--json]",
@@ -49,10 +37,10 @@ export async function ls(argv: string[], io: Io): Promise<number> {
     LS_HELP,
   );
   const client = api(io);
-  const sessions: SessionView[] = [];
+  const sessions: SessionSummary[] = [];
   let cursor: string | undefined;
   do {
-    const page = await client.json<{ sessions: SessionView[]; cursor?: string }>(
+    const page = await client.json<SessionList>(
       `/v1/sessions?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
     );
     sessions.push(...page.sessions);
@@ -74,8 +62,6 @@ export async function ls(argv: string[], io: Io): Promise<number> {
   return EXIT.ok;
 }
 
-// As the server takes them (pi 1.x allows custom ids; 224 keeps pi's file name within 255 bytes).
-const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,223}$/;
 const SHARE_LINK = /^https?:\/\/[^\s]+\/s\/([A-Za-z0-9_-]+)\.[A-Za-z0-9._-]+$/;
 
 const PULL_HELP: CommandHelp = {

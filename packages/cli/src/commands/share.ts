@@ -1,6 +1,7 @@
 /** `share`, `shares`, `unshare`: read-only links to a conversation. */
 import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
+import type { ShareView } from "@pisync/protocol";
 import * as z from "zod/mini";
 import { ApiError } from "../api.js";
 import { CliError, EXIT } from "../cli-error.js";
@@ -10,15 +11,6 @@ import { sanitize } from "../sanitize.js";
 import { StateStore } from "../state.js";
 import { completeLengthOf, sessionIdOf, syncFile } from "../sync.js";
 import { api, type CommandHelp, type Io, parse, usageError } from "./common.js";
-
-interface ShareView {
-  id: string;
-  sessionId: string;
-  leafId: string | null;
-  url: string;
-  expiresAt: string;
-  status: string;
-}
 
 const SHARE_HELP: CommandHelp = {
   usage: "pisync share ID|FILE [--leaf ID] [--expires 7d] [--no-mask] [--json]",
@@ -47,13 +39,15 @@ function looksLikeFile(arg: string): boolean {
 }
 
 /**
- * A server's refusal of an expiry, said in days (the API counts in seconds):
- * `--expires: at most 90 days on this server, e.g. --expires 7d`; undefined for other refusals.
+ * A server's refusal of an expiry (code `expiry_out_of_range`, with `maxSeconds`), said in
+ * days: `--expires: at most 90 days on this server, e.g. --expires 7d`; undefined for any
+ * other error.
  */
-export function expiryLimitMessage(message: string): string | undefined {
-  const max = /expiresIn must be whole seconds from 1 to (\d+)/.exec(message);
-  if (!max) return undefined;
-  const days = Number(max[1]) / 86400;
+export function expiryLimitMessage(error: unknown): string | undefined {
+  if (!(error instanceof ApiError) || error.reason !== "expiry_out_of_range") return undefined;
+  const maxSeconds = error.body.maxSeconds;
+  if (typeof maxSeconds !== "number") return undefined;
+  const days = maxSeconds / 86400;
   return `--expires: at most ${Number.isInteger(days) ? days : days.toFixed(1)} days on this server, e.g. --expires 7d`;
 }
 
@@ -117,7 +111,7 @@ export async function share(argv: string[], io: Io): Promise<number> {
       );
     }
     if (error instanceof ApiError && error.status === 400) {
-      throw usageError(SHARE_HELP, [expiryLimitMessage(error.message) ?? error.message]);
+      throw usageError(SHARE_HELP, [expiryLimitMessage(error) ?? error.message]);
     }
     throw error;
   }

@@ -1,0 +1,380 @@
+/**
+ * Every route of the API, as data: method, path (Hono's `:param` syntax), who may call it, its
+ * parameters, body and answers. The OpenAPI document is generated from this list, and a test
+ * proves every route the server registers is in it.
+ */
+import type * as z from "zod/mini";
+import { ErrorBody, type ErrorCode } from "./errors.js";
+import { HEADERS } from "./headers.js";
+import { SESSION_ID, SHA256_HEX, SHARE_ID, SHARE_TOKEN, UPLOAD_ID } from "./ids.js";
+import {
+  AppendAnswer,
+  Context,
+  ContextQuery,
+  CreatedToken,
+  CreateShare,
+  CreateToken,
+  CreateUpload,
+  GenerationList,
+  ListSessionsQuery,
+  RawQuery,
+  SessionList,
+  SessionMeta,
+  ShareAfterQuery,
+  ShareList,
+  SharePageQuery,
+  ShareView,
+  TokenList,
+  Tree,
+  UploadTicket,
+} from "./schemas.js";
+
+/** What a request or answer body is. */
+export type Content =
+  | { json: z.ZodMiniType }
+  | { type: "application/x-ndjson" | "application/octet-stream" | "text/html" | "text/css" | "text/javascript" };
+
+/** One answer of a route. */
+export interface Answer {
+  description: string;
+  content?: Content;
+  /** Error codes this answer may carry (its body is then {@link ErrorBody}). */
+  codes?: readonly ErrorCode[];
+}
+
+/** One route of the contract. */
+export interface RouteSpec {
+  method: "get" | "head" | "post" | "put" | "patch" | "delete";
+  /** Hono's syntax: `/v1/sessions/:id`. */
+  path: string;
+  summary: string;
+  /** `bearer`: `Authorization: Bearer <token>`; `link`: the share token in the path is the credential. */
+  auth: "bearer" | "none" | "link";
+  /** Patterns of the path's parameters. */
+  params?: Record<string, RegExp>;
+  query?: z.ZodMiniObject;
+  /** Request headers beyond plain HTTP's, with whether they are required. */
+  headers?: readonly { name: string; required?: boolean; description: string }[];
+  body?: Content;
+  answers: Record<number, Answer>;
+}
+
+const session = { id: SESSION_ID };
+const link = { token: SHARE_TOKEN };
+const json = (schema: z.ZodMiniType): Content => ({ json: schema });
+const error = (description: string, ...codes: ErrorCode[]): Answer => ({
+  description,
+  content: json(ErrorBody),
+  codes,
+});
+const missing = error("missing, or another user's", "not_found", "invalid_session_id");
+const appendErrors = {
+  400: error(
+    "refused as it is; nothing stored",
+    "invalid_offset",
+    "invalid_if_match",
+    "invalid_upload_id",
+    "invalid_session_id",
+    "empty_body",
+    "incomplete_line",
+    "unsupported_encoding",
+    "bad_gzip",
+    "missing_body_hash",
+    "dictionary_mismatch",
+    "bad_request",
+  ),
+  404: error("no such session (an append after 0), or no such upload", "not_found"),
+  409: error("the offset is not the committed length", "offset_conflict"),
+  412: error("If-Match names another generation", "generation_mismatch"),
+  413: error("over a limit", "too_large"),
+  503: error("the session kept changing under this append: retry after Retry-After", "busy"),
+};
+const appendHeaders = [
+  { name: HEADERS.uploadOffset, required: true, description: "where the body starts: the committed length" },
+  { name: "If-Match", description: 'the generation the client believes is current, as "3"' },
+  { name: "Content-Encoding", description: "gzip or pisync-deflate-dict" },
+  { name: HEADERS.bodySha256, description: "with pisync-deflate-dict: hex SHA-256 of the decompressed body" },
+  { name: HEADERS.upload, description: "an upload id: the line was uploaded beforehand, the body is empty" },
+] as const;
+const jsonl: Content = { type: "application/x-ndjson" };
+const bytes: Content = { type: "application/octet-stream" };
+const html: Content = { type: "text/html" };
+const linkErrors = {
+  404: error("tampered or unknown link", "not_found"),
+  410: error("expired or revoked link", "gone"),
+};
+
+/** API v1 and the share pages, route by route. */
+export const ROUTES: readonly RouteSpec[] = [
+  { method: "get", path: "/healthz", summary: "Liveness", auth: "none", answers: { 200: { description: "ok" } } },
+  {
+    method: "get",
+    path: "/openapi.json",
+    summary: "This description of the API",
+    auth: "none",
+    answers: { 200: { description: "an OpenAPI 3.1 document" } },
+  },
+  {
+    method: "get",
+    path: "/v1/sessions",
+    summary: "My sessions, newest first",
+    auth: "bearer",
+    query: ListSessionsQuery,
+    answers: { 200: { description: "a page and the cursor of the next", content: json(SessionList) } },
+  },
+  {
+    method: "head",
+    path: "/v1/sessions/:id",
+    summary: "Committed length (Upload-Offset) and generation (ETag)",
+    auth: "bearer",
+    params: session,
+    answers: { 200: { description: "Upload-Offset and ETag" }, 404: { description: "unknown" } },
+  },
+  {
+    method: "get",
+    path: "/v1/sessions/:id",
+    summary: "Metadata, with the first problems; Upload-Offset and ETag as HEAD",
+    auth: "bearer",
+    params: session,
+    answers: { 200: { description: "the metadata", content: json(SessionMeta) }, 404: missing },
+  },
+  {
+    method: "patch",
+    path: "/v1/sessions/:id",
+    summary: "Append complete lines at Upload-Offset (a retry of committed bytes stores nothing)",
+    auth: "bearer",
+    params: session,
+    headers: appendHeaders,
+    body: jsonl,
+    answers: { 200: { description: "appended, or a retry", content: json(AppendAnswer) }, ...appendErrors },
+  },
+  {
+    method: "put",
+    path: "/v1/sessions/:id",
+    summary: "Start a new generation with these lines (from offset 0)",
+    auth: "bearer",
+    params: session,
+    headers: appendHeaders.filter((h) => h.name !== HEADERS.uploadOffset),
+    body: jsonl,
+    answers: { 200: { description: "the new generation", content: json(AppendAnswer) }, ...appendErrors },
+  },
+  {
+    method: "delete",
+    path: "/v1/sessions/:id",
+    summary: "Delete every object and item of the session, and revoke its share links",
+    auth: "bearer",
+    params: session,
+    answers: { 204: { description: "deleted" }, 404: missing },
+  },
+  {
+    method: "post",
+    path: "/v1/sessions/:id/uploads",
+    summary: "A URL to PUT one large line to (then PATCH with Pisync-Upload and an empty body)",
+    auth: "bearer",
+    params: session,
+    body: json(CreateUpload),
+    answers: {
+      201: { description: "where to PUT the bytes", content: json(UploadTicket) },
+      400: error("a bad length", "bad_json", "bad_body", "upload_too_large", "invalid_session_id"),
+    },
+  },
+  {
+    method: "get",
+    path: "/v1/sessions/:id/raw",
+    summary: "The exact bytes of a generation (Range answers 206; gzip when accepted)",
+    auth: "bearer",
+    params: session,
+    query: RawQuery,
+    answers: {
+      200: { description: "the bytes", content: jsonl },
+      206: { description: "the range", content: jsonl },
+      404: error("no such session or generation", "not_found"),
+      416: { description: "the range lies outside the bytes" },
+    },
+  },
+  {
+    method: "get",
+    path: "/v1/sessions/:id/tree",
+    summary: "The entries: id, parentId, type, role, timestamp, label, preview",
+    auth: "bearer",
+    params: session,
+    answers: { 200: { description: "the tree", content: json(Tree) }, 404: missing },
+  },
+  {
+    method: "get",
+    path: "/v1/sessions/:id/context",
+    summary: "pi's context for ?leaf= (the default leaf without)",
+    auth: "bearer",
+    params: session,
+    query: ContextQuery,
+    answers: {
+      200: { description: "the context", content: json(Context) },
+      404: error("no such session or entry", "not_found"),
+    },
+  },
+  {
+    method: "get",
+    path: "/v1/sessions/:id/generations",
+    summary: "Generations, oldest first",
+    auth: "bearer",
+    params: session,
+    answers: { 200: { description: "the generations", content: json(GenerationList) }, 404: missing },
+  },
+  {
+    method: "post",
+    path: "/v1/sessions/:id/shares",
+    summary: "A share link: live and whole without leafId, one branch pinned with it",
+    auth: "bearer",
+    params: session,
+    body: json(CreateShare),
+    answers: {
+      201: { description: "the share", content: json(ShareView) },
+      400: error("a bad body or expiry", "bad_json", "bad_body", "expiry_out_of_range"),
+      404: error("no such session or entry", "not_found"),
+    },
+  },
+  {
+    method: "get",
+    path: "/v1/shares",
+    summary: "My share links",
+    auth: "bearer",
+    answers: { 200: { description: "the shares", content: json(ShareList) } },
+  },
+  {
+    method: "delete",
+    path: "/v1/shares/:id",
+    summary: "Revoke a share link (effective on its next request)",
+    auth: "bearer",
+    params: { id: SHARE_ID },
+    answers: { 204: { description: "revoked" }, 404: error("no such share", "not_found") },
+  },
+  {
+    method: "head",
+    path: "/v1/blobs/:hash",
+    summary: "Whether I hold the blob",
+    auth: "bearer",
+    params: { hash: SHA256_HEX },
+    answers: { 200: { description: "held" }, 404: { description: "not held" } },
+  },
+  {
+    method: "get",
+    path: "/v1/blobs/:hash",
+    summary: "A content-addressed blob (oh-my-pi's images)",
+    auth: "bearer",
+    params: { hash: SHA256_HEX },
+    answers: {
+      200: { description: "the bytes", content: bytes },
+      400: error("not a SHA-256", "invalid_blob_name"),
+      404: error("not held", "not_found"),
+    },
+  },
+  {
+    method: "put",
+    path: "/v1/blobs/:hash",
+    summary: "Store a blob under the SHA-256 of its bytes",
+    auth: "bearer",
+    params: { hash: SHA256_HEX },
+    body: bytes,
+    answers: {
+      204: { description: "stored" },
+      400: error("a bad name or body", "invalid_blob_name", "blob_hash_mismatch", "bad_gzip", "unsupported_encoding"),
+      413: error("over the request limit", "too_large"),
+    },
+  },
+  {
+    method: "put",
+    path: "/v1/uploads/:uploadId",
+    summary: "The bytes of one large line (where the store has no presigned URL)",
+    auth: "bearer",
+    params: { uploadId: UPLOAD_ID },
+    body: jsonl,
+    answers: {
+      204: { description: "stored" },
+      400: error("not an upload id", "invalid_upload_id"),
+      413: error("over the upload limit", "too_large"),
+    },
+  },
+  {
+    method: "get",
+    path: "/v1/tokens",
+    summary: "My tokens (never their secrets)",
+    auth: "bearer",
+    answers: { 200: { description: "the tokens", content: json(TokenList) } },
+  },
+  {
+    method: "post",
+    path: "/v1/tokens",
+    summary: "A new token for me, shown once",
+    auth: "bearer",
+    body: json(CreateToken),
+    answers: {
+      201: { description: "the token", content: json(CreatedToken) },
+      400: error("a bad name", "bad_json", "bad_body"),
+    },
+  },
+  {
+    method: "delete",
+    path: "/v1/tokens/:id",
+    summary: "Revoke a token",
+    auth: "bearer",
+    answers: { 204: { description: "revoked" }, 404: error("no such token", "not_found") },
+  },
+  {
+    method: "get",
+    path: "/s/assets/style.css",
+    summary: "The share page's style sheet",
+    auth: "none",
+    answers: { 200: { description: "CSS", content: { type: "text/css" } } },
+  },
+  {
+    method: "get",
+    path: "/s/assets/app.js",
+    summary: "The share page's script",
+    auth: "none",
+    answers: { 200: { description: "JavaScript", content: { type: "text/javascript" } } },
+  },
+  {
+    method: "get",
+    path: "/s/:token",
+    summary: "A shared conversation's page (?leaf= another branch of a whole share, ?before= earlier entries)",
+    auth: "link",
+    params: link,
+    query: SharePageQuery,
+    answers: { 200: { description: "the page", content: html }, ...linkErrors },
+  },
+  {
+    method: "get",
+    path: "/s/:token/state",
+    summary: "The shared conversation's tip and size, for a live page (ETag)",
+    auth: "link",
+    params: link,
+    query: ShareAfterQuery,
+    answers: { 200: { description: "the state" }, 304: { description: "unchanged" }, ...linkErrors },
+  },
+  {
+    method: "get",
+    path: "/s/:token/entries",
+    summary: "Entries after ?after=, rendered, for a live page",
+    auth: "link",
+    params: link,
+    query: ShareAfterQuery,
+    answers: { 200: { description: "rendered entries" }, ...linkErrors },
+  },
+  {
+    method: "get",
+    path: "/s/:token/raw",
+    summary: "The shared JSONL (masked unless the share says not)",
+    auth: "link",
+    params: link,
+    answers: { 200: { description: "the JSONL", content: jsonl }, ...linkErrors },
+  },
+  {
+    method: "get",
+    path: "/s/:token/context",
+    summary: "The shared conversation's context as JSON",
+    auth: "link",
+    params: link,
+    query: SharePageQuery,
+    answers: { 200: { description: "the context", content: json(Context) }, ...linkErrors },
+  },
+];

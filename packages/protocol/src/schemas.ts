@@ -1,0 +1,155 @@
+/**
+ * Request and answer shapes of API v1 as zod/mini schemas: the server validates requests with
+ * them, the CLI reads answers by their types, and the OpenAPI document is generated from them.
+ * Answer schemas are loose (a newer server may add fields).
+ */
+import * as z from "zod/mini";
+import { UPLOAD_ID } from "./ids.js";
+
+const digits = (max: number) => z.pipe(z.string().check(z.regex(new RegExp(`^\\d{1,${max}}$`))), z.transform(Number));
+const entryId = z.string().check(z.minLength(1), z.maxLength(256));
+
+/** `GET /v1/sessions?limit=&cursor=` (limit is clamped to 1..100, default 50). */
+export const ListSessionsQuery = z.object({
+  limit: z.optional(digits(3)),
+  cursor: z.optional(z.string().check(z.maxLength(2048))),
+});
+/** `GET /v1/sessions/:id/context?leaf=`. */
+export const ContextQuery = z.object({ leaf: z.optional(entryId) });
+/** `GET /v1/sessions/:id/raw?generation=`. */
+export const RawQuery = z.object({ generation: z.optional(digits(9)) });
+/** `GET /s/:token?leaf=&before=`. */
+export const SharePageQuery = z.object({ leaf: z.optional(entryId), before: z.optional(digits(9)) });
+/** `GET /s/:token/state|entries?after=`. */
+export const ShareAfterQuery = z.object({ after: z.optional(z.string().check(z.maxLength(256))) });
+
+/** `POST /v1/sessions/:id/uploads`. */
+export const CreateUpload = z.object({ length: z.number().check(z.int(), z.positive()) });
+/** `POST /v1/sessions/:id/shares`: `expiresIn` in seconds; without `leafId` the share is live and whole. */
+export const CreateShare = z.object({
+  leafId: z.optional(entryId),
+  expiresIn: z.optional(z.number().check(z.int(), z.positive())),
+  maskSecrets: z.optional(z.boolean()),
+});
+/** `POST /v1/tokens`. */
+export const CreateToken = z.object({ name: z.string().check(z.minLength(1), z.maxLength(100)) });
+
+const Problem = z.object({
+  kind: z.string(),
+  line: z.optional(z.number()),
+  offset: z.optional(z.number()),
+  length: z.optional(z.number()),
+  message: z.string(),
+});
+
+/** The answer of an append (PATCH or PUT). */
+export const AppendAnswer = z.looseObject({
+  length: z.number(),
+  offset: z.number(),
+  generation: z.number(),
+  entries: z.number(),
+  leafId: z.nullable(z.string()),
+  retry: z.boolean(),
+  problems: z.array(Problem),
+});
+export type AppendAnswer = z.infer<typeof AppendAnswer>;
+
+/** Where to PUT one large line; `authorization`: send the bearer token (only to this API). */
+export const UploadTicket = z.looseObject({
+  uploadId: z.string().check(z.regex(UPLOAD_ID)),
+  url: z.string(),
+  method: z.literal("PUT"),
+  authorization: z.boolean(),
+  expiresAt: z.string(),
+});
+export type UploadTicket = z.infer<typeof UploadTicket>;
+
+const sessionFields = {
+  id: z.string(),
+  generation: z.number(),
+  generations: z.number(),
+  bytes: z.number(),
+  entries: z.number(),
+  name: z.optional(z.string()),
+  cwd: z.optional(z.string()),
+  firstMessage: z.optional(z.string()),
+  tokens: z.number(),
+  cost: z.number(),
+  leafId: z.nullable(z.string()),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  startedAt: z.optional(z.string()),
+  problemCount: z.number(),
+};
+/** A session's metadata in a list. */
+export const SessionSummary = z.looseObject(sessionFields);
+export type SessionSummary = z.infer<typeof SessionSummary>;
+/** `GET /v1/sessions/:id`: the metadata with the first problems. */
+export const SessionMeta = z.looseObject({ ...sessionFields, problems: z.array(Problem) });
+export type SessionMeta = z.infer<typeof SessionMeta>;
+/** `GET /v1/sessions`. */
+export const SessionList = z.looseObject({ sessions: z.array(SessionSummary), cursor: z.optional(z.string()) });
+export type SessionList = z.infer<typeof SessionList>;
+
+/** `GET /v1/sessions/:id/tree`. */
+export const Tree = z.looseObject({
+  leafId: z.nullable(z.string()),
+  entries: z.array(
+    z.looseObject({
+      id: z.string(),
+      parentId: z.nullable(z.string()),
+      type: z.optional(z.string()),
+      role: z.optional(z.string()),
+      timestamp: z.optional(z.string()),
+      label: z.optional(z.string()),
+      preview: z.optional(z.string()),
+    }),
+  ),
+});
+
+/** The context pi would send the model (`buildSessionContext`'s answer). */
+export const Context = z.looseObject({
+  messages: z.array(z.unknown()),
+  thinkingLevel: z.optional(z.string()),
+  model: z.optional(z.nullable(z.unknown())),
+  leafId: z.optional(z.nullable(z.string())),
+});
+
+/** `GET /v1/sessions/:id/generations`, oldest first. */
+export const GenerationList = z.looseObject({
+  generations: z.array(
+    z.looseObject({
+      generation: z.number(),
+      bytes: z.number(),
+      lines: z.number(),
+      createdAt: z.string(),
+      reason: z.optional(z.string()),
+    }),
+  ),
+});
+export type GenerationList = z.infer<typeof GenerationList>;
+
+/** The status of a share link. */
+export const ShareStatus = z.enum(["active", "expired", "revoked"]);
+/** A share link, for its owner. */
+export const ShareView = z.looseObject({
+  id: z.string(),
+  sessionId: z.string(),
+  leafId: z.nullable(z.string()),
+  url: z.string(),
+  createdAt: z.string(),
+  expiresAt: z.string(),
+  revokedAt: z.nullable(z.string()),
+  maskSecrets: z.boolean(),
+  status: ShareStatus,
+});
+export type ShareView = z.infer<typeof ShareView>;
+/** `GET /v1/shares`. */
+export const ShareList = z.looseObject({ shares: z.array(ShareView) });
+
+/** `GET /v1/tokens`. */
+export const TokenList = z.looseObject({
+  tokens: z.array(z.looseObject({ id: z.string(), name: z.string(), createdAt: z.string(), current: z.boolean() })),
+});
+/** `POST /v1/tokens`: the token itself is shown this once. */
+export const CreatedToken = z.looseObject({ id: z.string(), name: z.string(), token: z.string() });
