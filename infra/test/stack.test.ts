@@ -130,6 +130,35 @@ describe("the pisync stack", () => {
     });
   });
 
+  it("runs the function as its own role, whose one policy holds exactly the construct's grants", () => {
+    const functions = Object.values(template.findResources("AWS::Lambda::Function")).filter(
+      (f) => f.Properties.Runtime === "nodejs22.x",
+    );
+    expect(functions).toHaveLength(1);
+    const [fn] = functions as [{ Properties: { Role: { "Fn::GetAtt": [string, string] } } }];
+    const roleId = fn.Properties.Role["Fn::GetAtt"][0];
+    const policies = Object.values(template.findResources("AWS::IAM::Policy")).filter((p) =>
+      (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === roleId),
+    );
+    expect(policies).toHaveLength(1);
+    const [policy] = policies as [{ Properties: { PolicyDocument: { Statement: { Action: string | string[] }[] } } }];
+    const actions = policy.Properties.PolicyDocument.Statement.map((s) => [s.Action].flat().sort());
+    expect(actions).toEqual([
+      ["logs:CreateLogStream", "logs:PutLogEvents"],
+      ["s3:DeleteObject", "s3:GetObject", "s3:PutObject"],
+      ["s3:ListBucket"],
+      [
+        "dynamodb:BatchWriteItem",
+        "dynamodb:ConditionCheckItem",
+        "dynamodb:DeleteItem",
+        "dynamodb:GetItem",
+        "dynamodb:PutItem",
+        "dynamodb:Query",
+      ],
+      ["secretsmanager:DescribeSecret", "secretsmanager:GetSecretValue"],
+    ]);
+  });
+
   it("declares the table schema of the storage layout", () => {
     const { partitionKey, sortKey, index, ttlAttribute } = TABLE_SCHEMA;
     template.hasResourceProperties("AWS::DynamoDB::Table", {

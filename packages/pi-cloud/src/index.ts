@@ -12,14 +12,18 @@
  * It uses the CLI's login (`pisync login`, or PISYNC_ENDPOINT / PISYNC_TOKEN).
  */
 import { statSync } from "node:fs";
-import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import {
   Api,
+  CliError,
   createLogger,
+  EXIT,
   expiryLimitMessage,
   loadLogin,
-  main,
+  type Pulled,
   parseDuration,
+  parsePullArgs,
+  pullSession,
   resolveLogin,
   StateStore,
   syncFile,
@@ -134,21 +138,17 @@ export default function cloud(pi: ExtensionAPI) {
       if (sub === "pull" && rest[0]) {
         // A shared link becomes a fork in the project pi is open in (unless --cwd says otherwise).
         const here = /^https?:\/\//.test(rest[0]) && !rest.includes("--cwd") ? ["--cwd", ctx.cwd] : [];
-        let out = "";
-        let err = "";
-        const code = await main(["pull", ...rest, ...here, "--json"], {
-          out: (t) => {
-            out += t;
-          },
-          err: (t) => {
-            err += t;
-          },
-          env: process.env,
-          isTTY: false,
-        });
-        if (code !== 0) return report(ctx, sub, { error: err.trim() }, err.trim() || "pull failed", "error");
-        const pulled = JSON.parse(out) as { path: string; sessionId: string; already: boolean; parentSession?: string };
-        report(ctx, sub, pulled, pulled.already ? `Already here: ${pulled.path}` : `Pulled into ${pulled.path}`);
+        let pulled: Pulled;
+        try {
+          // The CLI's own engine and argument rules; its progress words are not needed here.
+          const io = { out: () => {}, err: () => {}, env: process.env, isTTY: false };
+          pulled = await pullSession(parsePullArgs([...rest, ...here]), io);
+        } catch (error) {
+          const message = (error as Error).message;
+          if (error instanceof CliError && error.code === EXIT.ok) return report(ctx, sub, { help: message }, message);
+          return report(ctx, sub, { error: message }, message || "pull failed", "error");
+        }
+        report(ctx, sub, { ...pulled }, pulled.already ? `Already here: ${pulled.path}` : `Pulled into ${pulled.path}`);
         if (pulled.path === ctx.sessionManager.getSessionFile()) return;
         if (ctx.hasUI && (await ctx.ui.confirm("pisync", "Switch to the pulled session?"))) {
           await (ctx as unknown as { switchSession(path: string): Promise<unknown> }).switchSession(pulled.path);

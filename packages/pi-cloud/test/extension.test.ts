@@ -3,142 +3,182 @@
  * each /cloud command run against `npm start`; the share link opens the branch pi was on; and
  * the extension's backups coexist with a running `pisync watch` without double uploads.
  */
-import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  createAgentSession,
-  createEventBus,
-  DefaultResourceLoader,
-  SessionManager,
-} from "@mariozechner/pi-coding-agent";
+import { createInterface } from "node:readline";
+import type { Readable } from "node:stream";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { node22 } from "../../../scripts/node22.js";
 import { piFolderName } from "@pisync/cli";
 import { assistantMessage } from "@pisync/testing";
-import { completeBytes, eventually, machine, npmStartForFile } from "@pisync/testing/cli";
-import { describe, expect, it } from "vitest";
+import { buildCli, completeBytes, eventually, machine, type Server, startServer } from "@pisync/testing/cli";
+
+/** Which pi runs the package. */
+type PiVersion = "0.73.1" | "1.6.0";
 
 const extensionPath = new URL("../dist/cloud.mjs", import.meta.url).pathname;
+const hostPath = new URL("./pi-host.mjs", import.meta.url).pathname;
 
-const server = npmStartForFile(() =>
-  execFileSync(process.execPath, [new URL("../build.mjs", import.meta.url).pathname], { stdio: "ignore" }),
-);
+let server: Server;
+let dataDir: string;
 
-/** pi's runtime with the extension loaded, for a session manager; what /cloud reports lands in `results`. */
-async function loadPi(home: string, sessionManager: SessionManager) {
-  const results: Record<string, unknown>[] = [];
-  const eventBus = createEventBus();
-  eventBus.on("pisync:cloud", (data) => results.push(data as Record<string, unknown>));
-  const loader = new DefaultResourceLoader({
-    cwd: home,
-    agentDir: join(home, ".pi", "agent"),
-    additionalExtensionPaths: [extensionPath],
-    eventBus,
+beforeAll(async () => {
+  execFileSync(process.execPath, [new URL("../build.mjs", import.meta.url).pathname], { stdio: "ignore" });
+  buildCli();
+  dataDir = mkdtempSync(join(tmpdir(), "pisync-pi-data-"));
+  server = await startServer(dataDir);
+}, 120_000);
+
+afterAll(async () => {
+  await server?.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+/** One request to pi's runtime in the child (see pi-host.mjs): what it answers. */
+type Answer = Record<string, unknown> & { error?: string };
+
+/**
+ * pi's runtime with the pi package loaded, in a child process (pi 1.6.0 under Node 22, pi 0.73.1
+ * under the tests' Node), with the machine's environment; each call is one request.
+ */
+async function startPi(
+  version: PiVersion,
+  env: NodeJS.ProcessEnv,
+  options: { home: string; cwd?: string; sessionDir?: string },
+) {
+  const child = spawn(version === "0.73.1" ? process.execPath : node22, [hostPath], {
+    env,
+    stdio: ["pipe", "pipe", "inherit"],
   });
-  await loader.reload();
-  const { session } = await createAgentSession({ resourceLoader: loader, sessionManager, cwd: home });
-  return { session, results };
+  const answers = createInterface({ input: child.stdout as Readable })[Symbol.asyncIterator]();
+  const ask = async (request: Record<string, unknown>): Promise<Answer> => {
+    child.stdin?.write(`${JSON.stringify(request)}\n`);
+    const next = await answers.next();
+    if (next.done) throw new Error(`pi's runtime exited before answering ${JSON.stringify(request)}`);
+    const answer = JSON.parse(next.value) as Answer;
+    if (answer.error) throw new Error(`pi's runtime: ${answer.error}`);
+    return answer;
+  };
+  const started = await ask({ op: "start", pi: version, extension: extensionPath, ...options });
+  return {
+    /** The version pi reports. */
+    version: String(started.pi),
+    append: async (message: unknown) => String((await ask({ op: "append", message })).id),
+    branch: async (id: string) => String((await ask({ op: "branch", id })).leafId),
+    session: async () => (await ask({ op: "session" })) as { file: string | null; id: string; leafId: string | null },
+    /** Runs a prompt (a /cloud command); answers what /cloud reported, the last report first. */
+    prompt: async (text: string) => {
+      const { results } = (await ask({ op: "prompt", text })) as { results: Record<string, unknown>[] };
+      expect(results.length).toBeGreaterThan(0);
+      return results[results.length - 1] as Record<string, unknown>;
+    },
+    setEnv: async (set: Record<string, string | null>) => void (await ask({ op: "env", set })),
+    stop: () => {
+      child.stdin?.end();
+      child.kill("SIGTERM");
+    },
+  };
 }
 
-describe("/cloud inside pi", () => {
+describe.each(["0.73.1", "1.6.0"] as const)("/cloud inside pi %s", (version) => {
   it("shares the branch pi is on, reports status, pulls a link; coexists with pisync watch", async () => {
     const m = machine(server.url, server.token);
-    const saved = { ...process.env };
-    Object.assign(process.env, m.env);
+    const cwd = "/home/dev/pi-app";
+    const pi = await startPi(
+      version,
+      { ...process.env, ...m.env },
+      {
+        home: m.home,
+        cwd,
+        sessionDir: join(m.sessionsRoot, piFolderName(cwd)),
+      },
+    );
     try {
-      const cwd = "/home/dev/pi-app";
-      const sm = SessionManager.create(cwd, join(m.sessionsRoot, piFolderName(cwd)));
-      const { session, results } = await loadPi(m.home, sm);
-
+      expect(pi.version).toBe(version);
       // A watcher runs too, on the same files and state.
       const watcher = m.watch();
 
       // Two branches; then pi moves back to the first one (no file line records that).
-      const first = sm.appendMessage({ role: "user", content: "first branch question", timestamp: 1 });
-      const firstAnswer = sm.appendMessage(assistantMessage("first branch answer"));
-      sm.branch(first);
-      sm.appendMessage({ role: "user", content: "second branch question", timestamp: 2 });
-      sm.appendMessage(assistantMessage("second branch answer"));
-      sm.branch(firstAnswer);
-      expect(sm.getLeafId()).toBe(firstAnswer);
+      const first = await pi.append({ role: "user", content: "first branch question", timestamp: 1 });
+      const firstAnswer = await pi.append(assistantMessage("first branch answer"));
+      await pi.branch(first);
+      await pi.append({ role: "user", content: "second branch question", timestamp: 2 });
+      await pi.append(assistantMessage("second branch answer"));
+      expect(await pi.branch(firstAnswer)).toBe(firstAnswer);
 
-      const last = () => results[results.length - 1] ?? {};
-      await session.prompt("/cloud share --expires 1h");
-      const url = String(last().url);
+      const pinned = await pi.prompt("/cloud share --expires 1h");
+      const url = String(pinned.url);
       expect(url).toMatch(/\/s\//);
-      expect(last().leafId).toBe(firstAnswer);
+      expect(pinned.leafId).toBe(firstAnswer);
       const context = (await (await fetch(`${url}/context`)).json()) as { messages: { content: unknown }[] };
       expect(JSON.stringify(context.messages)).toContain("first branch answer");
       expect(JSON.stringify(context.messages)).not.toContain("second branch");
 
-      await session.prompt("/cloud share --live");
-      expect(last().leafId).toBeNull();
+      expect((await pi.prompt("/cloud share --live")).leafId).toBeNull();
       // Beyond the server's limit: said in days, as the flag is written.
-      await session.prompt("/cloud share --expires 100d");
-      expect(last().error).toBe("--expires: at most 90 days on this server, e.g. --expires 7d");
+      expect((await pi.prompt("/cloud share --expires 100d")).error).toBe(
+        "--expires: at most 90 days on this server, e.g. --expires 7d",
+      );
 
-      await session.prompt("/cloud status");
-      expect(last()).toMatchObject({ backedUp: true, pending: 0, generation: 1 });
+      expect(await pi.prompt("/cloud status")).toMatchObject({ backedUp: true, pending: 0, generation: 1 });
 
       // The fork lands in the project pi is open in, and names the share without its token.
-      await session.prompt(`/cloud pull ${url}`);
-      const fork = String(last().path);
-      expect(last().already).toBe(false);
+      const pulled = await pi.prompt(`/cloud pull ${url}`);
+      const fork = String(pulled.path);
+      expect(pulled.already).toBe(false);
       expect(fork.startsWith(join(m.sessionsRoot, piFolderName(m.home)))).toBe(true);
       const shareId = (/\/s\/([A-Za-z0-9_-]{22})\./.exec(url) as RegExpExecArray)[1];
       const forkHeader = readFileSync(fork, "utf8").split("\n")[0];
       expect(JSON.parse(forkHeader)).toMatchObject({ parentSession: `pisync-share:${shareId}`, cwd: m.home });
       expect(forkHeader).not.toContain(url.split("/s/")[1]);
       // Pulled again with nothing new: the same fork, said to be already here.
-      await session.prompt(`/cloud pull ${url}`);
-      expect(last()).toMatchObject({ path: fork, already: true });
+      expect(await pi.prompt(`/cloud pull ${url}`)).toMatchObject({ path: fork, already: true });
+      // A bad argument gets the CLI's words for it.
+      expect(String((await pi.prompt("/cloud pull not/an/id")).error)).toContain("a session id");
 
       // More writes while both the extension and the watcher send: one generation, exact bytes.
       for (let i = 0; i < 10; i++) {
-        sm.appendMessage({ role: "user", content: `more ${i}`, timestamp: 10 + i });
-        sm.appendMessage(assistantMessage(`reply ${i}`));
-        await session.prompt("/cloud status");
+        await pi.append({ role: "user", content: `more ${i}`, timestamp: 10 + i });
+        await pi.append(assistantMessage(`reply ${i}`));
+        await pi.prompt("/cloud status");
       }
-      const file = sm.getSessionFile() as string;
+      const { file, id } = await pi.session();
       const failure = await eventually(async () => {
-        const r = await fetch(`${server.url}/v1/sessions/${sm.getSessionId()}/raw`, {
+        const r = await fetch(`${server.url}/v1/sessions/${id}/raw`, {
           headers: { Authorization: `Bearer ${server.token}` },
         });
         const cloud = Buffer.from(await r.arrayBuffer());
-        return cloud.equals(completeBytes(file))
-          ? undefined
-          : `cloud ${cloud.length}, local ${completeBytes(file).length}`;
+        const local = completeBytes(file as string);
+        return cloud.equals(local) ? undefined : `cloud ${cloud.length}, local ${local.length}`;
       });
       expect(failure).toBeUndefined();
       const meta = (await (
-        await fetch(`${server.url}/v1/sessions/${sm.getSessionId()}`, {
-          headers: { Authorization: `Bearer ${server.token}` },
-        })
+        await fetch(`${server.url}/v1/sessions/${id}`, { headers: { Authorization: `Bearer ${server.token}` } })
       ).json()) as { generation: number };
       expect(meta.generation).toBe(1);
       watcher.child.kill("SIGTERM");
-      expect(readFileSync(file).length).toBeGreaterThan(0);
+      expect(readFileSync(file as string).length).toBeGreaterThan(0);
     } finally {
-      process.env = saved;
+      pi.stop();
       await m.cleanup();
     }
   }, 120_000);
 
   it("says what to do when not logged in, or when the token is malformed", async () => {
     const m = machine(server.url, server.token);
-    const saved = { ...process.env };
-    Object.assign(process.env, m.env);
-    delete process.env.PISYNC_ENDPOINT;
-    delete process.env.PISYNC_TOKEN;
+    const env = { ...process.env, ...m.env };
+    delete env.PISYNC_ENDPOINT;
+    delete env.PISYNC_TOKEN;
+    const pi = await startPi(version, env, { home: m.home });
     try {
-      const { session, results } = await loadPi(m.home, SessionManager.inMemory());
-      await session.prompt("/cloud status");
-      expect(results.map((r) => r.error).join()).toContain("pisync login");
+      expect(String((await pi.prompt("/cloud status")).error)).toContain("pisync login");
       // A malformed token in the environment is named as such.
-      process.env.PISYNC_TOKEN = "pst_short";
-      await session.prompt("/cloud status");
-      expect(String(results[results.length - 1]?.error)).toContain("PISYNC_TOKEN is malformed");
+      await pi.setEnv({ PISYNC_TOKEN: "pst_short" });
+      expect(String((await pi.prompt("/cloud status")).error)).toContain("PISYNC_TOKEN is malformed");
     } finally {
-      process.env = saved;
+      pi.stop();
       await m.cleanup();
     }
   }, 60_000);

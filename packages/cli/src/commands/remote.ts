@@ -114,10 +114,11 @@ const PullArgs = z.object({
       ),
   ]),
 });
-type PullArgs = z.infer<typeof PullArgs>;
+/** What `pull` is asked: the session id or share link, and where to put it. */
+export type PullArgs = z.infer<typeof PullArgs>;
 
 /** Where a pull put the session, and whether it was there already. */
-interface Pulled {
+export interface Pulled {
   path: string;
   sessionId: string;
   already: boolean;
@@ -241,7 +242,7 @@ async function cloudSession(io: Io, id: string, generation?: number) {
 async function pullGeneration(id: string, generation: number, args: PullArgs, io: Io): Promise<Pulled> {
   const { meta, bytes } = await cloudSession(io, id, generation);
   // The current generation is an ordinary pull.
-  if (generation === meta.generation && !args.out) return pullSession(id, args, io);
+  if (generation === meta.generation && !args.out) return pullCurrent(id, args, io);
   const origin = `pisync-session:${id}@${generation}`;
   if (args.out) {
     const target = resolve(args.out);
@@ -267,7 +268,7 @@ async function pullGeneration(id: string, generation: number, args: PullArgs, io
  * so that `pi --resume` in that folder lists it. Never overwrites a different file, never
  * writes outside the sessions root. Afterwards `watch` continues from where the cloud ends.
  */
-async function pullSession(id: string, args: PullArgs, io: Io): Promise<Pulled> {
+async function pullCurrent(id: string, args: PullArgs, io: Io): Promise<Pulled> {
   const { client, meta, bytes } = await cloudSession(io, id);
   const header = headerOf(bytes)?.header;
   if (!header || header.id !== id) throw new CliError(`the cloud copy of ${id} has no header naming it`);
@@ -311,8 +312,12 @@ async function pullSession(id: string, args: PullArgs, io: Io): Promise<Pulled> 
   return { path: target, sessionId: id, already };
 }
 
-/** `pisync pull`: a session, an older generation of one, or a shared link. */
-export async function pull(argv: string[], io: Io): Promise<number> {
+/**
+ * `pisync pull`'s arguments (`ID|LINK [--cwd DIR] [--out FILE] [--root DIR] [--generation N]`),
+ * checked as the command checks them. Throws a `CliError`: exit 2 naming what is wrong, or
+ * exit 0 with the help for `--help`.
+ */
+export function parsePullArgs(argv: string[]): PullArgs {
   const args = parse(
     argv,
     {
@@ -325,19 +330,32 @@ export async function pull(argv: string[], io: Io): Promise<number> {
     PullArgs,
     PULL_HELP,
   );
-  const [ref] = args.positionals;
-  const isLink = !SESSION_ID.test(ref);
-  if (isLink && args.generation !== undefined) {
+  if (!SESSION_ID.test(args.positionals[0]) && args.generation !== undefined) {
     throw new CliError(
       "pisync pull: --generation goes with a session id, not a share link\n(pisync pull --help for the options and examples)",
       EXIT.usage,
     );
   }
-  const pulled = isLink
-    ? await pullLink(ref, args, io)
-    : args.generation !== undefined
-      ? await pullGeneration(ref, args.generation, args, io)
-      : await pullSession(ref, args, io);
+  return args;
+}
+
+/**
+ * The engine of `pisync pull`: a session, an older generation of one, or a shared link, brought
+ * onto this machine (what it did is said on `io.err`). Throws a `CliError` with the exit code
+ * (3 without a login, 4 when the session or link is not there, 1 for other failures).
+ * @example const pulled = await pullSession(parsePullArgs([id, "--cwd", dir]), io); // { path, sessionId, already }
+ */
+export async function pullSession(args: PullArgs, io: Io): Promise<Pulled> {
+  const [ref] = args.positionals;
+  if (!SESSION_ID.test(ref)) return pullLink(ref, args, io);
+  if (args.generation !== undefined) return pullGeneration(ref, args.generation, args, io);
+  return pullCurrent(ref, args, io);
+}
+
+/** `pisync pull`: a session, an older generation of one, or a shared link. */
+export async function pull(argv: string[], io: Io): Promise<number> {
+  const args = parsePullArgs(argv);
+  const pulled = await pullSession(args, io);
   io.out(args.json ? `${JSON.stringify(pulled)}\n` : `${pulled.path}\n`);
   return EXIT.ok;
 }
