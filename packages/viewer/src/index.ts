@@ -12,3 +12,10 @@ export {
 } from "./markdown.js";
 export { type Masked, maskJsonLine, maskLine, maskLines, maskText, maskTexts } from "./mask.js";
 export { type PageEntry, type PageInput, renderEntries, renderEntry, renderNotice, renderPage } from "./render.js";
+export {
+  renderBashExecution,
+  renderToolBlock,
+  TOOLS_CSS,
+  type ToolCallPart,
+  type ToolResultMessage,
+} from "./tools/index.js";
