@@ -4,6 +4,7 @@
  * another key, expired or revoked are all refused.
  */
 import { newShareKeys, type ShareKeys } from "@pisync/core";
+import type { CompactTree } from "@pisync/viewer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../src/index.js";
 import { client, openPair, type Pair, userToken } from "./harness.js";
@@ -351,7 +352,8 @@ for (const name of ["embedded", "aws"] as const) {
       expect(html).toContain("answer on branch A");
       expect(html).toContain("111 tokens");
       expect(html).toContain("$0.5000");
-      expect(html).toContain("updated 2026-01-01 00:00");
+      // The time of the branch's own last entry (never the backup's), with its zone.
+      expect(html).toContain('last entry <time datetime="2026-01-01T00:00:03.000Z">2026-01-01 00:00 UTC</time>');
       for (const foreign of ["bravo-only", "99,999", "100,110", "7.25", "7.75", "00:00:4"])
         expect(html).not.toContain(foreign);
       const state = (await (await app.request(`${path}/state`)).json()) as { leafId: string; bytes: number };
@@ -426,6 +428,108 @@ for (const name of ["embedded", "aws"] as const) {
       ).toContain("application/json");
       expect((await app.request("/")).status).toBe(404);
       expect((await app.request("/")).headers.get("Content-Type")).toContain("application/json");
+    });
+
+    it("the tree of a whole share: compact, masked, and only through a valid whole-share link", async () => {
+      const { path } = await shared();
+      const r = await app.request(`${path}/tree`);
+      expect(r.status).toBe(200);
+      expect(r.headers.get("Content-Security-Policy")).toContain("script-src 'self'");
+      const tree = (await r.json()) as CompactTree;
+      expect(tree.ids).toEqual(["a1", "a2", "b2", "a3"]);
+      expect(tree.parents).toEqual([-1, 0, 0, 1]);
+      expect(tree.kinds).toBe("uauu");
+      expect(tree.previews[2]).toBe("secret branch");
+      expect(tree.previews[1]).toContain("[masked: github-token]");
+      expect(JSON.stringify(tree)).not.toContain(GITHUB_TOKEN);
+      expect(tree.times[0]).toBe(Date.parse(ts(1)) / 1000);
+      expect(tree.ids[tree.leaf]).toBe("a3");
+      // The leaf asked for is the one marked; an unknown one is a missing entry.
+      expect(((await (await app.request(`${path}/tree?leaf=b2`)).json()) as { leaf: number }).leaf).toBe(2);
+      expect((await app.request(`${path}/tree?leaf=nope`)).status).toBe(404);
+      // A pinned share has no tree (it reveals nothing outside its path); a tampered link none either.
+      const pinned = await shared({ leafId: "a2" });
+      expect((await app.request(`${pinned.path}/tree`)).status).toBe(404);
+      const [id, kid, sig] = path.slice(3).split(".");
+      expect((await app.request(`/s/${id}.${kid}.${sig.slice(0, -2)}xx/tree`)).status).toBe(404);
+    });
+
+    it("another user's session is not reachable through a link to mine (tree, entries, page: 404)", async () => {
+      const other = client(app, await userToken(pair.stores, "someone-else"));
+      const theirs = `share-${name}-theirs`;
+      expect((await other.patch(theirs, 0, session(theirs))).status).toBe(200);
+      const { path } = await shared();
+      // My link names my session only: asking it for entries of another session finds nothing of theirs.
+      for (const p of [`${path}/tree?leaf=${theirs}`, `${path}?leaf=${theirs}`, `${path}/entries?leaf=${theirs}`]) {
+        expect((await app.request(p)).status, p).toBe(404);
+      }
+    });
+
+    it("pi's leafId and targetId; windows before and after; an empty branch says why", async () => {
+      const id = `share-${name}-windows`;
+      let body = line({ type: "session", version: 3, id, timestamp: ts(0), cwd: "/w" });
+      for (let i = 0; i < 400; i++) body += userLine(`w${i}`, i ? `w${i - 1}` : null, 1, `window entry ${i}`);
+      expect((await c.patch(id, 0, body)).status).toBe(200);
+      const created = await c.post(`/v1/sessions/${id}/shares`, {});
+      const path = new URL(((await created.json()) as { url: string }).url).pathname;
+      const target = await (await app.request(`${path}?leafId=w399&targetId=w120`)).text();
+      expect(target).toContain('id="e-w120"');
+      expect(target).toContain('data-before="70"');
+      expect(target).toContain("Show 70 earlier entries");
+      expect(target).toContain("Show 180 later entries");
+      const later = await (await app.request(`${path}?leaf=w399&from=220`)).text();
+      expect(later).toContain('id="e-w220"');
+      expect(later).toContain('id="e-w369"');
+      expect(later).not.toContain('id="e-w370"');
+      expect(later).toContain("Show 30 later entries");
+      const fragment = await (await app.request(`${path}/entries?leaf=w399&before=70`)).text();
+      expect(fragment).toContain('id="e-w0"');
+      expect(fragment).toContain('id="e-w69"');
+      expect(fragment).not.toContain('id="e-w70"');
+      expect((await app.request(`${path}?targetId=nope`)).status).toBe(200);
+      expect((await app.request(`${path}?before=x`)).status).toBe(400);
+
+      const emptyId = `share-${name}-empty`;
+      const empty =
+        line({ type: "session", version: 3, id: emptyId, timestamp: ts(0), cwd: "/w" }) +
+        userLine("e1", null, 1, "hello") +
+        "{}\n";
+      expect((await c.patch(emptyId, 0, empty)).status).toBe(200);
+      const made = await c.post(`/v1/sessions/${emptyId}/shares`, {});
+      const html = await (await app.request(new URL(((await made.json()) as { url: string }).url).pathname)).text();
+      expect(html).toContain("nothing to show on it");
+    });
+
+    it("a pinned share counts pi 1.x usage entries in its totals and marks a context edit on its target", async () => {
+      const id = `share-${name}-usage`;
+      const usage = {
+        input: 400,
+        output: 0,
+        cacheRead: 0,
+        cacheWrite: 0,
+        totalTokens: 400,
+        cost: { input: 0.25, output: 0, cacheRead: 0, cacheWrite: 0, total: 0.25 },
+      };
+      const body =
+        line({ type: "session", version: 3, id, timestamp: ts(0), cwd: "/w" }) +
+        userLine("q1", null, 1, "first question") +
+        line({
+          type: "usage",
+          id: "us1",
+          parentId: "q1",
+          timestamp: ts(2),
+          kind: "cache_warm",
+          provider: "p",
+          model: "m",
+          usage,
+        }) +
+        line({ type: "context_edit", id: "ce1", parentId: "us1", timestamp: ts(3), targetId: "q1", replacement: null });
+      expect((await c.patch(id, 0, body)).status).toBe(200);
+      const created = await c.post(`/v1/sessions/${id}/shares`, { leafId: "ce1" });
+      const html = await (await app.request(new URL(((await created.json()) as { url: string }).url).pathname)).text();
+      expect(html).toContain("400 tokens · $0.2500");
+      expect(html).toContain('<a class="edited" href="#e-ce1">edited later</a>');
+      expect(html).toContain("removed from what the model sees");
     });
 
     it("a huge message is shown as escaped preformatted text, cut to what a page can hold", async () => {
