@@ -18,7 +18,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { freePort } from "@pisync/testing/servers";
-import { renderPage } from "@pisync/viewer";
+import { renderPage, type SessionPageView } from "@pisync/viewer";
 import { workerPool } from "../../functions/api/src/worker-pool.js";
 
 const MILLION = Number(process.env.HOSTILE_LINES ?? 1_000_000);
@@ -263,24 +263,21 @@ stopping = true;
 child.kill("SIGTERM");
 
 // The pool's own cost, in this process: a small page inline and through the pool.
-const small = {
+const small: SessionPageView = {
   base: "/s/x",
-  title: "t",
-  tokens: 1,
-  cost: 0,
+  facts: { title: "t", models: [], messages: 20, toolCalls: 0, tokens: 1, cost: 0, totalsOf: "the whole session" },
   entries: Array.from({ length: 20 }, (_, i) => ({
     id: `e${i}`,
     type: "message",
     entry: { message: { role: "user", content: `some **markdown** ${i}` } },
   })),
-  earlier: 0,
+  window: { start: 0, end: 20, total: 20 },
   leafId: null,
+  branches: false,
   labels: new Map<string, string>(),
-  masked: 0,
-  maskSecrets: true,
+  edits: new Map<string, string>(),
+  notes: [],
   live: false,
-  pinned: false,
-  expiresAt: "2026-01-01T00:00:00.000Z",
 };
 const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const timeIt = async (run: () => unknown) => {

@@ -4,11 +4,11 @@
  * at a time); the Node server hands it to a worker pool (worker-pool.ts) so that one large
  * page never holds up the other requests.
  */
-import { maskLines, maskTexts, type PageEntry, type PageInput, renderEntries, renderPage } from "@pisync/viewer";
+import { type EntriesInput, maskLines, maskTexts, type PageInput, renderEntries, renderPage } from "@pisync/viewer";
 
 export interface ShareWork {
   renderPage(input: PageInput): Promise<string>;
-  renderEntries(input: { entries: PageEntry[]; labels: Map<string, string> }): Promise<string>;
+  renderEntries(input: EntriesInput): Promise<string>;
   maskLines(lines: string[]): Promise<{ lines: string[]; count: number }>;
   maskTexts(texts: string[]): Promise<string[]>;
 }
@@ -16,7 +16,7 @@ export interface ShareWork {
 /** The work done where it is asked for. */
 export const inlineWork: ShareWork = {
   renderPage: async (input) => renderPage(input),
-  renderEntries: async ({ entries, labels }) => renderEntries(entries, labels),
+  renderEntries: async (input) => renderEntries(input),
   maskLines,
   maskTexts,
 };

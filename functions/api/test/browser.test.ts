@@ -129,6 +129,82 @@ function demoSession(id: string) {
   );
 }
 
+const user = (id: string, parentId: string | null, s: number, content: string) =>
+  line({ type: "message", id, parentId, timestamp: ts(s), message: { role: "user", content, timestamp: s } });
+const toolResult = (id: string, parentId: string, s: number, callId: string, toolName: string, text: string) =>
+  line({
+    type: "message",
+    id,
+    parentId,
+    timestamp: ts(s),
+    message: {
+      role: "toolResult",
+      toolCallId: callId,
+      toolName,
+      content: [{ type: "text", text }],
+      isError: false,
+      timestamp: s,
+    },
+  });
+
+/** A pi 1.x session with a system prompt, an edit, two branches, a label and a context edit. */
+function treeSession(id: string) {
+  return (
+    line({ type: "session", version: 3, id, timestamp: ts(0), cwd: "/home/dev/api" }) +
+    line({
+      type: "message",
+      id: "s1",
+      parentId: null,
+      timestamp: ts(1),
+      message: {
+        role: "system",
+        content: "You are pi, a coding agent. Be brief.",
+        toolsAdded: [
+          { name: "read", description: "Read a file", parameters: {} },
+          { name: "edit", description: "Edit a file", parameters: {} },
+        ],
+        timestamp: 1,
+      },
+    }) +
+    user("u1", "s1", 2, "Rename the port variable in server.ts") +
+    assistant("a1", "u1", 3, [
+      { type: "thinking", thinking: "A one-line change in server.ts." },
+      {
+        type: "toolCall",
+        id: "call_e",
+        name: "edit",
+        arguments: { path: "src/server.ts", oldText: "const p = 8080;", newText: "const port = 8080;" },
+      },
+    ]) +
+    toolResult("t1", "a1", 4, "call_e", "edit", "Successfully replaced text in src/server.ts.") +
+    assistant("a2", "t1", 5, [{ type: "text", text: "Renamed `p` to `port`." }]) +
+    user("u2", "a2", 6, "Now add a health check route") +
+    assistant("a3", "u2", 7, [{ type: "text", text: "Added `GET /health`." }]) +
+    user("v2", "a2", 8, "Actually, revert the rename instead") +
+    assistant("v3", "v2", 9, [{ type: "text", text: "Reverted." }]) +
+    line({ type: "label", id: "l1", parentId: "v3", timestamp: ts(10), targetId: "u1", label: "start here" }) +
+    line({ type: "context_edit", id: "ce1", parentId: "l1", timestamp: ts(11), targetId: "t1", replacement: null }) +
+    user("v4", "ce1", 12, "Thanks, that is all")
+  );
+}
+
+/** A chain of `count` user messages (m0 … m<count-1>). */
+function longSession(id: string, count: number) {
+  let out = line({ type: "session", version: 3, id, timestamp: ts(0), cwd: "/w" });
+  for (let i = 0; i < count; i++) out += user(`m${i}`, i ? `m${i - 1}` : null, 1, `message number ${i}`);
+  return out;
+}
+
+/** `count` entries in a tree that branches every 50 entries (a long agent session, retried often). */
+function bigTree(id: string, count: number) {
+  let out = line({ type: "session", version: 3, id, timestamp: ts(0), cwd: "/w" });
+  for (let i = 0; i < count; i++) {
+    const parent = i === 0 ? null : i % 50 === 0 ? `n${i - 25}` : `n${i - 1}`;
+    out += user(`n${i}`, parent, 1, `step ${i} of the big task`);
+  }
+  return out;
+}
+
 const XSS = [
   "<script>window.__xss=1</script>",
   '<img src=x onerror="window.__xss=1">',
@@ -299,10 +375,13 @@ describe("the share page in a browser", () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     await page.goto(url);
     await expect(page.locator("h1").textContent()).resolves.toContain("Fix the flaky login test");
-    const toolCall = page.locator("details.tool-call").first();
-    expect(await toolCall.getAttribute("open")).toBeNull();
-    await toolCall.locator("summary").click();
-    expect(await toolCall.getAttribute("open")).not.toBeNull();
+    // A tool call and its result are one block; its output opens on a click.
+    const toolCall = page.locator('.tool[data-tool="read"]').first();
+    await expect(toolCall.textContent()).resolves.toContain("test/login.test.ts");
+    const output = toolCall.locator("details").first();
+    expect(await output.getAttribute("open")).toBeNull();
+    await output.locator("summary").first().click();
+    expect(await output.getAttribute("open")).not.toBeNull();
     await expect(page.locator("img.shot").count()).resolves.toBe(1);
     mkdirSync(docs, { recursive: true });
     await page.screenshot({ path: join(docs, "share-desktop.png"), fullPage: true });
@@ -339,6 +418,163 @@ describe("the share page in a browser", () => {
     await phone.close();
   }, 90_000);
 
+  /** Rows the tree navigator shows now (it draws only those in view: read its status line). */
+  const shownRows = async (page: import("playwright-core").Page) =>
+    Number(((await page.locator(".tree-status").textContent()) ?? "").split(" of ")[0].replace(/,/g, ""));
+
+  it("the tree: filters, search, and a match opens its branch; pi 1.x system prompt and context edit", async () => {
+    await upload("tree", treeSession("tree"));
+    const url = await share("tree");
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    await page.goto(url);
+    await page.waitForSelector("body[data-tree-ready]");
+    // 12 entries: the system prompt, 4 user, 4 assistant (one only calls a tool), 1 tool result, 1 label, 1 context edit.
+    const counts: Record<string, number> = {};
+    for (const filter of ["default", "no-tools", "user", "labeled", "all"]) {
+      await page.click(`.tree-filters button[data-filter="${filter}"]`);
+      counts[filter] = await shownRows(page);
+    }
+    expect(counts).toEqual({ default: 11, "no-tools": 9, user: 4, labeled: 1, all: 12 });
+    await page.click('.tree-filters button[data-filter="labeled"]');
+    await expect(page.locator(".tree-row .label").first().textContent()).resolves.toBe("start here");
+    // pi's connectors where the tree branches; the shown branch is highlighted.
+    await page.click('.tree-filters button[data-filter="all"]');
+    const prefixes = await page.locator(".tree-prefix").allTextContents();
+    expect(prefixes.some((p) => p.includes("├─"))).toBe(true);
+    expect(prefixes.some((p) => p.includes("└─"))).toBe(true);
+    expect(await page.locator(".tree-row.current").getAttribute("data-id")).toBe("v4");
+    expect(await page.locator('.tree-row.on-path[data-id="u2"]').count()).toBe(0);
+    // The system prompt and its tools, collapsed; the context edit marks the entry it removes.
+    await expect(page.locator("details.system summary").textContent()).resolves.toContain("2 tools: read, edit");
+    expect(await page.locator("details.system").getAttribute("open")).toBeNull();
+    await expect(page.locator("#e-ce1").textContent()).resolves.toContain("removed from what the model sees");
+    expect(await page.locator("#e-a1 .edited, #e-t1 .edited").count()).toBeGreaterThan(0);
+    // The edit call is one block (with its result) and opens on a click.
+    const edit = page.locator('.tool[data-tool="edit"]').first();
+    await expect(edit.textContent()).resolves.toContain("src/server.ts");
+    const editDetails = edit.locator("details").first();
+    await editDetails.locator("summary").first().click();
+    expect(await editDetails.getAttribute("open")).not.toBeNull();
+    await page.screenshot({ path: join(docs, "share-tree-desktop.png"), fullPage: false });
+    await page.emulateMedia({ colorScheme: "dark" });
+    await page.screenshot({ path: join(docs, "share-tree-desktop-dark.png"), fullPage: false });
+    await page.emulateMedia({ colorScheme: "light" });
+    // Search, then open the match: its branch is shown.
+    await page.fill("#tree-search", "health check");
+    await page.waitForFunction(() => document.querySelector(".tree-status")?.textContent?.startsWith("1 of"));
+    await page.locator(".tree-row").first().click();
+    await page.waitForURL(/leaf=u2/);
+    await page.waitForSelector("#e-u2");
+    expect(await page.locator("#e-v2").count()).toBe(0);
+    await page.close();
+  }, 90_000);
+
+  it("permalinks open the window holding an entry; earlier and later windows load in place", async () => {
+    await upload("long", longSession("long", 400));
+    const url = await share("long");
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    // pi's own parameters: leafId and targetId.
+    await page.goto(`${url}?leafId=m399&targetId=m100#e-m100`);
+    await page.waitForSelector("#e-m100.target");
+    const box = await page.locator("#e-m100").boundingBox();
+    expect(box && box.y >= -2 && box.y < 800).toBe(true);
+    expect(await page.locator("#e-m399").count()).toBe(0);
+    // Earlier entries arrive above without moving what the reader looks at.
+    const before = (await page.locator("#e-m100").boundingBox())?.y ?? 0;
+    // (a dispatched click: a pointer click would first scroll the link into view)
+    await page.locator(".more.earlier a").dispatchEvent("click");
+    await page.waitForSelector("#e-m0");
+    const after = (await page.locator("#e-m100").boundingBox())?.y ?? 0;
+    expect(Math.abs(after - before)).toBeLessThan(3);
+    expect(await page.locator(".more.earlier").count()).toBe(0);
+    // And later ones below, until the end of the branch.
+    while ((await page.locator(".more.later a").count()) > 0) {
+      const n = await page.locator("#entries .entry").count();
+      await page.locator(".more.later a").click();
+      await page.waitForFunction((count) => document.querySelectorAll("#entries .entry").length > count, n);
+    }
+    expect(await page.locator("#entries .entry").count()).toBe(400);
+    // An old-style link without the prefix, to an entry outside the first window.
+    await page.goto(`${url}#m10`);
+    await page.waitForSelector("#e-m10.target");
+    expect(page.url()).toContain("targetId=m10");
+    // The copy-link control gives a link that opens the same place.
+    await page.context().grantPermissions(["clipboard-read", "clipboard-write"]);
+    await page.locator("#e-m10 .permalink").click();
+    expect(page.url()).toContain("targetId=m10#e-m10");
+    await page.close();
+  }, 90_000);
+
+  it("keys: T thinking, O tool output, / search, j/k user messages; phone layout; light and dark", async () => {
+    await upload("keys", treeSession("keys"));
+    const url = await share("keys");
+    const page = await browser.newPage({ viewport: { width: 1280, height: 700 } });
+    await page.goto(url);
+    await page.waitForSelector("body[data-tree-ready]");
+    expect(await page.locator("details.thinking[open]").count()).toBe(0);
+    await page.keyboard.press("t");
+    expect(await page.locator("details.thinking[open]").count()).toBe(await page.locator("details.thinking").count());
+    await page.keyboard.press("t");
+    expect(await page.locator("details.thinking[open]").count()).toBe(0);
+    const outputShown = () => page.locator(".tool .output").first().isVisible();
+    await expect(outputShown()).resolves.toBe(true);
+    await page.keyboard.press("o");
+    await expect(outputShown()).resolves.toBe(false);
+    await page.keyboard.press("o");
+    await expect(outputShown()).resolves.toBe(true);
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.keyboard.press("j");
+    expect(await page.locator(".entry.focused").getAttribute("data-id")).toBe("u1");
+    await page.keyboard.press("j");
+    expect(await page.locator(".entry.focused").getAttribute("data-id")).toBe("v2");
+    await page.keyboard.press("k");
+    expect(await page.locator(".entry.focused").getAttribute("data-id")).toBe("u1");
+    await page.keyboard.press("/");
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe("tree-search");
+    await page.close();
+
+    for (const scheme of ["light", "dark"] as const) {
+      const phone = await browser.newPage({
+        viewport: { width: 390, height: 844 },
+        deviceScaleFactor: 2,
+        isMobile: true,
+        colorScheme: scheme,
+      });
+      await phone.goto(url);
+      await phone.waitForSelector("body[data-tree-ready]");
+      // The tree folds away on a phone; nothing is wider than the screen.
+      expect(await phone.locator("details.tree-fold").getAttribute("open")).toBeNull();
+      expect(await phone.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      await phone.screenshot({ path: join(docs, `share-phone-${scheme}.png`), fullPage: false });
+      await phone.locator("details.tree-fold summary").click();
+      await phone.screenshot({ path: join(docs, `share-phone-tree-${scheme}.png`), fullPage: false });
+      await phone.close();
+    }
+  }, 90_000);
+
+  it("a tree of 20,000 entries is interactive (time reported, not asserted)", async () => {
+    await upload("big", bigTree("big", 20_000));
+    const url = await share("big", { maskSecrets: false });
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    await page.goto(url);
+    await page.waitForSelector("body[data-tree-ready]", { timeout: 30_000 });
+    const ready = Number(await page.getAttribute("body", "data-tree-ready"));
+    const loaded = Number(await page.getAttribute("body", "data-tree-loaded"));
+    expect(await shownRows(page)).toBe(20_000);
+    // Only the rows in view exist.
+    expect(await page.locator(".tree-row").count()).toBeLessThan(200);
+    const t0 = await page.evaluate(() => performance.now());
+    await page.fill("#tree-search", "step 19999 ");
+    await page.waitForFunction(() => document.querySelector(".tree-status")?.textContent?.startsWith("1 of"));
+    const searched = (await page.evaluate(() => performance.now())) - t0;
+    await page.locator(".tree-row").first().click();
+    await page.waitForSelector("#e-n19999");
+    console.log(
+      `20,000-entry tree: interactive ${ready} ms after navigation start (its JSON arrived at ${loaded} ms, drawn in ${ready - loaded} ms); a search answered in ${Math.round(searched)} ms`,
+    );
+    await page.close();
+  }, 120_000);
+
   it("executes none of the XSS payloads placed in every field", async () => {
     await upload("hostile", hostileSession("hostile"));
     const url = await share("hostile", { maskSecrets: false });
@@ -349,6 +585,17 @@ describe("the share page in a browser", () => {
       void d.dismiss();
     });
     await page.goto(url);
+    await page.waitForSelector("body[data-tree-ready]");
+    // The tree shows the payloads (previews, labels) as text, in every filter and in search.
+    for (const filter of ["all", "labeled", "user", "no-tools", "default"]) {
+      await page.click(`.tree-filters button[data-filter="${filter}"]`);
+      for (const row of (await page.locator(".tree-row").all()).slice(0, 40))
+        await row.hover({ force: true, timeout: 1000 }).catch(() => {});
+    }
+    await page.fill("#tree-search", "<script>");
+    await page.waitForFunction(() => document.querySelector(".tree-status")?.textContent?.endsWith("match"));
+    expect(await page.locator(".tree-row").first().textContent()).toContain("<script>");
+    await page.fill("#tree-search", "");
     // Open every collapsed block and hover everything, then look for any sign of execution.
     for (const summary of await page.locator("summary").all()) await summary.click();
     for (const node of (await page.locator("main *").all()).slice(0, 400))

@@ -46,13 +46,14 @@ export function pathFacts(path: readonly EntryRecord[], previews: Record<number,
   return { name, firstMessage, labels, updatedAt: path.at(-1)?.timestamp, bytes };
 }
 
-/** Token and cost totals of a path's entries, read a batch at a time. */
+/** Token and cost totals of a path's entries (pi 1.x `usage` entries included), read a batch at a time. */
 export async function pathTotals(reader: Reader, head: SessionHead, path: readonly EntryRecord[]): Promise<Totals> {
   const totals = emptyTotals();
   const counted = path.filter(
     (r) =>
       r.type === "compaction" ||
       r.type === "branch_summary" ||
+      r.type === "usage" || // pi 1.x: usage of its own calls (e.g. summaries), counted in its totals
       (r.type === "message" && (r.role === "assistant" || r.role === "toolResult")),
   );
   for await (const batch of reader.batches(head, counted)) {

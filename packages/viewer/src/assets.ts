@@ -1,6 +1,10 @@
 /** The page's only stylesheet and script, served from /s/assets/ (the CSP allows no inline code). */
+import { APP_JS } from "./client.js";
+import { TOOLS_CSS } from "./tool-blocks.js";
 
-export const STYLE_CSS = `
+export { APP_JS };
+
+const PAGE_CSS = `
 :root { color-scheme: light dark; --bg: #fff; --fg: #1d1f23; --muted: #6a6f78; --card: #f5f6f8; --line: #e1e4e8; --accent: #2f6feb; --user: #eef4ff; --error: #c62828; }
 @media (prefers-color-scheme: dark) { :root { --bg: #0f1115; --fg: #e6e8eb; --muted: #9aa1ab; --card: #181b21; --line: #2a2f37; --accent: #6ea1ff; --user: #152036; --error: #ff6b6b; } }
 * { box-sizing: border-box; }
@@ -15,7 +19,20 @@ a { color: var(--accent); }
 .entry time { display: block; text-align: right; font-size: .75rem; }
 .who { font-weight: 600; font-size: .85rem; color: var(--muted); }
 .model { font-weight: 400; margin-left: .4rem; }
-.label { position: absolute; top: .5rem; right: .7rem; font-size: .75rem; background: var(--accent); color: var(--bg); border-radius: 4px; padding: 0 .4rem; }
+.entry-head { float: right; display: flex; gap: .4rem; align-items: center; margin-left: .5rem; max-width: 50%; }
+.label { font-size: .75rem; background: var(--accent); color: var(--bg); border-radius: 4px; padding: 0 .4rem; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; max-width: 16rem; }
+.permalink, .edited { font-size: .75rem; color: var(--muted); text-decoration: none; }
+.permalink:hover, .permalink:focus { color: var(--accent); }
+.edited { color: var(--error); }
+.entry.target, .entry.focused { outline: 2px solid var(--accent); outline-offset: 2px; }
+.entry.paired { height: 0; padding: 0; margin: 0; border: 0; overflow: hidden; }
+.notice-line { background: var(--card); border-left: 3px solid var(--accent); padding: .5rem .8rem; }
+.facts .cwd { white-space: normal; overflow-wrap: anywhere; }
+.tip-time { white-space: nowrap; }
+body.tool-output-hidden .tool .output { display: none; }
+details.system .body, dl.tools { font-size: .85rem; }
+dl.tools dt { margin-top: .3rem; }
+dl.tools dd { margin-left: 1rem; color: var(--muted); }
 .event { color: var(--muted); font-size: .85rem; margin: 0; }
 .entry.model_change, .entry.thinking_level_change, .entry.session_info { background: transparent; border-style: dashed; padding: .3rem .9rem; }
 details > summary { cursor: pointer; overflow-wrap: anywhere; }
@@ -26,7 +43,30 @@ img.shot { max-width: 100%; height: auto; border-radius: 6px; border: 1px solid 
 .error { color: var(--error); }
 .branches ul { padding-left: 1.2rem; }
 .branches li.current { font-weight: 600; }
-.earlier { text-align: center; }
+.more { text-align: center; }
+#entries { overflow-anchor: none; }
+body.with-tree { max-width: 90rem; }
+.layout { display: block; }
+body.with-tree .layout { display: grid; grid-template-columns: minmax(16rem, 26rem) minmax(0, 1fr); gap: 1.2rem; align-items: start; }
+#tree-pane { position: sticky; top: 0; max-height: 100vh; overflow: hidden; display: flex; flex-direction: column; font-size: .85rem; }
+.tree-fold { display: none; }
+body.js .tree-fold { display: block; }
+body.js .tree-fold > summary { font-weight: 600; }
+.tree-controls input { width: 100%; font: inherit; padding: .3rem .5rem; border: 1px solid var(--line); border-radius: 6px; background: var(--bg); color: var(--fg); margin: .4rem 0; }
+.tree-filters { display: flex; flex-wrap: wrap; gap: .25rem; }
+.tree-filters button { font: inherit; font-size: .8rem; padding: .1rem .5rem; border: 1px solid var(--line); border-radius: 999px; background: var(--card); color: var(--fg); cursor: pointer; }
+.tree-filters button[aria-pressed="true"] { background: var(--accent); color: var(--bg); border-color: var(--accent); }
+.tree-status { margin: .3rem 0; }
+.tree-viewport { position: relative; height: 70vh; overflow: auto; border: 1px solid var(--line); border-radius: 6px; }
+.tree-spacer { width: 1px; }
+.tree-row { position: absolute; left: 0; right: 0; height: 22px; line-height: 22px; padding: 0 .4rem; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; color: var(--fg); text-decoration: none; font-size: .8rem; }
+.tree-row:hover, .tree-row:focus { background: var(--card); }
+.tree-row.on-path { background: var(--user); }
+.tree-row.current { font-weight: 700; box-shadow: inset 3px 0 var(--accent); }
+.tree-prefix { font-family: ui-monospace, Menlo, Consolas, monospace; color: var(--muted); white-space: pre; }
+.tree-role { color: var(--muted); margin-right: .35rem; font-size: .72rem; }
+.tree-row.k-u .tree-role { color: var(--accent); }
+.tree-row .label { margin-left: .4rem; }
 .hljs-keyword, .hljs-selector-tag, .hljs-built_in { color: #cf222e; }
 .hljs-string, .hljs-attr { color: #0a3069; }
 .hljs-number, .hljs-literal { color: #0550ae; }
@@ -38,45 +78,22 @@ img.shot { max-width: 100%; height: auto; border-radius: 6px; border: 1px solid 
   .hljs-number, .hljs-literal { color: #79c0ff; }
   .hljs-title, .hljs-function { color: #d2a8ff; }
 }
-@media (max-width: 40rem) { body { padding: .6rem; font-size: 15px; } .entry { padding: .5rem .65rem; } }
+@media (max-width: 60rem) {
+  body.with-tree .layout { display: block; }
+  #tree-pane { position: static; max-height: none; }
+  .tree-viewport { height: 60vh; }
+}
+@media (max-width: 40rem) { .keys { display: none; } body { padding: .6rem; font-size: 15px; } .entry { padding: .5rem .65rem; } .entry-head { max-width: 60%; } }
+@media print {
+  :root { --bg: #fff; --fg: #000; --card: #fff; --user: #f4f6fa; --line: #bbb; --muted: #444; }
+  body, body.with-tree { max-width: none; padding: 0; font-size: 11pt; }
+  body.with-tree .layout { display: block; }
+  #tree-pane, .permalink, .more, .keys, footer { display: none; }
+  .entry { break-inside: avoid-page; border-color: #bbb; }
+  pre { max-height: none; white-space: pre-wrap; }
+  a { color: inherit; }
+}
 `;
 
-/**
- * Live updates without inline code: a live share polls its state with an ETag and appends the
- * entries that arrived (server-rendered, already escaped, from this same origin).
- */
-export const APP_JS = `
-(() => {
-  const body = document.body;
-  if (body.dataset.live !== "1") return;
-  const base = body.dataset.base;
-  const status = document.getElementById("live-status");
-  let etag = null;
-  const lastId = () => {
-    const entries = document.querySelectorAll("#entries .entry");
-    return entries.length ? entries[entries.length - 1].dataset.id : "";
-  };
-  async function poll() {
-    try {
-      const r = await fetch(base + "/state", { headers: etag ? { "If-None-Match": etag } : {}, cache: "no-store" });
-      if (r.status === 200) {
-        const fresh = r.headers.get("ETag");
-        if (etag !== null && fresh !== etag) {
-          const f = await fetch(base + "/entries?after=" + encodeURIComponent(lastId()), { cache: "no-store" });
-          if (f.ok) {
-            const doc = new DOMParser().parseFromString(await f.text(), "text/html");
-            const main = document.getElementById("entries");
-            for (const node of Array.from(doc.body.children)) main.appendChild(document.adoptNode(node));
-            status.textContent = "updated " + new Date().toLocaleTimeString();
-          }
-        }
-        etag = fresh;
-      }
-    } catch (e) {
-      status.textContent = "offline; retrying";
-    }
-    setTimeout(poll, 3000);
-  }
-  poll();
-})();
-`;
+/** The stylesheet: the page's own, then the tool blocks'. */
+export const STYLE_CSS = PAGE_CSS + TOOLS_CSS;

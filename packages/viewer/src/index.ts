@@ -1,4 +1,4 @@
-/** @pisync/viewer: the share page and credential masking. */
+/** @pisync/viewer: a session view as a page (HTML and its assets), and credential masking. */
 export { APP_JS, STYLE_CSS } from "./assets.js";
 export { escapeHtml, safeHref, safeImageSrc } from "./escape.js";
 export {
@@ -11,7 +11,6 @@ export {
   withBudget,
 } from "./markdown.js";
 export { type Masked, maskJsonLine, maskLine, maskLines, maskText, maskTexts } from "./mask.js";
-export { type PageEntry, type PageInput, renderEntries, renderEntry, renderNotice, renderPage } from "./render.js";
 export {
   renderBashExecution,
   renderToolBlock,
@@ -19,3 +18,13 @@ export {
   type ToolCallPart,
   type ToolResultMessage,
 } from "./tools/index.js";
+export {
+  type EntriesInput,
+  type PageEntry,
+  type PageInput,
+  renderEntries,
+  renderEntry,
+  renderNotice,
+  renderPage,
+} from "./render.js";
+export type { CompactTree, PathWindow, SessionFacts, SessionPageView } from "./view.js";

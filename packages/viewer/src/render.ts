@@ -5,44 +5,26 @@
  * summary (<details>), so the page needs no script to work.
  */
 import { escapeHtml, safeImageSrc } from "./escape.js";
-import { PAGE_BUDGET_CHARS, renderCode, renderMarkdown, withBudget } from "./markdown.js";
+import { PAGE_BUDGET_CHARS, renderMarkdown, withBudget } from "./markdown.js";
+import { renderBashExecution, renderToolBlock, type ToolCallPart } from "./tool-blocks.js";
+import type { PageEntry, SessionPageView } from "./view.js";
+
+export type { PageEntry } from "./view.js";
+/** What a page shows: a session view. */
+export type PageInput = SessionPageView;
 
 type Json = Record<string, unknown>;
 
-export interface PageEntry {
-  id: string;
-  type: string;
-  timestamp?: string;
-  entry: Json;
+/** What rendering a window of entries needs beside them. */
+export interface EntriesInput {
+  entries: PageEntry[];
+  labels: Map<string, string>;
+  /** Entries changed by a later `context_edit`: target id → the edit's id. */
+  edits?: Map<string, string>;
 }
 
-export interface PageInput {
-  /** Where this share lives: `/s/<token>`. */
-  base: string;
-  title: string;
-  cwd?: string;
-  startedAt?: string;
-  updatedAt?: string;
-  model?: string;
-  thinkingLevel?: string;
-  tokens: number;
-  cost: number;
-  /** Entries of the path shown, root first (possibly only the latest ones). */
-  entries: PageEntry[];
-  /** How many path entries come before the first shown (a link loads them). */
-  earlier: number;
-  /** The leaf shown. */
-  leafId: string | null;
-  /** Other tips of the tree, for a whole share's branch switcher. */
-  leaves?: { id: string; preview: string; timestamp?: string }[];
-  labels: Map<string, string>;
-  /** Credentials masked in what the share shows. */
-  masked: number;
-  maskSecrets: boolean;
-  live: boolean;
-  pinned: boolean;
-  expiresAt: string;
-}
+/** Tool results of a window by their call's id: a call and its result are shown as one block. */
+type Results = Map<string, Json>;
 
 function text(value: unknown): string {
   return typeof value === "string" ? value : "";
@@ -79,7 +61,29 @@ function renderContent(content: unknown): string {
     .join("");
 }
 
-function renderAssistant(message: Json): string {
+/** A UTC timestamp as shown: minutes and the zone (the script adds the reader's local time on hover). */
+function when(timestamp: string | undefined, cls = ""): string {
+  if (!timestamp) return "";
+  const shown = /^\d{4}-\d\d-\d\dT\d\d:\d\d/.test(timestamp)
+    ? `${timestamp.slice(0, 16).replace("T", " ")} UTC`
+    : timestamp.slice(0, 40);
+  return `<time${cls ? ` class="${cls}"` : ""} datetime="${escapeHtml(timestamp)}">${escapeHtml(shown)}</time>`;
+}
+
+function money(cost: number): string {
+  return `$${cost.toFixed(cost < 1 ? 4 : 2)}`;
+}
+
+/** An assistant turn's tokens and cost, for its hover title. */
+function turnCost(message: Json): string {
+  const usage = message.usage as Json | undefined;
+  if (!usage || typeof usage !== "object") return "";
+  const tokens = Number(usage.totalTokens) || 0;
+  const cost = Number((usage.cost as Json | undefined)?.total) || 0;
+  return `${tokens.toLocaleString("en-US")} tokens · ${money(cost)} (input ${Number(usage.input) || 0}, output ${Number(usage.output) || 0}, cache read ${Number(usage.cacheRead) || 0}, cache write ${Number(usage.cacheWrite) || 0})`;
+}
+
+function renderAssistant(message: Json, results: Results): string {
   const parts = contentParts(message.content);
   const html = parts.map((part) => {
     if (part.type === "text") return renderMarkdown(text(part.text));
@@ -92,12 +96,7 @@ function renderAssistant(message: Json): string {
       );
     }
     if (part.type === "toolCall") {
-      const args = JSON.stringify(part.arguments ?? {}, null, 2);
-      return details(
-        "tool-call",
-        `→ <code>${escapeHtml(part.name)}</code> <span class="muted">${escapeHtml(oneLine(JSON.stringify(part.arguments ?? {}), 80))}</span>`,
-        renderCode(args, "json"),
-      );
+      return renderToolBlock(part as ToolCallPart, typeof part.id === "string" ? results.get(part.id) : undefined);
     }
     if (part.type === "image") return image(part);
     return "";
@@ -109,40 +108,46 @@ function renderAssistant(message: Json): string {
   const model = text(message.model)
     ? `<span class="model">${escapeHtml(message.provider)}/${escapeHtml(message.model)}</span>`
     : "";
-  return `<div class="who">Assistant ${model}</div>${html.join("")}${notes.join("")}`;
+  const cost = turnCost(message);
+  return `<div class="who"${cost ? ` title="${escapeHtml(cost)}"` : ""}>Assistant ${model}</div>${html.join("")}${notes.join("")}`;
 }
 
-function renderMessage(message: Json): string | undefined {
+/** pi 1.x's system prompt and tool set: collapsed, the tools named in the summary. */
+function renderSystem(message: Json): string {
+  const added = Array.isArray(message.toolsAdded) ? (message.toolsAdded as Json[]) : [];
+  const removed = Array.isArray(message.toolsRemoved) ? (message.toolsRemoved as Json[]) : [];
+  const sections = message.sections && typeof message.sections === "object" ? Object.keys(message.sections) : [];
+  const tools = added.map((t) => text(t.name)).filter(Boolean);
+  const summary = [
+    "System prompt",
+    tools.length
+      ? `<span class="muted">${tools.length} tool${tools.length === 1 ? "" : "s"}: ${escapeHtml(oneLine(tools.join(", "), 120))}</span>`
+      : "",
+    removed.length
+      ? `<span class="muted">removed: ${escapeHtml(oneLine(removed.map((t) => text(t.name)).join(", "), 80))}</span>`
+      : "",
+    sections.length ? `<span class="muted">sections: ${escapeHtml(oneLine(sections.join(", "), 80))}</span>` : "",
+  ]
+    .filter(Boolean)
+    .join(" · ");
+  const toolList = added.length
+    ? `<h4>Tools</h4><dl class="tools">${added.map((t) => `<dt><code>${escapeHtml(t.name)}</code></dt><dd>${escapeHtml(oneLine(text(t.description), 400))}</dd>`).join("")}</dl>`
+    : "";
+  return details("system", summary, `${renderContent(message.content)}${toolList}`);
+}
+
+function renderMessage(message: Json, results: Results): string | undefined {
   switch (message.role) {
     case "user":
       return `<div class="who">User</div>${renderContent(message.content)}`;
     case "assistant":
-      return renderAssistant(message);
-    case "toolResult": {
-      const parts = contentParts(message.content);
-      const output = parts
-        .filter((p) => p.type === "text")
-        .map((p) => text(p.text))
-        .join("\n");
-      const lines = output ? output.split("\n").length : 0;
-      const summary = `${message.isError ? "✗" : "←"} <code>${escapeHtml(message.toolName)}</code> <span class="muted">${escapeHtml(oneLine(output, 80))} (${lines} line${lines === 1 ? "" : "s"})</span>`;
-      return details(
-        "tool-result",
-        summary,
-        `${output ? renderCode(output) : ""}${parts
-          .filter((p) => p.type === "image")
-          .map(image)
-          .join("")}`,
-      );
-    }
-    case "bashExecution": {
-      const exit = message.cancelled ? "cancelled" : `exit ${escapeHtml(message.exitCode ?? "?")}`;
-      return details(
-        "bash",
-        `<code>$ ${escapeHtml(oneLine(text(message.command), 90))}</code> <span class="muted">${exit}</span>`,
-        renderCode(text(message.output), "bash"),
-      );
-    }
+      return renderAssistant(message, results);
+    case "system":
+      return renderSystem(message);
+    case "toolResult":
+      return renderToolBlock(undefined, message);
+    case "bashExecution":
+      return renderBashExecution(message);
     case "custom":
       return message.display === false
         ? undefined
@@ -152,70 +157,130 @@ function renderMessage(message: Json): string | undefined {
     case "compactionSummary":
       return `<div class="who">Compacted</div>${renderMarkdown(text(message.summary))}`;
     default:
-      return undefined;
+      return `<p class="event">A message of a kind this page does not know (${escapeHtml(oneLine(String(message.role ?? "no role"), 40))}): see the JSONL.</p>`;
   }
 }
 
-/** One entry as HTML; `undefined` for entries a reader need not see (labels, extension state). */
-export function renderEntry(item: PageEntry, labels: Map<string, string>): string | undefined {
+/** A `context_edit` (pi 1.x): which entry it changes and how. */
+function renderContextEdit(e: Json): string {
+  const target = text(e.targetId);
+  const link = `<a href="#e-${escapeHtml(target)}">entry ${escapeHtml(oneLine(target, 40))}</a>`;
+  if (e.replacement === null)
+    return `<p class="event">Context edit: ${link} removed from what the model sees from here on.</p>`;
+  const replacement = e.replacement as Json | undefined;
+  return details(
+    "edit",
+    `Context edit: ${link} replaced in what the model sees from here on`,
+    renderContent(replacement && typeof replacement === "object" ? replacement.content : undefined),
+  );
+}
+
+/** One entry's body; `undefined` for entries a reader need not see (labels, extension state). */
+function entryBody(item: PageEntry, results: Results): { body?: string; kind: string } {
   const e = item.entry;
-  let body: string | undefined;
-  let kind = item.type;
   switch (item.type) {
     case "message": {
       const message = e.message;
-      if (!message || typeof message !== "object") return undefined;
-      kind = `message ${escapeHtml((message as Json).role)}`;
-      body = renderMessage(message as Json);
-      break;
+      if (!message || typeof message !== "object") {
+        return { body: `<p class="event">An empty message (pi skips it).</p>`, kind: "message" };
+      }
+      const m = message as Json;
+      // A result shown with its call: only its anchor stays here.
+      if (m.role === "toolResult" && typeof m.toolCallId === "string" && results.has(`shown:${m.toolCallId}`)) {
+        return { body: "", kind: "message toolResult paired" };
+      }
+      return { body: renderMessage(m, results), kind: `message ${text(m.role)}` };
     }
     case "custom_message":
-      body =
-        e.display === false
-          ? undefined
-          : `<div class="who">${escapeHtml(e.customType)}</div>${renderContent(e.content)}`;
-      break;
+      return {
+        kind: item.type,
+        body:
+          e.display === false
+            ? undefined
+            : `<div class="who">${escapeHtml(e.customType)}</div>${renderContent(e.content)}`,
+      };
     case "compaction":
-      body = details(
-        "summary",
-        `Compacted <span class="muted">${escapeHtml(e.tokensBefore ?? "?")} tokens summarized</span>`,
-        renderMarkdown(text(e.summary)),
-      );
-      break;
+      return {
+        kind: item.type,
+        body: details(
+          "summary",
+          `Compacted <span class="muted">${escapeHtml(e.tokensBefore ?? "?")} tokens summarized</span>`,
+          renderMarkdown(text(e.summary)),
+        ),
+      };
     case "branch_summary":
-      body = text(e.summary)
-        ? details("summary", "Summary of another branch", renderMarkdown(text(e.summary)))
-        : undefined;
-      break;
+      return {
+        kind: item.type,
+        body: text(e.summary)
+          ? details("summary", "Summary of another branch", renderMarkdown(text(e.summary)))
+          : undefined,
+      };
     case "model_change": {
       const model = typeof e.model === "string" ? e.model : `${text(e.provider)}/${text(e.modelId)}`;
-      body = `<p class="event">Model → ${escapeHtml(model)}</p>`;
-      break;
+      return { kind: item.type, body: `<p class="event">Model → ${escapeHtml(model)}</p>` };
     }
     case "thinking_level_change":
-      body = `<p class="event">Thinking level → ${escapeHtml(e.thinkingLevel ?? "off")}</p>`;
-      break;
+      return { kind: item.type, body: `<p class="event">Thinking level → ${escapeHtml(e.thinkingLevel ?? "off")}</p>` };
     case "session_info":
-      body = `<p class="event">Named “${escapeHtml(e.name)}”</p>`;
-      break;
+      return { kind: item.type, body: `<p class="event">Named “${escapeHtml(e.name)}”</p>` };
+    case "context_edit":
+      return { kind: item.type, body: renderContextEdit(e) };
     default:
-      return undefined;
+      return { kind: item.type };
   }
-  if (!body) return undefined;
+}
+
+/** One entry as HTML; `undefined` for entries a reader need not see (labels, usage, extension state). */
+export function renderEntry(
+  item: PageEntry,
+  labels: Map<string, string>,
+  edits: Map<string, string> = new Map(),
+  results: Results = new Map(),
+): string | undefined {
+  const { body, kind } = entryBody(item, results);
+  if (body === undefined) return undefined;
+  const id = escapeHtml(item.id);
   const label = labels.get(item.id);
-  const time = item.timestamp
-    ? `<time datetime="${escapeHtml(item.timestamp)}">${escapeHtml(item.timestamp.replace("T", " ").slice(0, 16))}</time>`
-    : "";
-  return `<article class="entry ${escapeHtml(kind)}" id="e-${escapeHtml(item.id)}" data-id="${escapeHtml(item.id)}">${label ? `<span class="label">${escapeHtml(label)}</span>` : ""}${body}${time}</article>`;
+  const edit = edits.get(item.id);
+  if (body === "" && !label && !edit) {
+    return `<article class="entry ${escapeHtml(kind)}" id="e-${id}" data-id="${id}"></article>`;
+  }
+  const head = [
+    label ? `<span class="label">${escapeHtml(label)}</span>` : "",
+    edit ? `<a class="edited" href="#e-${escapeHtml(edit)}">edited later</a>` : "",
+    `<a class="permalink" href="#e-${id}" title="Link to this entry">#</a>`,
+  ].join("");
+  const shown = body || `<p class="event">The result of the tool call above.</p>`;
+  return `<article class="entry ${escapeHtml(kind.replace(" paired", ""))}" id="e-${id}" data-id="${id}"><div class="entry-head">${head}</div>${shown}${when(item.timestamp)}</article>`;
+}
+
+/** Tool results by call id, and which calls the window shows (their results join them). */
+function resultsOf(entries: PageEntry[]): Results {
+  const results: Results = new Map();
+  for (const { entry } of entries) {
+    const m = entry.message as Json | undefined;
+    if (entry.type === "message" && m && m.role === "toolResult" && typeof m.toolCallId === "string") {
+      results.set(m.toolCallId, m);
+    }
+  }
+  for (const { entry } of entries) {
+    const m = entry.message as Json | undefined;
+    if (entry.type !== "message" || !m || m.role !== "assistant" || !Array.isArray(m.content)) continue;
+    for (const part of m.content as Json[]) {
+      if (part?.type === "toolCall" && typeof part.id === "string" && results.has(part.id)) {
+        results.set(`shown:${part.id}`, {});
+      }
+    }
+  }
+  return results;
 }
 
 /** Entries as HTML, with at most {@link PAGE_BUDGET_CHARS} of Markdown parsed and code highlighted in all. */
-export function renderEntries(entries: PageEntry[], labels: Map<string, string>): string {
-  return withBudget(PAGE_BUDGET_CHARS, () => entries.map((e) => renderEntry(e, labels) ?? "").join(""));
-}
-
-function money(cost: number): string {
-  return `$${cost.toFixed(cost < 1 ? 4 : 2)}`;
+export function renderEntries(input: EntriesInput): string {
+  const results = resultsOf(input.entries);
+  return withBudget(PAGE_BUDGET_CHARS, () =>
+    input.entries.map((e) => renderEntry(e, input.labels, input.edits, results) ?? "").join(""),
+  );
 }
 
 /** The start of every page, up to `</head>`: one stylesheet, and `extra` (the page's script). */
@@ -231,50 +296,74 @@ function documentHead(title: string, extra = ""): string {
 ${extra}</head>`;
 }
 
-/** The whole page. */
-export function renderPage(input: PageInput): string {
-  const leafQuery = input.leafId && !input.pinned ? `leaf=${encodeURIComponent(input.leafId)}&` : "";
-  const earlier = input.earlier
-    ? `<p class="earlier"><a href="${escapeHtml(`${input.base}?${leafQuery}before=${input.earlier}`)}">Show ${input.earlier} earlier entr${input.earlier === 1 ? "y" : "ies"}</a></p>`
-    : "";
-  const switcher =
-    input.leaves && input.leaves.length > 1
-      ? `<nav class="branches"><details><summary>${input.leaves.length} branches</summary><ul>${input.leaves
-          .map(
-            (leaf) =>
-              `<li${leaf.id === input.leafId ? ' class="current"' : ""}><a href="${escapeHtml(`${input.base}?leaf=${encodeURIComponent(leaf.id)}`)}">${escapeHtml(oneLine(leaf.preview || leaf.id, 80))}</a> <span class="muted">${escapeHtml((leaf.timestamp ?? "").slice(0, 16).replace("T", " "))}</span></li>`,
-          )
-          .join("")}</ul></details></nav>`
-      : "";
+function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`;
+}
+
+/** The facts line: folder, models, times, counts, totals. */
+function renderFacts(view: SessionPageView): string {
+  const f = view.facts;
   const facts = [
-    input.cwd ? `<span>${escapeHtml(input.cwd)}</span>` : "",
-    input.model ? `<span>${escapeHtml(input.model)}</span>` : "",
-    input.thinkingLevel && input.thinkingLevel !== "off"
-      ? `<span>thinking ${escapeHtml(input.thinkingLevel)}</span>`
-      : "",
-    input.startedAt ? `<span>started ${escapeHtml(input.startedAt.slice(0, 16).replace("T", " "))}</span>` : "",
-    input.updatedAt ? `<span>updated ${escapeHtml(input.updatedAt.slice(0, 16).replace("T", " "))}</span>` : "",
-    `<span>${input.tokens.toLocaleString("en-US")} tokens</span>`,
-    `<span>${money(input.cost)}</span>`,
+    f.cwd ? `<span class="cwd">${escapeHtml(f.cwd)}</span>` : "",
+    f.models.length ? `<span>${f.models.map((m) => escapeHtml(m)).join(", ")}</span>` : "",
+    f.thinkingLevel && f.thinkingLevel !== "off" ? `<span>thinking ${escapeHtml(f.thinkingLevel)}</span>` : "",
+    f.firstAt ? `<span>first entry ${when(f.firstAt)}</span>` : "",
+    f.lastAt ? `<span>last entry ${when(f.lastAt)}</span>` : "",
+    `<span>${plural(f.messages, "message")}</span>`,
+    `<span>${plural(f.toolCalls, "tool call")}</span>`,
+    `<span title="tokens and cost of ${escapeHtml(f.totalsOf)}">${f.tokens.toLocaleString("en-US")} tokens · ${money(f.cost)} <span class="muted">(${escapeHtml(f.totalsOf)})</span></span>`,
   ].filter(Boolean);
-  const notes = [
-    input.maskSecrets
-      ? `${input.masked} credential${input.masked === 1 ? "" : "s"} masked in what this link shows`
-      : "credentials are not masked in this link",
-    input.pinned ? "one branch, as of its last entry" : input.live ? "live: follows the session as it grows" : "",
-    `link expires ${escapeHtml(input.expiresAt.slice(0, 16).replace("T", " "))} UTC`,
-  ].filter(Boolean);
-  return `${documentHead(oneLine(input.title, 80), '<script src="/s/assets/app.js" defer></script>\n')}
-<body data-base="${escapeHtml(input.base)}" data-live="${input.live ? "1" : "0"}" data-leaf="${escapeHtml(input.leafId ?? "")}">
+  return `<p class="facts">${facts.join(" · ")}</p>`;
+}
+
+/** The branch tips (readers without the script, and phones before they open the tree). */
+function renderTips(view: SessionPageView): string {
+  if (!view.leaves || view.leaves.length < 2) return "";
+  return `<nav class="branches"><details><summary>${view.leaves.length} branches</summary><ul>${view.leaves
+    .map(
+      (leaf) =>
+        `<li${leaf.id === view.leafId ? ' class="current"' : ""}><a href="${escapeHtml(`${view.base}?leaf=${encodeURIComponent(leaf.id)}`)}">${escapeHtml(oneLine(leaf.preview || leaf.id, 80))}</a> ${when(leaf.timestamp, "tip-time")}</li>`,
+    )
+    .join("")}</ul></details></nav>`;
+}
+
+/** Links to the window before and after the one shown (the script loads them in place). */
+function renderWindowLinks(view: SessionPageView, leafQuery: string): { earlier: string; later: string } {
+  const { start, end, total } = view.window;
+  const earlier = start
+    ? `<p class="more earlier"><a data-before="${start}" href="${escapeHtml(`${view.base}?${leafQuery}before=${start}`)}">Show ${plural(start, "earlier entry", "earlier entries")}</a></p>`
+    : "";
+  const later =
+    end < total
+      ? `<p class="more later"><a data-from="${end}" href="${escapeHtml(`${view.base}?${leafQuery}from=${end}`)}">Show ${plural(total - end, "later entry", "later entries")}</a></p>`
+      : "";
+  return { earlier, later };
+}
+
+/** The whole page. */
+export function renderPage(view: SessionPageView): string {
+  const leafQuery = view.leafId && view.branches ? `leaf=${encodeURIComponent(view.leafId)}&` : "";
+  const { earlier, later } = renderWindowLinks(view, leafQuery);
+  const contextQuery = leafQuery ? `?leaf=${encodeURIComponent(view.leafId ?? "")}` : "";
+  const sentences = [view.empty, view.problems]
+    .filter(Boolean)
+    .map((s) => `<p class="notice-line">${escapeHtml(s)}</p>`)
+    .join("");
+  const tree = view.branches
+    ? `<aside id="tree-pane" aria-label="Session tree"><details class="tree-fold" open><summary>Tree</summary><div id="tree"></div></details>${renderTips(view)}</aside>`
+    : "";
+  return `${documentHead(oneLine(view.facts.title, 80), '<script src="/s/assets/app.js" defer></script>\n')}
+<body class="${view.branches ? "with-tree" : ""}" data-base="${escapeHtml(view.base)}" data-live="${view.live ? "1" : "0"}" data-leaf="${escapeHtml(view.leafId ?? "")}" data-start="${view.window.start}" data-end="${view.window.end}" data-total="${view.window.total}">
 <header>
-<h1>${escapeHtml(oneLine(input.title, 200))}</h1>
-<p class="facts">${facts.join(" · ")}</p>
-<p class="notes">${notes.join(" · ")} · <a href="${escapeHtml(`${input.base}/raw`)}">JSONL</a> · <a href="${escapeHtml(`${input.base}/context${leafQuery ? `?leaf=${encodeURIComponent(input.leafId ?? "")}` : ""}`)}">context</a></p>
-${switcher}
+<h1>${escapeHtml(oneLine(view.facts.title, 200))}</h1>
+${renderFacts(view)}
+<p class="notes">${view.notes.map((n) => escapeHtml(n)).join(" · ")} · <a href="${escapeHtml(`${view.base}/raw`)}">JSONL</a> · <a href="${escapeHtml(`${view.base}/context${contextQuery}`)}">context</a><span class="keys"> · keys: T thinking · O tool output · / search · j/k user messages</span></p>
 </header>
-<main id="entries">
-${earlier}${renderEntries(input.entries, input.labels)}
+<div class="layout">
+${tree}<main id="entries">
+${sentences}${earlier}${renderEntries(view)}${later}
 </main>
+</div>
 <footer><p class="muted" id="live-status"></p></footer>
 </body>
 </html>

@@ -1,0 +1,418 @@
+/**
+ * Reading a share: the session view its page shows (masked), the compact tree of a whole share,
+ * windows of entries, its branch file and its context. The route only translates HTTP; the
+ * rules of what a share may show live here. A pinned share shows only its path; a whole share
+ * follows the session and lets the reader switch branches.
+ */
+import {
+  contextSettings,
+  decodeUtf8,
+  type EntryRecord,
+  isHeader,
+  type LineRecord,
+  labelsOf,
+  pathTo,
+  type SessionIndex,
+} from "@pisync/format";
+import type { SessionHead, ShareRecord } from "@pisync/store";
+import type { CompactTree, PageEntry, SessionFacts, SessionPageView } from "@pisync/viewer";
+import { NotFound } from "./errors.js";
+import { isCutPreview } from "./ingest.js";
+import type { Reader } from "./reader.js";
+import { pathFacts, pathTotals } from "./share-view.js";
+
+/** Entries shown at once: the latest ones first, earlier and later ones on demand. */
+export const PAGE_ENTRIES = 150;
+
+/** The masking a share's text goes through (the API runs it off the main thread). */
+export interface ShareMasker {
+  maskLines(lines: string[]): Promise<{ lines: string[]; count: number }>;
+  maskTexts(texts: string[]): Promise<string[]>;
+  /** One text, synchronously (previews made again from entries). */
+  maskText(text: string): string;
+}
+
+/** What a page request asks for: a branch, and a window of its path. */
+export interface PageRequest {
+  /** The leaf to show (a whole share only; a pinned share accepts its own). */
+  leaf?: string;
+  /** An entry to show: the window that holds it. */
+  target?: string;
+  /** Path positions: entries before `before`, or from `from` on. */
+  before?: number;
+  from?: number;
+}
+
+type Records = readonly EntryRecord[];
+
+const KIND_OF_ROLE: Record<string, string> = {
+  user: "u",
+  assistant: "a",
+  toolResult: "t",
+  bashExecution: "b",
+  system: "s",
+  custom: "m",
+  branchSummary: "c",
+  compactionSummary: "c",
+};
+const KIND_OF_TYPE: Record<string, string> = {
+  compaction: "c",
+  branch_summary: "c",
+  custom_message: "m",
+  label: "l",
+  session_info: "i",
+  context_edit: "e",
+};
+
+/** The one-letter kind of an entry in the compact tree. */
+function kindOf(r: EntryRecord): string {
+  if (r.type === "message") return KIND_OF_ROLE[r.role ?? ""] ?? "o";
+  return KIND_OF_TYPE[r.type ?? ""] ?? "o";
+}
+
+/** A cut preview may end in half a credential the masker cannot recognise: its last word goes. */
+function uncut(preview: string): string {
+  return isCutPreview(preview) ? `${preview.slice(0, preview.lastIndexOf(" ") + 1)}…` : preview;
+}
+
+/** Where a window of `size` entries lies in a path of `total` for a request. */
+function windowOf(total: number, request: PageRequest, targetAt: number): { start: number; end: number } {
+  if (targetAt >= 0) {
+    const start = Math.max(0, Math.min(targetAt - Math.floor(PAGE_ENTRIES / 3), total - PAGE_ENTRIES));
+    return { start, end: Math.min(total, start + PAGE_ENTRIES) };
+  }
+  if (request.from !== undefined) {
+    const start = Math.min(request.from, total);
+    return { start, end: Math.min(total, start + PAGE_ENTRIES) };
+  }
+  const end = Math.min(request.before ?? total, total);
+  return { start: Math.max(0, end - PAGE_ENTRIES), end };
+}
+
+/** Models named on a path, in order of first appearance. */
+function modelsOf(path: Records): { models: string[]; thinkingLevel?: string } {
+  const models = new Set<string>();
+  let thinkingLevel: string | undefined;
+  for (const r of path) {
+    if (r.type === "model_change") models.add(`${r.facts?.provider ?? "?"}/${r.facts?.modelId ?? "?"}`);
+    if (r.type === "message" && r.role === "assistant" && r.facts?.messageModel) {
+      models.add(`${r.facts.messageProvider}/${r.facts.messageModel}`);
+    }
+    if (r.type === "thinking_level_change") thinkingLevel = String(r.facts?.thinkingLevel ?? "off");
+  }
+  return { models: [...models], thinkingLevel };
+}
+
+/** Message and tool-call counts of a path (a tool call is counted by its result). */
+function countsOf(path: Records): { messages: number; toolCalls: number } {
+  let messages = 0;
+  let toolCalls = 0;
+  for (const r of path) {
+    if (r.type !== "message") continue;
+    messages++;
+    if (r.role === "toolResult") toolCalls++;
+  }
+  return { messages, toolCalls };
+}
+
+/** Entries changed by a `context_edit` on the path: target → the last edit's id. */
+function editsOf(path: Records): Map<string, string> {
+  const edits = new Map<string, string>();
+  for (const r of path) {
+    if (r.type === "context_edit" && typeof r.facts?.targetId === "string" && r.id) edits.set(r.facts.targetId, r.id);
+  }
+  return edits;
+}
+
+/** Whether a line is the session header (pi's rule: the first JSON value of type session). */
+function isHeaderLine(line: string): boolean {
+  try {
+    return isHeader(JSON.parse(line));
+  } catch {
+    return false;
+  }
+}
+
+/** The share reading use cases, over a {@link Reader} and a masker. */
+export class ShareReading {
+  constructor(
+    private readonly reader: Reader,
+    private readonly masker: ShareMasker,
+  ) {}
+
+  /** The index of a share's session; a pinned share whose entry is gone looks like a missing link. */
+  async index(share: ShareRecord, head: SessionHead) {
+    const { index, previews } = await this.reader.index(head, head.current);
+    if (share.leafId !== undefined && !index.byId(share.leafId)) throw new NotFound("no such link");
+    return { index, previews };
+  }
+
+  /** The leaf a request may see: a pinned share's own; in a whole share, any entry (default: pi's leaf). */
+  leafOf(share: ShareRecord, index: SessionIndex, asked?: string): EntryRecord | undefined {
+    if (share.leafId !== undefined) {
+      if (asked !== undefined && asked !== share.leafId) throw new NotFound("no such entry in this link");
+      return index.byId(share.leafId);
+    }
+    if (asked !== undefined) {
+      const leaf = index.byId(asked);
+      if (!leaf) throw new NotFound("no such entry in this link");
+      return leaf;
+    }
+    return index.defaultLeaf;
+  }
+
+  /** A line transform that masks (when the share masks) and counts what it masked. */
+  private maskOf(share: ShareRecord) {
+    let masked = 0;
+    const transform = share.maskSecrets
+      ? async (lines: string[]) => {
+          const result = await this.masker.maskLines(lines);
+          masked += result.count;
+          return result.lines;
+        }
+      : undefined;
+    return { transform, masked: () => masked };
+  }
+
+  /** Texts masked when the share masks. */
+  private texts(share: ShareRecord, texts: string[]): Promise<string[]> {
+    return share.maskSecrets && texts.length ? this.masker.maskTexts(texts) : Promise.resolve(texts);
+  }
+
+  /** The labels shown beside entries (a pinned share's: those set on its path), masked. */
+  private async labels(share: ShareRecord, index: SessionIndex): Promise<Map<string, string>> {
+    const leaf = share.leafId === undefined ? undefined : index.byId(share.leafId);
+    const labels = leaf ? pathFacts(pathTo(index, leaf).records, {}).labels : labelsOf(index);
+    const masked = await this.texts(share, [...labels.values()]);
+    return new Map([...labels.keys()].map((id, i) => [id, masked[i]]));
+  }
+
+  /** Loads (and masks) the entries of path records. */
+  private async entries(share: ShareRecord, head: SessionHead, index: SessionIndex, records: Records) {
+    const mask = this.maskOf(share);
+    await this.reader.prime(head, index, records, mask.transform);
+    const entries: PageEntry[] = [];
+    for (const r of records) {
+      if (r.id === undefined || r.type === undefined) continue;
+      try {
+        entries.push({ id: r.id, type: r.type, timestamp: r.timestamp, entry: index.entry(r) });
+      } catch {
+        // A line the mask made unreadable is left out.
+      }
+    }
+    return { entries, masked: mask.masked() };
+  }
+
+  /** The page of a share: its facts and one window of the asked branch, masked. */
+  async page(share: ShareRecord, head: SessionHead, base: string, request: PageRequest): Promise<SessionPageView> {
+    const { index, previews } = await this.index(share, head);
+    const pinned = share.leafId !== undefined;
+    // An unknown target of a whole share opens the branch that holds it; pinned: it must be on the path.
+    let leafAsked = request.leaf;
+    if (!pinned && leafAsked === undefined && request.target !== undefined && index.byId(request.target)) {
+      leafAsked = request.target;
+    }
+    const leaf = this.leafOf(share, index, leafAsked);
+    const path = leaf ? pathTo(index, leaf).records : [];
+    const targetAt = request.target === undefined ? -1 : path.findIndex((r) => r.id === request.target);
+    const { start, end } = windowOf(path.length, request, targetAt);
+    const { entries, masked } = await this.entries(share, head, index, path.slice(start, end));
+    if (path.length > 50_000) await new Promise((resolve) => setImmediate(resolve));
+    const leaves = pinned
+      ? undefined
+      : index
+          .leafIds()
+          .map((id) => index.byId(id))
+          .filter((r) => r !== undefined)
+          .sort((a, b) => b.index - a.index)
+          .slice(0, 50)
+          .map((r) => ({ id: r.id as string, timestamp: r.timestamp, preview: previews[r.line] ?? r.type ?? "" }));
+    const summary = head.summary;
+    // A pinned share's title and totals come from its path only.
+    const onPath = pinned ? pathFacts(path, previews) : undefined;
+    const totals = onPath ? await pathTotals(this.reader, head, path) : undefined;
+    const named = onPath ? onPath.name : summary.name;
+    let title = named ?? (onPath ? onPath.firstMessage : summary.firstMessage) ?? head.sessionId;
+    let cwd = summary.cwd;
+    const { models, thinkingLevel } = modelsOf(path);
+    let shownModels = models;
+    if (share.maskSecrets) {
+      // Title, folder, models and branch previews are session text too, masked before they are
+      // cut (a stored preview was cut first: a cut one is made again from its entry).
+      const first =
+        named === undefined
+          ? (onPath ? path : index.records).find((r) => r.type === "message" && r.role === "user")
+          : undefined;
+      const shown = [...(leaves ?? []).map((l) => index.byId(l.id)), first].filter((r) => r !== undefined);
+      const cut = shown.filter((r) => isCutPreview(previews[r.line] ?? ""));
+      const remade = await this.reader.previews(head, cut, (text) => this.masker.maskText(text));
+      const remadeOf = (r: LineRecord | undefined) => (r ? remade.get(r.line) : undefined);
+      const texts = await this.masker.maskTexts([title, cwd ?? "", ...(leaves ?? []).map((l) => l.preview), ...models]);
+      [title, cwd] = [remadeOf(first) ?? texts[0], cwd === undefined ? undefined : texts[1]];
+      leaves?.forEach((l, i) => {
+        l.preview = remadeOf(index.byId(l.id)) ?? texts[i + 2];
+      });
+      shownModels = texts.slice(2 + (leaves?.length ?? 0));
+    }
+    const facts: SessionFacts = {
+      title,
+      cwd,
+      models: shownModels,
+      thinkingLevel,
+      firstAt: path.find((r) => r.timestamp)?.timestamp,
+      lastAt: path.findLast((r) => r.timestamp)?.timestamp,
+      ...countsOf(path),
+      tokens: totals ? totals.totalTokens : summary.tokens,
+      cost: totals ? Math.round(totals.cost * 1e6) / 1e6 : summary.cost,
+      totalsOf: pinned ? "this branch" : "the whole session",
+    };
+    const notes = [
+      share.maskSecrets
+        ? `${masked} credential${masked === 1 ? "" : "s"} masked in what this link shows`
+        : "credentials are not masked in this link",
+      pinned ? "one branch, as of its last entry" : "",
+      `link expires ${share.expiresAt.slice(0, 16).replace("T", " ")} UTC`,
+    ].filter(Boolean);
+    const unread = summary.problemCount;
+    return {
+      base,
+      facts,
+      entries,
+      window: { start, end, total: path.length },
+      leafId: leaf?.id ?? null,
+      branches: !pinned,
+      leaves,
+      labels: await this.labels(share, index),
+      edits: editsOf(path),
+      notes,
+      empty: path.some((r) => r.id !== undefined)
+        ? undefined
+        : index.records.length
+          ? "This branch ends where the session starts: pi's last entry is not part of the tree (it has no id), so there is nothing to show on it. The tree and the branch list lead to the entries the session holds."
+          : "This session has no entries yet: nothing was said in it.",
+      problems: unread
+        ? `${unread} line${unread === 1 ? "" : "s"} of this session could not be read (broken or cut JSON) and ${unread === 1 ? "is" : "are"} left out, as pi leaves ${unread === 1 ? "it" : "them"} out.`
+        : undefined,
+      live: !pinned && request.leaf === undefined && request.before === undefined && request.from === undefined,
+    };
+  }
+
+  /** A window of the asked branch's path (live updates: the entries after `after`). */
+  async window(share: ShareRecord, head: SessionHead, request: PageRequest & { after?: string }) {
+    const { index } = await this.index(share, head);
+    const leaf = this.leafOf(share, index, request.leaf);
+    const path = leaf ? pathTo(index, leaf).records : [];
+    let records: Records;
+    if (request.after !== undefined) {
+      const at = path.findIndex((r) => r.id === request.after);
+      records = (at >= 0 ? path.slice(at + 1) : path.slice(-PAGE_ENTRIES)).slice(0, PAGE_ENTRIES);
+    } else {
+      const { start, end } = windowOf(path.length, request, -1);
+      records = path.slice(start, end);
+    }
+    const { entries } = await this.entries(share, head, index, records);
+    return { entries, labels: await this.labels(share, index), edits: editsOf(path) };
+  }
+
+  /** Trees made lately, by share and session size: a link opened by many is masked once per change. */
+  private readonly trees = new Map<string, Promise<{ tree: Omit<CompactTree, "leaf">; at: Map<string, number> }>>();
+
+  /** The compact tree of a whole share, masked (a pinned share has none: 404). */
+  async tree(share: ShareRecord, head: SessionHead, leafId?: string): Promise<CompactTree> {
+    if (share.leafId !== undefined) throw new NotFound("a one-branch link has no tree");
+    const { index, previews } = await this.index(share, head);
+    const leaf = this.leafOf(share, index, leafId);
+    const key = `${share.id}/${head.createdAt}/${head.current.generation}/${head.current.length}`;
+    let made = this.trees.get(key);
+    if (!made) {
+      made = this.makeTree(share, index, previews);
+      this.trees.set(key, made);
+      made.catch(() => this.trees.delete(key));
+      if (this.trees.size > 8) this.trees.delete(this.trees.keys().next().value as string);
+    }
+    const { tree, at } = await made;
+    return { ...tree, leaf: leaf?.id === undefined ? -1 : (at.get(leaf.id) ?? -1) };
+  }
+
+  private async makeTree(share: ShareRecord, index: SessionIndex, previews: Record<number, string>) {
+    const records = index.records.filter((r) => r.id !== undefined);
+    const at = new Map<string, number>();
+    for (const [i, r] of records.entries()) at.set(r.id as string, i);
+    const labels = labelsOf(index);
+    const texts = await this.texts(
+      share,
+      records.map((r) => uncut(previews[r.line] ?? "")),
+    );
+    const labelTexts = await this.texts(share, [...labels.values()]);
+    const labelOf = new Map([...labels.keys()].map((id, i) => [id, labelTexts[i]]));
+    let kinds = "";
+    for (const r of records) kinds += kindOf(r);
+    const tree = {
+      ids: records.map((r) => r.id as string),
+      parents: records.map((r) => (r.parentId === null ? -1 : (at.get(r.parentId) ?? -1))),
+      kinds,
+      previews: texts,
+      labels: records.map((r) => labelOf.get(r.id as string) ?? null),
+      times: records.map((r) => (r.timestamp ? Math.floor(Date.parse(r.timestamp) / 1000) || 0 : 0)),
+    };
+    return { tree, at };
+  }
+
+  /** What a live page polls: changes as the session grows (a pinned share's never does). */
+  async state(share: ShareRecord, head: SessionHead) {
+    if (share.leafId === undefined) {
+      return { generation: head.current.generation, bytes: head.current.length, leafId: head.summary.leafId };
+    }
+    const { index } = await this.index(share, head);
+    const path = pathTo(index, index.byId(share.leafId) as EntryRecord).records;
+    return { generation: head.current.generation, bytes: pathFacts(path, {}).bytes, leafId: share.leafId };
+  }
+
+  /**
+   * The JSONL: the whole session, or (pinned) the header and the path's entries: a valid session
+   * file. Masked a batch of lines at a time, so what is held does not grow with the session.
+   */
+  async *branchFile(share: ShareRecord, head: SessionHead): AsyncGenerator<string> {
+    const mask = async (lines: string[]) => (share.maskSecrets ? (await this.masker.maskLines(lines)).lines : lines);
+    const join = (lines: string[]) => lines.map((line) => `${line}\n`).join("");
+    if (share.leafId === undefined) {
+      // A whole share's download is the file's bytes: no index is needed (nor held) for it.
+      for await (const lines of this.reader.rawLines(head.userId, head.sessionId, head.current.generation)) {
+        yield join(await mask(lines));
+      }
+      return;
+    }
+    const { index } = await this.index(share, head);
+    const path = pathTo(index, index.byId(share.leafId) as EntryRecord).records;
+    const headerEnd = path.length ? path[0].offset : head.current.length;
+    const { bytes } = await this.reader.raw(head.userId, head.sessionId, {
+      start: 0,
+      end: Math.min(headerEnd, 1024 * 1024),
+    });
+    const header = decodeUtf8(bytes)
+      .split("\n")
+      .find((line) => isHeaderLine(line));
+    if (header) yield join(await mask([header]));
+    for await (const batch of this.reader.batches(head, path)) {
+      yield join(await mask(batch.map((b) => b.text).filter(Boolean)));
+    }
+  }
+
+  /** The rebuilt context as JSON text, a batch of messages at a time, masked. */
+  async *context(share: ShareRecord, head: SessionHead, leafAsked?: string): AsyncGenerator<string> {
+    const { index } = await this.index(share, head);
+    const leaf = this.leafOf(share, index, leafAsked);
+    const mask = this.maskOf(share);
+    const leafId = leaf?.id ?? index.defaultLeafId;
+    yield '{"messages":[';
+    let first = true;
+    for await (const messages of this.reader.contextMessages(head, index, leaf?.id, mask.transform)) {
+      if (!messages.length) continue;
+      yield `${first ? "" : ","}${messages.map((m) => JSON.stringify(m)).join(",")}`;
+      first = false;
+    }
+    const { thinkingLevel, model } = contextSettings(index, leaf?.id);
+    // The count is known only now: the rest of the object comes last.
+    yield `],${JSON.stringify({ thinkingLevel, model, leafId, masked: mask.masked() }).slice(1)}`;
+  }
+}
