@@ -89,6 +89,26 @@ export const openApiDocument = {
       parameters: [id],
       get: { summary: "Generations, oldest first", security: bearer, responses: { 200: { description: "" } } },
     },
+    "/v1/search": {
+      get: {
+        summary: "Search my sessions",
+        description:
+          'Words, "exact phrases", -exclude, prefix*, and filters cwd:, role:user|assistant|tool, since:7d, before:2026-01-01, model:, label:. Sessions ranked by their best entry (BM25), newest first on ties, each with up to 3 entries and their snippets (parts, `hit` marks a match).',
+        security: bearer,
+        parameters: [
+          { name: "q", in: "query", required: true, schema: { type: "string", maxLength: 1000 } },
+          { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 100, default: 20 } },
+          { name: "cursor", in: "query", schema: { type: "string" } },
+        ],
+        responses: {
+          200: {
+            description:
+              "{ sessions: [{ sessionId, name?, cwd?, entries: [{ entryId, kind, time, snippet }] }], cursor? }",
+          },
+          400: { description: '{ error, code: "bad_query" }: what is wrong with the query' },
+        },
+      },
+    },
     "/v1/tokens": {
       get: { summary: "My tokens", security: bearer, responses: { 200: { description: "" } } },
       post: { summary: "A new token for me", security: bearer, responses: { 201: { description: "" } } },

@@ -4,6 +4,7 @@ export * from "./errors.js";
 export { contentText, isCutPreview, previewOf } from "./ingest.js";
 export { blobKey, checkId, checkSessionId, SAFE_ID, SESSION_ID, uploadKey } from "./keys.js";
 export { Reader, type SessionView, type TreeNode, viewOf } from "./reader.js";
+export { SearchIndexer, storedLines } from "./search-indexer.js";
 export { MAX_SEGMENTS } from "./segments.js";
 export { type PathFacts, pathFacts, pathTotals } from "./share-view.js";
 export {
