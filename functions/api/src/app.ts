@@ -24,6 +24,7 @@ import { htmlError, htmlRoot, wantsHtml } from "./html.js";
 import { openApiDocument } from "./openapi.js";
 import { type RateLimits, rateLimits } from "./rate-limit.js";
 import { blobRoutes } from "./routes/blobs.js";
+import { indexAfterWrites, type SearchDeps, searchRoutes } from "./routes/search.js";
 import { sessionRoutes } from "./routes/sessions.js";
 import { sharePageRoutes } from "./routes/share-page.js";
 import { createShareRoute, shareRoutes } from "./routes/shares.js";
@@ -62,6 +63,8 @@ export interface AppDeps {
   rateLimits?: { limits: RateLimits; clientIp: (c: Context) => string };
   /** What the reader keeps between requests (default `DEFAULT_READER_CACHE`; the Node server keeps more). */
   readerCache?: Partial<ReaderCacheLimits>;
+  /** Search over a user's sessions; `/v1/search` answers 404 without it. */
+  search?: SearchDeps;
 }
 
 /** The use cases the routes call (never the stores themselves), and the request limits. */
@@ -128,6 +131,8 @@ export function createApp(deps: AppDeps) {
   app.route("/v1/sessions", createShareRoute(services, shares));
   app.route("/v1/shares", shareRoutes(shares));
   app.route("/v1/blobs", blobRoutes(services));
+  if (deps.search) app.use("/v1/sessions/:id", indexAfterWrites(deps.search.indexer, deps.log));
+  if (deps.search) app.route("/v1/search", searchRoutes(deps.search, clock));
   app.route("/v1/sessions", sessionRoutes(services));
   app.route("/v1/uploads", uploadRoutes(services));
   app.route("/v1/tokens", tokenRoutes(services));

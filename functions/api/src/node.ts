@@ -5,7 +5,16 @@ import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { serve } from "@hono/node-server";
 import { getConnInfo } from "@hono/node-server/conninfo";
-import { newShareKeys, parseShareKeys, type ReaderCacheLimits, type ShareKeys, Tokens } from "@pisync/core";
+import {
+  newShareKeys,
+  parseShareKeys,
+  type ReaderCacheLimits,
+  SearchIndexer,
+  type ShareKeys,
+  storedLines,
+  Tokens,
+} from "@pisync/core";
+import { SqliteSearchIndex } from "@pisync/search/embedded";
 import { embeddedStores } from "@pisync/store/embedded";
 import { createApp } from "./app.js";
 import { DEFAULT_RATE_LIMITS, type RateLimits } from "./rate-limit.js";
@@ -64,6 +73,28 @@ export function localShareKeys(dataDir: string): ShareKeys {
   return keys;
 }
 
+/** How often the search index catches up with the stored bytes (an append is searchable within 10 s). */
+export const SEARCH_CATCH_UP_MS = 5000;
+
+/** Runs the search catch-up pass now and every `ms` (one pass at a time); returns its stop. */
+function catchUpEvery(indexer: SearchIndexer, ms: number, log: (line: string) => void): () => void {
+  let running = false;
+  const pass = () => {
+    if (running) return;
+    running = true;
+    indexer
+      .catchUp([LOCAL_USER])
+      .catch((error: Error) => log(`pisync: search catch-up failed: ${error.message}`))
+      .finally(() => {
+        running = false;
+      });
+  };
+  pass();
+  const timer = setInterval(pass, ms);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
 /**
  * `npm start`: the app on the embedded store of `options.dataDir`, listening on
  * `options.host:options.port`, with the local user's token created on first start (printed
@@ -81,7 +112,11 @@ export async function startNodeServer(options: NodeServerOptions) {
   const stores = embeddedStores(options.dataDir);
   const keys = localShareKeys(options.dataDir);
   const work = workerPool(options.workers);
+  const search = new SqliteSearchIndex(join(options.dataDir, "search.sqlite"), storedLines(stores));
+  const indexer = new SearchIndexer(stores, search);
+  const stopCatchUp = catchUpEvery(indexer, SEARCH_CATCH_UP_MS, log);
   const app = createApp({
+    search: { index: search, indexer },
     stores,
     shareKeys: async () => keys,
     work,
@@ -100,6 +135,8 @@ export async function startNodeServer(options: NodeServerOptions) {
       s.once("error", reject);
     });
   } catch (error) {
+    stopCatchUp();
+    search.close();
     stores.close();
     throw error;
   }
@@ -122,6 +159,8 @@ export async function startNodeServer(options: NodeServerOptions) {
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await work.close();
+      stopCatchUp();
+      search.close();
       stores.close();
     },
   };

@@ -10,6 +10,7 @@ import { context } from "./commands/context.js";
 import { generations } from "./commands/generations.js";
 import { login } from "./commands/login.js";
 import { ls, pull } from "./commands/remote.js";
+import { search } from "./commands/search.js";
 import { share, shares, unshare } from "./commands/share.js";
 import { push, status, watchCommand } from "./commands/sync-commands.js";
 import { resolveLogin } from "./config.js";
@@ -25,6 +26,7 @@ const HELP = `pisync ${VERSION}: back up, move and share pi sessions
   pisync push [FILE...]                       back up everything now (resumable)
   pisync status [--all] [--json]              per file: stored vs local, generation, errors
   pisync ls [--json]                          the sessions in the cloud
+  pisync search QUERY [--json] [--limit N]    find sessions by what was said in them
   pisync pull ID [--cwd DIR] [--out FILE]     bring a session where pi looks for it
   pisync generations ID                       the stored generations of a session
   pisync pull ID --generation N               an older generation, as a new session here
@@ -44,6 +46,7 @@ const COMMANDS: Record<string, (argv: string[], io: Io) => Promise<number>> = {
   push,
   status,
   ls,
+  search,
   pull,
   generations,
   context,

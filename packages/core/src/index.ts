@@ -5,6 +5,7 @@ export * from "./errors.js";
 export { contentText, isCutPreview, previewOf } from "./ingest.js";
 export { blobKey, checkId, checkSessionId, SAFE_ID, SESSION_ID, uploadKey } from "./keys.js";
 export { DEFAULT_READER_CACHE, Reader, type ReaderCacheLimits } from "./reader.js";
+export { SearchIndexer, storedLines } from "./search-indexer.js";
 export { MAX_SEGMENTS } from "./segments.js";
 export { PAGE_ENTRIES, type PageRequest, type ShareMasker, ShareReading } from "./share-reading.js";
 export { type PathFacts, pathFacts, pathTotals } from "./share-view.js";

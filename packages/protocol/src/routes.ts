@@ -18,6 +18,8 @@ import {
   GenerationList,
   ListSessionsQuery,
   RawQuery,
+  SearchPage,
+  SearchQuery,
   SessionList,
   SessionMeta,
   ShareAfterQuery,
@@ -113,6 +115,17 @@ export const ROUTES: readonly RouteSpec[] = [
     summary: "This description of the API",
     auth: "none",
     answers: { 200: { description: "an OpenAPI 3.1 document" } },
+  },
+  {
+    method: "get",
+    path: "/v1/search",
+    summary: "Search my sessions: words, \"phrases\", -exclude, prefix*, cwd: role: since: before: model: label:",
+    auth: "bearer",
+    query: SearchQuery,
+    answers: {
+      200: { description: "a page of sessions and the cursor of the next", content: json(SearchPage) },
+      400: error("a malformed query", "bad_query"),
+    },
   },
   {
     method: "get",

@@ -20,6 +20,12 @@ export const ContextQuery = z.object({ leaf: z.optional(entryId) });
 export const RawQuery = z.object({ generation: z.optional(digits(9)) });
 /** `GET /s/:token?leaf=&before=`. */
 export const SharePageQuery = z.object({ leaf: z.optional(entryId), before: z.optional(digits(9)) });
+/** `GET /v1/search?q=&limit=&cursor=` (limit 1..100, default 20; `q` in the query language of `@pisync/search`). */
+export const SearchQuery = z.object({
+  q: z.string().check(z.minLength(1), z.maxLength(1000)),
+  limit: z.optional(digits(3)),
+  cursor: z.optional(z.string().check(z.maxLength(200))),
+});
 /** `GET /s/:token/state|entries?after=`. */
 export const ShareAfterQuery = z.object({ after: z.optional(z.string().check(z.maxLength(256))) });
 
@@ -153,3 +159,23 @@ export const TokenList = z.looseObject({
 });
 /** `POST /v1/tokens`: the token itself is shown this once. */
 export const CreatedToken = z.looseObject({ id: z.string(), name: z.string(), token: z.string() });
+
+/** A search answer: sessions ranked by their best entry, each with its best entries and their snippets. */
+export const SearchPage = z.looseObject({
+  sessions: z.array(
+    z.looseObject({
+      sessionId: z.string(),
+      name: z.optional(z.string()),
+      cwd: z.optional(z.string()),
+      entries: z.array(
+        z.looseObject({
+          entryId: z.string(),
+          kind: z.string(),
+          time: z.number(),
+          snippet: z.array(z.object({ text: z.string(), hit: z.boolean() })),
+        }),
+      ),
+    }),
+  ),
+  cursor: z.optional(z.string()),
+});

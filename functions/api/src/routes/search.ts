@@ -1,0 +1,73 @@
+/**
+ * /v1/search: the signed-in user's sessions, searched; and the middleware that keeps the index
+ * following every write to /v1/sessions.
+ */
+import type { SearchIndexer } from "@pisync/core";
+import { parseQuery, QueryError, type SearchIndex } from "@pisync/search";
+import { type Context, Hono, type MiddlewareHandler } from "hono";
+import { SearchQuery } from "@pisync/protocol";
+import * as z from "zod/mini";
+import type { AuthEnv } from "../auth.js";
+
+/** What the search routes need: the index and the indexer that feeds it. */
+export interface SearchDeps {
+  index: SearchIndex;
+  indexer: SearchIndexer;
+}
+
+/** The contract's query, with the limit's range checked here (a precise message for it). */
+const Params = z.object({
+  ...SearchQuery.shape,
+  limit: z.optional(SearchQuery.shape.limit.check(z.refine((n) => n === undefined || (n >= 1 && n <= 100)))),
+});
+
+function badQuery(c: Context, message: string) {
+  return c.json({ error: message, code: "bad_query" }, 400);
+}
+
+export function searchRoutes(search: SearchDeps, clock: () => Date) {
+  const app = new Hono<AuthEnv>();
+  app.get("/", async (c) => {
+    const params = Params.safeParse(c.req.query());
+    if (!params.success) {
+      const issue = params.error.issues[0];
+      const field = String(issue?.path[0] ?? "q");
+      return badQuery(
+        c,
+        field === "limit" ? "limit must be a whole number from 1 to 100" : `${field} is missing or not valid`,
+      );
+    }
+    try {
+      const query = parseQuery(params.data.q, clock().getTime());
+      const page = await search.index.search(c.get("userId"), query, {
+        limit: params.data.limit ?? 20,
+        cursor: params.data.cursor,
+      });
+      c.header("Cache-Control", "no-store");
+      return c.json(page);
+    } catch (error) {
+      if (error instanceof QueryError) return badQuery(c, error.message);
+      throw error;
+    }
+  });
+  return app;
+}
+
+/**
+ * After a successful write to a session (append, new generation, delete), brings its index up
+ * to date. A failure here is logged, not answered: the bytes are stored, and the catch-up pass
+ * indexes them.
+ */
+export function indexAfterWrites(
+  indexer: SearchIndexer,
+  log: (line: string) => void = console.error,
+): MiddlewareHandler<AuthEnv> {
+  return async (c, next) => {
+    await next();
+    const id = c.req.param("id");
+    if (c.req.method === "GET" || c.req.method === "HEAD" || c.res.status >= 300 || !id) return;
+    await indexer
+      .sync(c.get("userId"), id)
+      .catch((error: Error) => log(`pisync: indexing session failed: ${error.message}`));
+  };
+}

@@ -1,0 +1,114 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Appender, SearchIndexer, storedLines } from "@pisync/core";
+import { SqliteSearchIndex } from "@pisync/search/embedded";
+import { embeddedStores } from "@pisync/store/embedded";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApp, startNodeServer } from "../src/index.js";
+import { client, openPair, type Pair, userToken } from "./harness.js";
+
+const header = (id: string) =>
+  `${JSON.stringify({ type: "session", version: 3, id, timestamp: "2026-02-01T10:00:00.000Z", cwd: "/home/me/app" })}\n`;
+const user = (id: string, text: string) =>
+  `${JSON.stringify({ type: "message", id, parentId: null, timestamp: "2026-02-01T10:00:01.000Z", message: { role: "user", content: text, timestamp: 1 } })}\n`;
+
+describe("GET /v1/search", () => {
+  let pair: Pair;
+  let dir: string;
+  let index: SqliteSearchIndex;
+  let app: ReturnType<typeof createApp>;
+  let mine: ReturnType<typeof client>;
+  let theirs: ReturnType<typeof client>;
+
+  beforeAll(async () => {
+    pair = await openPair("embedded");
+    dir = mkdtempSync(join(tmpdir(), "pisync-search-api-"));
+    index = new SqliteSearchIndex(join(dir, "search.db"), storedLines(pair.stores));
+    app = createApp({
+      stores: pair.stores,
+      log: () => {},
+      search: { index, indexer: new SearchIndexer(pair.stores, index) },
+    });
+    mine = client(app, await userToken(pair.stores, "alice"));
+    theirs = client(app, await userToken(pair.stores, "bob"));
+  });
+  afterAll(() => {
+    index.close();
+    pair.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const get = (c: ReturnType<typeof client>, query: string) => app.request(`/v1/search?${query}`, { headers: c.auth });
+
+  it("finds what an append just stored, and forgets a deleted session", async () => {
+    const body = header("s1") + user("aa11", "the S3 retry bug is fixed");
+    expect((await mine.patch("s1", 0, body)).status).toBeLessThan(300);
+    const response = await get(mine, `q=${encodeURIComponent('"retry bug"')}`);
+    expect(response.status).toBe(200);
+    const page = await response.json();
+    expect(page.sessions).toHaveLength(1);
+    expect(page.sessions[0]).toMatchObject({ sessionId: "s1", cwd: "/home/me/app" });
+    expect(page.sessions[0].entries[0]).toMatchObject({ entryId: "aa11", kind: "user" });
+    const more = user("bb22", "a second line about pelicans").replace('"parentId":null', '"parentId":"aa11"');
+    expect((await mine.patch("s1", Buffer.byteLength(body), more)).status).toBeLessThan(300);
+    expect((await (await get(mine, "q=pelicans")).json()).sessions).toHaveLength(1);
+    expect((await app.request("/v1/sessions/s1", { method: "DELETE", headers: mine.auth })).status).toBeLessThan(300);
+    expect((await (await get(mine, "q=pelicans")).json()).sessions).toEqual([]);
+  });
+
+  it("never answers another user's sessions", async () => {
+    await mine.patch("s2", 0, header("s2") + user("cc33", "alice's flamingo"));
+    const page = await (await get(theirs, "q=flamingo")).json();
+    expect(page).toEqual({ sessions: [] });
+  });
+
+  it("answers a bad query with 400, a message and a code", async () => {
+    for (const [query, message] of [
+      ["q=%22open", /unclosed quote/],
+      ["q=role:robot", /role: is user, assistant or tool/],
+      ["", /q is missing/],
+      ["q=x&limit=0", /limit must be a whole number from 1 to 100/],
+      ["q=x&limit=abc", /limit must be/],
+      ["q=x&cursor=forged", /cursor/],
+    ] as const) {
+      const response = await get(mine, query);
+      expect(response.status, query).toBe(400);
+      const body = await response.json();
+      expect(body.code).toBe("bad_query");
+      expect(body.error).toMatch(message);
+    }
+  });
+
+  it("needs a token", async () => {
+    expect((await app.request("/v1/search?q=x")).status).toBe(401);
+  });
+});
+
+describe("search on the one-machine server", () => {
+  it("indexes on start what was stored without being indexed (a crash between append and index)", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "pisync-search-node-"));
+    try {
+      const stores = embeddedStores(dataDir);
+      const body = new TextEncoder().encode(header("s9") + user("dd44", "stored before the crash: wombat"));
+      await new Appender(stores).append({ userId: "local", sessionId: "s9", offset: 0, body });
+      stores.close();
+      const server = await startNodeServer({ port: 0, host: "127.0.0.1", dataDir, log: () => {} });
+      try {
+        let sessions: unknown[] = [];
+        for (let tries = 0; tries < 100 && sessions.length === 0; tries++) {
+          if (tries) await new Promise((r) => setTimeout(r, 100));
+          const r = await fetch(`${server.url}/v1/search?q=wombat`, {
+            headers: { Authorization: `Bearer ${server.token}` },
+          });
+          sessions = ((await r.json()) as { sessions: unknown[] }).sessions;
+        }
+        expect(sessions).toMatchObject([{ sessionId: "s9", entries: [{ entryId: "dd44" }] }]);
+      } finally {
+        await server.close();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});

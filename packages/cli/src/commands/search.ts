@@ -1,0 +1,74 @@
+/** `search`: find sessions in the cloud by what was said in them. */
+import * as z from "zod/mini";
+import { ApiError } from "../api.js";
+import { CliError, EXIT } from "../cli-error.js";
+import { api, type CommandHelp, type Io, parse, printable } from "./common.js";
+
+interface SearchAnswer {
+  sessions: Array<{
+    sessionId: string;
+    name?: string;
+    cwd?: string;
+    entries: Array<{ entryId: string; kind: string; time: number; snippet: Array<{ text: string; hit: boolean }> }>;
+  }>;
+  cursor?: string;
+}
+
+const SEARCH_HELP: CommandHelp = {
+  usage: "pisync search QUERY [--json] [--limit N]",
+  args: ["QUERY"],
+  help: `Sessions in the cloud that match QUERY, best first: per session its id, name and project
+folder, its best entries (id, kind, snippet with the matches in [brackets]) and the command
+that brings it onto this machine.
+
+QUERY: words, "exact phrases", -exclude, prefix*, and filters cwd:TEXT,
+role:user|assistant|tool, since:7d (12h, 2w, or a date), before:2026-01-01, model:TEXT, label:TEXT.
+Quote the whole query for your shell.
+
+  --json       one JSON document: the server's answer, { sessions: [...] }
+  --limit N    at most N sessions (1-100, default 10)
+
+examples:
+  pisync search 'retry "S3 bucket"'
+  pisync search 'deploy -staging role:user since:7d'
+  pisync search 'cdk* cwd:infra' --json | jq -r '.sessions[].sessionId'`,
+};
+
+const Args = z.object({
+  json: z.optional(z.boolean()),
+  limit: z.optional(
+    z
+      .pipe(z.string().check(z.regex(/^\d{1,3}$/, "a whole number from 1 to 100")), z.transform(Number))
+      .check(z.refine((n) => n >= 1 && n <= 100, "a whole number from 1 to 100")),
+  ),
+  positionals: z.tuple([z.string().check(z.minLength(1, "the query is empty"))]),
+});
+
+/** Searches the user's sessions. A query the server refuses is a usage error (exit 2). */
+export async function search(argv: string[], io: Io): Promise<number> {
+  const args = parse(argv, { json: { type: "boolean" }, limit: { type: "string" } }, Args, SEARCH_HELP);
+  const [query] = args.positionals;
+  let answer: SearchAnswer;
+  try {
+    answer = await api(io).json<SearchAnswer>(`/v1/search?q=${encodeURIComponent(query)}&limit=${args.limit ?? 10}`);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 400) {
+      throw new CliError(`pisync search: ${error.message}\nusage: ${SEARCH_HELP.usage}`, EXIT.usage);
+    }
+    throw error;
+  }
+  if (args.json) {
+    io.out(`${JSON.stringify(answer, null, 2)}\n`);
+    return EXIT.ok;
+  }
+  for (const session of answer.sessions) {
+    io.out(`${printable(`${session.sessionId}  ${session.cwd ?? ""}  ${session.name ?? ""}`.trimEnd())}\n`);
+    for (const entry of session.entries) {
+      const snippet = entry.snippet.map((p) => (p.hit ? `[${p.text}]` : p.text)).join("");
+      io.out(`  ${printable(`${entry.entryId}  ${entry.kind}  ${snippet.replace(/\s+/g, " ").trim()}`)}\n`);
+    }
+    io.out(`  ${printable(`pisync pull ${session.sessionId}`)}\n`);
+  }
+  if (answer.sessions.length === 0) io.out("no sessions match\n");
+  return EXIT.ok;
+}

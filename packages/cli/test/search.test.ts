@@ -1,0 +1,95 @@
+/** `pisync search` against `npm start`: hits with snippets and pull commands, JSON, and usage errors. */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildCli, machine, type Server, startServer } from "./harness.js";
+
+let server: Server;
+let dataDir: string;
+let m: ReturnType<typeof machine>;
+
+const session = (id: string, text: string) =>
+  [
+    { type: "session", version: 3, id, timestamp: "2026-02-01T00:00:00.000Z", cwd: "/home/dev/search" },
+    {
+      type: "message",
+      id: "e0000001",
+      parentId: null,
+      timestamp: "2026-02-01T00:00:01.000Z",
+      message: { role: "user", content: text, timestamp: 1 },
+    },
+  ]
+    .map((line) => `${JSON.stringify(line)}\n`)
+    .join("");
+
+beforeAll(async () => {
+  buildCli();
+  dataDir = mkdtempSync(join(tmpdir(), "pisync-search-cli-"));
+  server = await startServer(dataDir);
+  m = machine(server.url, server.token);
+  for (const [id, text] of [
+    ["s-heron", "the grey heron waits by the retry loop"],
+    ["s-egret", "an egret, and a \u001b[31mred\u001b[0m escape"],
+  ]) {
+    const r = await fetch(`${server.url}/v1/sessions/${id}`, {
+      method: "PATCH",
+      headers: { Authorization: `Bearer ${server.token}`, "Upload-Offset": "0" },
+      body: session(id, text),
+    });
+    expect(r.ok).toBe(true);
+  }
+}, 120_000);
+
+afterAll(async () => {
+  await m?.cleanup();
+  await server?.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe("pisync search", () => {
+  it("prints each hit's session, entry, snippet and pull command", () => {
+    const r = m.run(["search", '"grey heron"']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(
+      [
+        "s-heron  /home/dev/search",
+        "  e0000001  user  the [grey heron] waits by the retry loop",
+        "  pisync pull s-heron",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("prints snippets without their control characters", () => {
+    const r = m.run(["search", "egret"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).not.toContain("\u001b");
+    expect(r.stdout).toContain("pisync pull s-egret");
+  });
+
+  it("answers JSON with --json, and says when nothing matches", () => {
+    const r = m.run(["search", "heron OR egret", "--json", "--limit", "5"]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).sessions).toEqual([]);
+    const none = m.run(["search", "albatross"]);
+    expect(none).toMatchObject({ code: 0, stdout: "no sessions match\n" });
+  });
+
+  it("refuses bad arguments and bad queries with exit 2", () => {
+    for (const [args, message] of [
+      [["search"], "expects one argument: QUERY"],
+      [["search", "x", "--limit", "0"], "--limit: a whole number from 1 to 100"],
+      [["search", "x", "--bogus"], "unknown option --bogus"],
+      [["search", "role:robot"], 'role: is user, assistant or tool, not "robot"'],
+      [["search", '"open'], "unclosed quote"],
+    ] as const) {
+      const r = m.run([...args]);
+      expect(r.code, args.join(" ")).toBe(2);
+      expect(r.stderr).toContain(message);
+    }
+    const help = m.run(["search", "--help"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain("examples:");
+  });
+});

@@ -1,0 +1,297 @@
+/**
+ * The embedded search adapter: SQLite FTS5 through better-sqlite3. Entries' facts live in a
+ * plain table (`entries`), their text in an FTS5 table sharing its rowid; session facts (cwd,
+ * name, models, labels) in small tables the filters join.
+ */
+import { chmodSync, closeSync, existsSync, openSync } from "node:fs";
+import Database from "better-sqlite3";
+import { z } from "zod";
+import { batchOf } from "./documents.js";
+import type {
+  DocumentKind,
+  EntryHit,
+  IndexBatch,
+  IndexState,
+  LineSource,
+  SearchIndex,
+  SearchPage,
+  SessionHit,
+} from "./port.js";
+import { ftsMatch, QueryError, type Role, type SearchQuery } from "./query.js";
+import { snippetOf } from "./snippet.js";
+
+/** Rows of hits read for one page at most: bounds the work of a broad query. */
+const MAX_SCAN = 5000;
+/** The kinds of each role (documents.ts gives every kind one role). */
+const KINDS_OF: Record<Role, DocumentKind[]> = {
+  user: ["user", "name", "label"],
+  assistant: ["assistant", "thinking", "summary"],
+  tool: ["tool_call", "tool_result", "bash"],
+};
+/** Entries shown per session. */
+const ENTRIES_PER_SESSION = 3;
+
+const SCHEMA = `
+-- Entries point at their session by its small integer key: per-entry rows stay short.
+CREATE TABLE IF NOT EXISTS sessions (
+  key INTEGER PRIMARY KEY, user_id TEXT NOT NULL, session_id TEXT NOT NULL,
+  generation INTEGER NOT NULL, offset INTEGER NOT NULL,
+  cwd TEXT, name TEXT, models TEXT NOT NULL DEFAULT ' ',
+  UNIQUE (user_id, session_id));
+CREATE TABLE IF NOT EXISTS labels (
+  session_key INTEGER NOT NULL, entry_id TEXT NOT NULL, label TEXT NOT NULL,
+  PRIMARY KEY (session_key, entry_id)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS entries (
+  id INTEGER PRIMARY KEY, session_key INTEGER NOT NULL, entry_id TEXT NOT NULL,
+  kind TEXT NOT NULL, time INTEGER NOT NULL, line_offset INTEGER, line_length INTEGER);
+CREATE INDEX IF NOT EXISTS entries_session ON entries (session_key);
+-- Contentless: the text is not kept (the index stays about half the size of the text it
+-- indexes); snippets are cut from the stored lines.
+CREATE VIRTUAL TABLE IF NOT EXISTS docs USING fts5(
+  text, content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2');
+`;
+
+const Cursor = z.object({ skip: z.number().int().min(0).max(MAX_SCAN) });
+
+function encodeCursor(skip: number): string {
+  return Buffer.from(JSON.stringify({ skip })).toString("base64url");
+}
+
+function decodeCursor(cursor: string | undefined): number {
+  if (cursor === undefined) return 0;
+  try {
+    return Cursor.parse(JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"))).skip;
+  } catch {
+    throw new QueryError("the cursor is not one this search returned");
+  }
+}
+
+interface HitRow {
+  session_id: string;
+  entry_id: string;
+  kind: EntryHit["kind"];
+  time: number;
+  line_offset: number | null;
+  line_length: number | null;
+  generation: number;
+  name: string | null;
+  cwd: string | null;
+}
+
+/** The search index on one SQLite file (or `:memory:`). */
+export class SqliteSearchIndex implements SearchIndex {
+  private readonly db: Database.Database;
+
+  /**
+   * Opens (or creates, readable by its owner only) the index at `path`; `:memory:` for a test.
+   * `lines` reads stored lines back for snippets.
+   */
+  constructor(
+    path: string,
+    private readonly lines: LineSource,
+  ) {
+    if (path !== ":memory:") {
+      if (!existsSync(path)) closeSync(openSync(path, "a", 0o600));
+      chmodSync(path, 0o600);
+    }
+    this.db = new Database(path);
+    this.db.pragma("journal_mode = WAL");
+    // Derived data: a crash may lose the last commits, and the catch-up pass redoes them.
+    this.db.pragma("synchronous = NORMAL");
+    this.db.exec(SCHEMA);
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  /** Merges the index's segments into one and gives freed pages back (after a rebuild). */
+  optimize(): void {
+    this.db.exec("INSERT INTO docs (docs) VALUES ('optimize')");
+    this.db.exec("VACUUM");
+  }
+
+  async state(userId: string, sessionId: string): Promise<IndexState | undefined> {
+    return this.db
+      .prepare("SELECT generation, offset FROM sessions WHERE user_id = ? AND session_id = ?")
+      .get(userId, sessionId) as IndexState | undefined;
+  }
+
+  async sessions(userId: string): Promise<Array<IndexState & { sessionId: string }>> {
+    return this.db
+      .prepare("SELECT session_id AS sessionId, generation, offset FROM sessions WHERE user_id = ?")
+      .all(userId) as Array<IndexState & { sessionId: string }>;
+  }
+
+  async users(): Promise<string[]> {
+    return (this.db.prepare("SELECT DISTINCT user_id FROM sessions").all() as { user_id: string }[]).map(
+      (r) => r.user_id,
+    );
+  }
+
+  private keyOf(userId: string, sessionId: string): number | undefined {
+    const row = this.db.prepare("SELECT key FROM sessions WHERE user_id = ? AND session_id = ?").get(userId, sessionId);
+    return (row as { key: number } | undefined)?.key;
+  }
+
+  private removeNow(userId: string, sessionId: string): void {
+    const key = this.keyOf(userId, sessionId);
+    if (key === undefined) return;
+    this.db.prepare("DELETE FROM docs WHERE rowid IN (SELECT id FROM entries WHERE session_key = ?)").run(key);
+    this.db.prepare("DELETE FROM entries WHERE session_key = ?").run(key);
+    this.db.prepare("DELETE FROM labels WHERE session_key = ?").run(key);
+    this.db.prepare("DELETE FROM sessions WHERE key = ?").run(key);
+  }
+
+  async apply(batch: IndexBatch): Promise<boolean> {
+    const { userId, sessionId } = batch;
+    return this.db.transaction(() => {
+      const state = this.db
+        .prepare("SELECT generation, offset FROM sessions WHERE user_id = ? AND session_id = ?")
+        .get(userId, sessionId) as IndexState | undefined;
+      if (batch.from === 0) this.removeNow(userId, sessionId);
+      else if (!state || state.generation !== batch.generation || state.offset !== batch.from) return false;
+      if (batch.from === 0) {
+        this.db
+          .prepare("INSERT INTO sessions (user_id, session_id, generation, offset, cwd) VALUES (?, ?, ?, 0, ?)")
+          .run(userId, sessionId, batch.generation, batch.cwd ?? null);
+      }
+      const key = this.keyOf(userId, sessionId) as number;
+      const entry = this.db.prepare(
+        "INSERT INTO entries (session_key, entry_id, kind, time, line_offset, line_length) VALUES (?, ?, ?, ?, ?, ?)",
+      );
+      const text = this.db.prepare("INSERT INTO docs (rowid, text) VALUES (?, ?)");
+      const models = new Set<string>();
+      for (const doc of batch.documents) {
+        const row = entry.run(key, doc.entryId, doc.kind, doc.time, doc.at?.offset ?? null, doc.at?.length ?? null);
+        text.run(row.lastInsertRowid, doc.text);
+        if (doc.model) models.add(doc.model);
+      }
+      for (const [target, label] of Object.entries(batch.labels)) {
+        if (label === null) {
+          this.db.prepare("DELETE FROM labels WHERE session_key = ? AND entry_id = ?").run(key, target);
+        } else {
+          this.db
+            .prepare("INSERT OR REPLACE INTO labels (session_key, entry_id, label) VALUES (?, ?, ?)")
+            .run(key, target, label);
+        }
+      }
+      const current = this.db.prepare("SELECT models FROM sessions WHERE key = ?").get(key) as { models: string };
+      const known = new Set(current.models.split(" ").filter(Boolean));
+      for (const model of models) known.add(model);
+      const setName = batch.name !== undefined ? ", name = @name" : "";
+      this.db.prepare(`UPDATE sessions SET offset = @offset, models = @models${setName} WHERE key = @key`).run({
+        offset: batch.to,
+        models: ` ${[...known].join(" ")} `,
+        key,
+        ...(batch.name !== undefined ? { name: batch.name } : {}),
+      });
+      return true;
+    })();
+  }
+
+  async remove(userId: string, sessionId: string): Promise<void> {
+    this.db.transaction(() => this.removeNow(userId, sessionId))();
+  }
+
+  async clear(userId?: string): Promise<void> {
+    this.db.transaction(() => {
+      const users =
+        userId === undefined
+          ? (this.db.prepare("SELECT DISTINCT user_id FROM sessions").all() as { user_id: string }[]).map(
+              (r) => r.user_id,
+            )
+          : [userId];
+      for (const user of users) {
+        const ids = this.db.prepare("SELECT session_id FROM sessions WHERE user_id = ?").all(user) as {
+          session_id: string;
+        }[];
+        for (const { session_id } of ids) this.removeNow(user, session_id);
+      }
+    })();
+  }
+
+  async search(userId: string, query: SearchQuery, options: { limit: number; cursor?: string }): Promise<SearchPage> {
+    const skip = decodeCursor(options.cursor);
+    const match = ftsMatch(query);
+    const where = ["s.user_id = @user"];
+    const params: Record<string, unknown> = { user: userId, scan: MAX_SCAN };
+    if (match !== undefined) {
+      where.push("docs MATCH @match");
+      params.match = match;
+    }
+    if (query.role) {
+      // The role is the kind's (see ROLE_OF): not stored per entry.
+      where.push(`e.kind IN (${KINDS_OF[query.role].map((k) => `'${k}'`).join(", ")})`);
+    }
+    if (query.since !== undefined) {
+      where.push("e.time >= @since");
+      params.since = query.since;
+    }
+    if (query.before !== undefined) {
+      where.push("e.time < @before");
+      params.before = query.before;
+    }
+    if (query.cwd !== undefined) {
+      where.push("instr(lower(s.cwd), lower(@cwd)) > 0");
+      params.cwd = query.cwd;
+    }
+    if (query.model !== undefined) {
+      where.push("instr(lower(s.models), lower(@model)) > 0");
+      params.model = query.model;
+    }
+    if (query.label !== undefined) {
+      where.push("EXISTS (SELECT 1 FROM labels l WHERE l.session_key = s.key AND lower(l.label) = lower(@label))");
+      params.label = query.label;
+    }
+    const order = match !== undefined ? "bm25(docs), e.time DESC, e.id DESC" : "e.time DESC, e.id DESC";
+    const rows = this.db
+      .prepare(
+        `SELECT s.session_id, e.entry_id, e.kind, e.time, e.line_offset, e.line_length, s.generation, s.name, s.cwd
+         FROM docs JOIN entries e ON e.id = docs.rowid
+         JOIN sessions s ON s.key = e.session_key
+         WHERE ${where.join(" AND ")} ORDER BY ${order} LIMIT @scan`,
+      )
+      .all(params) as HitRow[];
+    const groups = new Map<string, SessionHit>();
+    const located = new Map<EntryHit, HitRow>();
+    for (const row of rows) {
+      let group = groups.get(row.session_id);
+      if (!group) {
+        group = { sessionId: row.session_id, entries: [] };
+        if (row.name) group.name = row.name;
+        if (row.cwd) group.cwd = row.cwd;
+        groups.set(row.session_id, group);
+      }
+      if (group.entries.length < ENTRIES_PER_SESSION) {
+        const hit: EntryHit = { entryId: row.entry_id, kind: row.kind, time: row.time, snippet: [] };
+        group.entries.push(hit);
+        located.set(hit, row);
+      }
+    }
+    const all = [...groups.values()];
+    const sessions = all.slice(skip, skip + options.limit);
+    await Promise.all(sessions.map((session) => this.cutSnippets(userId, session, located, query)));
+    const next = skip + options.limit;
+    return next < all.length && next <= MAX_SCAN ? { sessions, cursor: encodeCursor(next) } : { sessions };
+  }
+
+  /** Reads the hits' lines back and cuts their snippets (none when the bytes are gone or moved). */
+  private async cutSnippets(userId: string, session: SessionHit, located: Map<EntryHit, HitRow>, query: SearchQuery) {
+    const hits = session.entries.filter((hit) => located.get(hit)?.line_offset != null);
+    if (hits.length === 0) return;
+    const rows = hits.map((hit) => located.get(hit) as HitRow);
+    const ranges = rows.map((row) => ({ offset: row.line_offset as number, length: row.line_length as number }));
+    const lines = await this.lines(userId, session.sessionId, rows[0].generation, ranges);
+    hits.forEach((hit, i) => {
+      const line = lines[i];
+      if (!line) return;
+      const nl = new Uint8Array(line.length + 1);
+      nl.set(line);
+      nl[line.length] = 0x0a;
+      const at = { userId, sessionId: session.sessionId, generation: rows[i].generation, from: ranges[i].offset };
+      const doc = batchOf(nl, at).documents.find((d) => d.kind === hit.kind);
+      if (doc) hit.snippet = snippetOf(doc.text, query.terms);
+    });
+  }
+}

@@ -1,0 +1,126 @@
+/**
+ * The search port: an index of a user's sessions, derived from their stored bytes (it can always
+ * be rebuilt from them). Adapters: `embedded` (SQLite FTS5).
+ *
+ * Error contract, for every method:
+ * - every call is scoped to one user id: another user's sessions are never read, changed or
+ *   answered, and look exactly like missing ones;
+ * - a query is given parsed ({@link SearchQuery}); a malformed cursor is a `QueryError`;
+ * - `apply` with a `from` that is not the session's indexed offset (same generation) changes
+ *   nothing and returns false: the caller reads the state again and catches up;
+ * - anything else (disk, network) propagates as it is: the caller answers 5xx.
+ */
+import type { Role, SearchQuery } from "./query.js";
+
+/** What an indexed document is: its kind says which part of an entry it holds. */
+export type DocumentKind =
+  | "user"
+  | "assistant"
+  | "thinking"
+  | "tool_call"
+  | "tool_result"
+  | "bash"
+  | "summary"
+  | "name"
+  | "label";
+
+/** One searchable piece of an entry. */
+export interface SearchDocument {
+  entryId: string;
+  kind: DocumentKind;
+  role: Role;
+  text: string;
+  /** Epoch milliseconds of the entry. */
+  time: number;
+  /** The model that wrote it (assistant entries). */
+  model?: string;
+  /** Where its line is in the generation (bytes): snippets are cut from the stored line, not kept in the index. */
+  at?: LineAt;
+}
+
+/** A line's byte range in a generation. */
+export interface LineAt {
+  offset: number;
+  length: number;
+}
+
+/**
+ * Reads lines of a session's generation from where the bytes are stored, for snippets. Answers
+ * one item per range, `undefined` for all when the session or generation is gone.
+ */
+export type LineSource = (
+  userId: string,
+  sessionId: string,
+  generation: number,
+  ranges: readonly LineAt[],
+) => Promise<Array<Uint8Array | undefined>>;
+
+/** Documents of bytes [from, to) of a generation of a session, and what they change of the session. */
+export interface IndexBatch {
+  userId: string;
+  sessionId: string;
+  generation: number;
+  /** 0 replaces everything indexed for the session; otherwise must equal the indexed offset. */
+  from: number;
+  to: number;
+  documents: SearchDocument[];
+  /** From the header, when these bytes hold it. */
+  cwd?: string;
+  /** The session name when these bytes set it (`null` clears it). */
+  name?: string | null;
+  /** Labels set (a string) or cleared (`null`) by these bytes, by target entry id. */
+  labels: Record<string, string | null>;
+}
+
+/** How far a session is indexed. */
+export interface IndexState {
+  generation: number;
+  offset: number;
+}
+
+/** One part of a snippet: matched text is `hit`. Plain text: escape it where it is shown. */
+export interface SnippetPart {
+  text: string;
+  hit: boolean;
+}
+
+/** A matching entry. */
+export interface EntryHit {
+  entryId: string;
+  kind: DocumentKind;
+  time: number;
+  snippet: SnippetPart[];
+}
+
+/** A matching session, with its best entries (best first). */
+export interface SessionHit {
+  sessionId: string;
+  name?: string;
+  cwd?: string;
+  entries: EntryHit[];
+}
+
+/** One page of results: sessions ranked by their best entry (bm25), newest first on ties. */
+export interface SearchPage {
+  sessions: SessionHit[];
+  /** Pass back for the next page; absent on the last one. */
+  cursor?: string;
+}
+
+/** The search index of every user's sessions. */
+export interface SearchIndex {
+  /** How far a session is indexed, or undefined when it is not. */
+  state(userId: string, sessionId: string): Promise<IndexState | undefined>;
+  /** Every session of a user the index holds, with its state. */
+  sessions(userId: string): Promise<Array<IndexState & { sessionId: string }>>;
+  /** Every user the index holds a session of. */
+  users(): Promise<string[]>;
+  /** Adds a batch (see {@link IndexBatch}); false when `from` is not where the session stands. */
+  apply(batch: IndexBatch): Promise<boolean>;
+  /** Removes a session's documents; nothing when it has none. */
+  remove(userId: string, sessionId: string): Promise<void>;
+  /** Removes every document of a user, or of everyone. */
+  clear(userId?: string): Promise<void>;
+  /** Runs a query. @throws QueryError for a malformed cursor */
+  search(userId: string, query: SearchQuery, options: { limit: number; cursor?: string }): Promise<SearchPage>;
+}

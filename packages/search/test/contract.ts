@@ -1,0 +1,356 @@
+/**
+ * The search port's contract: every adapter runs this suite, with sessions written through the
+ * real append protocol into a real store and indexed by the core indexer.
+ */
+import { Appender, SearchIndexer } from "@pisync/core";
+import type { Stores } from "@pisync/store";
+import fc from "fast-check";
+import { beforeEach, describe, expect, it } from "vitest";
+import { type IndexBatch, parseQuery, QueryError, type SearchIndex, type SearchPage } from "../src/index.js";
+
+export interface SearchFixture {
+  index: SearchIndex;
+  stores: Stores;
+}
+
+const T0 = Date.parse("2026-02-01T10:00:00Z");
+let counter = 0;
+
+/** A session's lines, as pi writes them. */
+export class SessionWriter {
+  private lines: string[] = [];
+  private last: string | null = null;
+  constructor(
+    readonly sessionId: string,
+    cwd: string,
+    private time = T0,
+  ) {
+    this.lines.push(JSON.stringify({ type: "session", version: 3, id: sessionId, timestamp: this.stamp(), cwd }));
+  }
+  private stamp(): string {
+    this.time += 1000;
+    return new Date(this.time).toISOString();
+  }
+  private entry(fields: Record<string, unknown>): string {
+    const id = `e${(++counter).toString(16).padStart(7, "0")}`;
+    this.lines.push(JSON.stringify({ ...fields, id, parentId: this.last, timestamp: this.stamp() }));
+    this.last = id;
+    return id;
+  }
+  user(text: string): string {
+    return this.entry({ type: "message", message: { role: "user", content: text, timestamp: this.time } });
+  }
+  assistant(text: string, options: { model?: string; thinking?: string; tool?: [string, object] } = {}): string {
+    const content: unknown[] = [{ type: "text", text }];
+    if (options.thinking) content.push({ type: "thinking", thinking: options.thinking });
+    if (options.tool) content.push({ type: "toolCall", id: "t1", name: options.tool[0], arguments: options.tool[1] });
+    const usage = {
+      input: 1,
+      output: 1,
+      cacheRead: 0,
+      cacheWrite: 0,
+      totalTokens: 2,
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+    };
+    return this.entry({
+      type: "message",
+      message: {
+        role: "assistant",
+        content,
+        api: "x",
+        provider: "p",
+        model: options.model ?? "model-a",
+        usage,
+        stopReason: "stop",
+        timestamp: this.time,
+      },
+    });
+  }
+  bash(command: string, output: string): string {
+    return this.entry({
+      type: "message",
+      message: {
+        role: "bashExecution",
+        command,
+        output,
+        exitCode: 0,
+        cancelled: false,
+        truncated: false,
+        timestamp: this.time,
+      },
+    });
+  }
+  label(target: string, label: string): string {
+    return this.entry({ type: "label", targetId: target, label });
+  }
+  name(name: string): string {
+    return this.entry({ type: "session_info", name });
+  }
+  /** The lines written since the last take, as bytes. */
+  take(): Uint8Array {
+    const bytes = new TextEncoder().encode(this.lines.map((l) => `${l}\n`).join(""));
+    this.lines = [];
+    return bytes;
+  }
+}
+
+const sessionsOf = (page: SearchPage) => page.sessions.map((s) => s.sessionId);
+
+export function describeSearchContract(name: string, setup: () => Promise<SearchFixture>): void {
+  describe(`search contract: ${name}`, () => {
+    let index: SearchIndex;
+    let stores: Stores;
+    let appender: Appender;
+    let indexer: SearchIndexer;
+    let user: string;
+    const offsets = new Map<string, number>();
+
+    beforeEach(async () => {
+      ({ index, stores } = await setup());
+      appender = new Appender(stores);
+      indexer = new SearchIndexer(stores, index);
+      user = `user${++counter}`;
+    });
+
+    async function append(
+      writer: SessionWriter,
+      options: { userId?: string; skipIndex?: boolean; replace?: boolean } = {},
+    ) {
+      const userId = options.userId ?? user;
+      const key = `${userId}/${writer.sessionId}`;
+      const offset = options.replace ? 0 : (offsets.get(key) ?? 0);
+      const result = await appender.append({
+        userId,
+        sessionId: writer.sessionId,
+        offset,
+        body: writer.take(),
+        replace: options.replace,
+      });
+      offsets.set(key, result.offset);
+      if (!options.skipIndex) await indexer.sync(userId, writer.sessionId);
+    }
+    const search = (q: string, limit = 20, cursor?: string, userId = user) =>
+      index.search(userId, parseQuery(q), { limit, cursor });
+
+    it("finds words, with a highlighted snippet and the entry id", async () => {
+      const s = new SessionWriter("sess-words", "/home/me/app");
+      s.user("please fix the S3 retry bug");
+      const reply = s.assistant("The retry loop now backs off exponentially");
+      await append(s);
+      const page = await search("exponentially");
+      expect(sessionsOf(page)).toEqual(["sess-words"]);
+      const hit = page.sessions[0].entries[0];
+      expect(hit.entryId).toBe(reply);
+      expect(hit.kind).toBe("assistant");
+      expect(hit.snippet.filter((p) => p.hit).map((p) => p.text)).toEqual(["exponentially"]);
+      expect(hit.snippet.map((p) => p.text).join("")).toContain("retry loop now backs off");
+      expect(page.sessions[0].cwd).toBe("/home/me/app");
+    });
+
+    it("ranks by bm25, then newest first on ties, grouped by session", async () => {
+      const many = new SessionWriter("sess-many", "/a");
+      many.user("kraken kraken kraken kraken");
+      await append(many);
+      const older = new SessionWriter("sess-older", "/a", T0);
+      older.user("a kraken here and other words to dilute it");
+      await append(older);
+      const newer = new SessionWriter("sess-newer", "/a", T0 + 100_000);
+      newer.user("a kraken here and other words to dilute it");
+      newer.assistant("more on the kraken and other words to dilute it");
+      await append(newer);
+      const page = await search("kraken");
+      expect(sessionsOf(page)).toEqual(["sess-many", "sess-newer", "sess-older"]);
+      expect(page.sessions[1].entries).toHaveLength(2);
+    });
+
+    it("matches exact phrases, prefixes and exclusions", async () => {
+      const a = new SessionWriter("sess-a", "/a");
+      a.user("the quick brown fox");
+      await append(a);
+      const b = new SessionWriter("sess-b", "/a");
+      b.user("brown quick the fox quickly");
+      await append(b);
+      expect(sessionsOf(await search('"quick brown"'))).toEqual(["sess-a"]);
+      expect(sessionsOf(await search("quickl*"))).toEqual(["sess-b"]);
+      expect(sessionsOf(await search("fox -quickly"))).toEqual(["sess-a"]);
+      expect(sessionsOf(await search('fox -"quick brown"'))).toEqual(["sess-b"]);
+      expect(sessionsOf(await search('"brown the"'))).toEqual([]);
+    });
+
+    it("filters by role, cwd, model, label and time", async () => {
+      const a = new SessionWriter("sess-f1", "/home/me/alpha", T0);
+      const asked = a.user("deploy the lambda");
+      a.assistant("lambda deployed", {
+        model: "claude-opus",
+        thinking: "lambda thoughts",
+        tool: ["bash", { command: "cdk deploy lambda" }],
+      });
+      a.bash("ls lambda", "lambda.zip");
+      a.label(asked, "shipped");
+      await append(a);
+      const b = new SessionWriter("sess-f2", "/home/me/beta", T0 + 30 * 86_400_000);
+      b.user("lambda again");
+      b.assistant("lambda", { model: "gpt-5" });
+      await append(b);
+      expect(sessionsOf(await search("lambda role:user"))).toEqual(expect.arrayContaining(["sess-f1", "sess-f2"]));
+      const tools = await search("lambda role:tool");
+      expect(sessionsOf(tools)).toEqual(["sess-f1"]);
+      expect(tools.sessions[0].entries.map((e) => e.kind).sort()).toEqual(["bash", "tool_call"]);
+      expect(sessionsOf(await search("lambda cwd:BETA"))).toEqual(["sess-f2"]);
+      expect(sessionsOf(await search("lambda model:opus"))).toEqual(["sess-f1"]);
+      expect(sessionsOf(await search("lambda label:shipped"))).toEqual(["sess-f1"]);
+      expect(sessionsOf(await search("lambda before:2026-02-15"))).toEqual(["sess-f1"]);
+      expect(sessionsOf(await search("lambda since:2026-02-15"))).toEqual(["sess-f2"]);
+      expect(sessionsOf(await search("label:shipped"))).toEqual(["sess-f1"]);
+      const thinking = await search("thoughts");
+      expect(thinking.sessions[0].entries[0].kind).toBe("thinking");
+    });
+
+    it("indexes session names and labels as text", async () => {
+      const a = new SessionWriter("sess-named", "/a");
+      const id = a.user("hello");
+      a.name("Migration to Graviton");
+      a.label(id, "checkpoint-one");
+      await append(a);
+      expect(sessionsOf(await search("graviton"))).toEqual(["sess-named"]);
+      expect((await search("graviton")).sessions[0].name).toBe("Migration to Graviton");
+      expect(sessionsOf(await search("checkpoint"))).toEqual(["sess-named"]);
+    });
+
+    it("pages through sessions with a cursor, and refuses a forged one", async () => {
+      for (let i = 0; i < 5; i++) {
+        const s = new SessionWriter(`sess-page-${i}`, "/a", T0 + i * 1000);
+        s.user("pagination needle");
+        await append(s);
+      }
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await search("needle", 2, cursor);
+        expect(page.sessions.length).toBeLessThanOrEqual(2);
+        seen.push(...sessionsOf(page));
+        cursor = page.cursor;
+      } while (cursor);
+      expect(seen).toEqual(["sess-page-4", "sess-page-3", "sess-page-2", "sess-page-1", "sess-page-0"]);
+      await expect(search("needle", 2, "not-a-cursor")).rejects.toBeInstanceOf(QueryError);
+    });
+
+    it("follows appends, and catches up after a crash between an append and its index update", async () => {
+      const s = new SessionWriter("sess-crash", "/a");
+      s.user("first part");
+      await append(s);
+      s.assistant("second part mentions zeppelin");
+      await append(s, { skipIndex: true });
+      expect(sessionsOf(await search("zeppelin"))).toEqual([]);
+      await indexer.catchUp();
+      expect(sessionsOf(await search("zeppelin"))).toEqual(["sess-crash"]);
+      s.user("third part mentions dirigible");
+      await append(s);
+      expect(sessionsOf(await search("dirigible"))).toEqual(["sess-crash"]);
+      expect(sessionsOf(await search("first"))).toEqual(["sess-crash"]);
+      expect((await search("first")).sessions[0].entries).toHaveLength(1); // nothing indexed twice
+    });
+
+    it("catches up a session never indexed, for a user the index did not know", async () => {
+      const s = new SessionWriter("sess-new-user", "/a");
+      s.user("unindexed walrus");
+      await append(s, { skipIndex: true });
+      await indexer.catchUp([user]);
+      expect(sessionsOf(await search("walrus"))).toEqual(["sess-new-user"]);
+    });
+
+    it("a new generation replaces the session's documents", async () => {
+      const s = new SessionWriter("sess-gen", "/a");
+      s.user("before the rewrite: marmot");
+      await append(s);
+      const again = new SessionWriter("sess-gen", "/b");
+      again.user("after the rewrite: otter");
+      await append(again, { replace: true });
+      expect(sessionsOf(await search("marmot"))).toEqual([]);
+      expect(sessionsOf(await search("otter"))).toEqual(["sess-gen"]);
+      expect((await search("otter")).sessions[0].cwd).toBe("/b");
+      expect((await index.state(user, "sess-gen"))?.generation).toBe(2);
+    });
+
+    it("deleting a session removes its documents", async () => {
+      const s = new SessionWriter("sess-del", "/a");
+      s.user("ephemeral axolotl");
+      await append(s);
+      await stores.meta.deleteSession(user, "sess-del", new Date().toISOString());
+      await indexer.sync(user, "sess-del");
+      expect(sessionsOf(await search("axolotl"))).toEqual([]);
+      expect(await index.state(user, "sess-del")).toBeUndefined();
+    });
+
+    it("a catch-up pass removes sessions the store no longer has", async () => {
+      const s = new SessionWriter("sess-gone", "/a");
+      s.user("vanishing quokka");
+      await append(s);
+      await stores.meta.deleteSession(user, "sess-gone", new Date().toISOString());
+      await indexer.catchUp();
+      expect(sessionsOf(await search("quokka"))).toEqual([]);
+    });
+
+    it("rebuilds everything from the stored bytes", async () => {
+      const s = new SessionWriter("sess-rebuild", "/a");
+      s.user("rebuilt narwhal");
+      await append(s);
+      await index.clear(user);
+      expect(sessionsOf(await search("narwhal"))).toEqual([]);
+      await indexer.rebuild([user]);
+      expect(sessionsOf(await search("narwhal"))).toEqual(["sess-rebuild"]);
+    });
+
+    it("refuses a batch that does not start where the session stands", async () => {
+      const s = new SessionWriter("sess-stale", "/a");
+      s.user("stale");
+      await append(s);
+      const batch: IndexBatch = {
+        userId: user,
+        sessionId: "sess-stale",
+        generation: 1,
+        from: 3,
+        to: 9,
+        documents: [],
+        labels: {},
+      };
+      expect(await index.apply(batch)).toBe(false);
+    });
+
+    it("never answers another user's sessions", async () => {
+      const mine = new SessionWriter("sess-mine", "/a");
+      mine.user("private platypus");
+      await append(mine);
+      const theirs = new SessionWriter("sess-mine", "/a");
+      theirs.user("their platypus");
+      await append(theirs, { userId: `${user}-other` });
+      const page = await search("platypus");
+      expect(page.sessions).toHaveLength(1);
+      expect(page.sessions[0].entries[0].snippet.map((p) => p.text).join("")).toContain("private");
+      expect(sessionsOf(await search("their"))).toEqual([]);
+      expect(sessionsOf(await search("role:user"))).toEqual(["sess-mine"]);
+      await index.remove(`${user}-other`, "sess-mine");
+      expect(sessionsOf(await search("private"))).toEqual(["sess-mine"]);
+    });
+
+    it("runs any query text without an engine error", async () => {
+      const s = new SessionWriter("sess-fuzz", "/a");
+      s.user('NEAR(a b) "x" AND OR NOT * ^col:x {a b}:c');
+      await append(s);
+      await fc.assert(
+        fc.asyncProperty(fc.string({ maxLength: 60 }), async (text) => {
+          let query: ReturnType<typeof parseQuery>;
+          try {
+            query = parseQuery(text);
+          } catch (error) {
+            expect(error).toBeInstanceOf(QueryError);
+            return;
+          }
+          await index.search(user, query, { limit: 5 });
+        }),
+        { numRuns: 300 },
+      );
+      expect(sessionsOf(await search('"NEAR(a b)"'))).toEqual(["sess-fuzz"]);
+    });
+  });
+}

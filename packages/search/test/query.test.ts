@@ -1,0 +1,118 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { ftsMatch, parseQuery, QueryError } from "../src/query.js";
+
+const NOW = Date.parse("2026-03-10T12:00:00Z");
+const DAY = 86_400_000;
+
+function errorOf(text: unknown): string {
+  try {
+    parseQuery(text, NOW);
+  } catch (error) {
+    expect(error).toBeInstanceOf(QueryError);
+    expect((error as QueryError).code).toBe("bad_query");
+    return (error as Error).message;
+  }
+  throw new Error(`parsed: ${String(text)}`);
+}
+
+describe("parseQuery", () => {
+  it("reads words, phrases, prefixes and exclusions", () => {
+    expect(parseQuery('retry "S3 bucket" upl* -flaky -"old plan"', NOW).terms).toEqual([
+      { kind: "word", text: "retry", exclude: false },
+      { kind: "phrase", text: "S3 bucket", exclude: false },
+      { kind: "prefix", text: "upl", exclude: false },
+      { kind: "word", text: "flaky", exclude: true },
+      { kind: "phrase", text: "old plan", exclude: true },
+    ]);
+  });
+
+  it("reads every filter", () => {
+    const query = parseQuery(
+      'fix cwd:"/home/me/my app" role:tool since:7d before:2026-03-09 model:opus label:done',
+      NOW,
+    );
+    expect(query).toEqual({
+      terms: [{ kind: "word", text: "fix", exclude: false }],
+      cwd: "/home/me/my app",
+      role: "tool",
+      since: NOW - 7 * DAY,
+      before: Date.parse("2026-03-09T00:00:00Z"),
+      model: "opus",
+      label: "done",
+    });
+    expect(parseQuery("since:12h", NOW).since).toBe(NOW - 12 * 3_600_000);
+    expect(parseQuery("since:2w", NOW).since).toBe(NOW - 14 * DAY);
+    expect(parseQuery("since:2026-01-01", NOW).since).toBe(Date.parse("2026-01-01T00:00:00Z"));
+  });
+
+  it("takes a filter alone, and unknown key:value text as words", () => {
+    expect(parseQuery("role:user", NOW)).toEqual({ terms: [], role: "user" });
+    expect(parseQuery("http://example.com", NOW).terms).toEqual([
+      { kind: "word", text: "http://example.com", exclude: false },
+    ]);
+  });
+
+  it("refuses malformed queries with a message that says what is wrong", () => {
+    expect(errorOf("")).toMatch(/empty/);
+    expect(errorOf("   ")).toMatch(/empty/);
+    expect(errorOf(42)).toBeTruthy();
+    expect(errorOf("x".repeat(1001))).toMatch(/longer than 1000/);
+    expect(errorOf('"open phrase')).toMatch(/unclosed quote at character 1/);
+    expect(errorOf('a"b')).toMatch(/quote inside a word/);
+    expect(errorOf('"ab"cd')).toMatch(/followed by a space/);
+    expect(errorOf('"ab"*')).toMatch(/phrase cannot be a prefix/);
+    expect(errorOf("a*b")).toMatch(/may only end a word/);
+    expect(errorOf("*")).toMatch(/no letters or digits/);
+    expect(errorOf("role:robot")).toMatch(/role: is user, assistant or tool, not "robot"/);
+    expect(errorOf("role:user role:tool")).toMatch(/role: is given twice/);
+    expect(errorOf("since:yesterday")).toMatch(/since: takes 7d, 12h, 2w or a date/);
+    expect(errorOf("before:7d")).toMatch(/before: takes a date/);
+    expect(errorOf("before:2026-13-45")).toMatch(/before: takes a date/);
+    expect(errorOf("cwd:")).toMatch(/cwd: needs a value/);
+    expect(errorOf("-role:user x")).toMatch(/cannot be excluded/);
+    expect(errorOf("-flaky")).toMatch(/exclusions need at least one word/);
+    expect(errorOf("-flaky role:user")).toMatch(/exclusions need at least one word/);
+    expect(errorOf("--- ...")).toMatch(/no words, phrases or filters/);
+    expect(errorOf("since:2026-02-01 before:2026-01-01")).toMatch(/since: is not before before:/);
+    expect(errorOf(Array.from({ length: 33 }, (_, i) => `w${i}`).join(" "))).toMatch(/more than 32 terms/);
+  });
+});
+
+describe("ftsMatch", () => {
+  it("quotes every term and joins them with FTS5 operators of its own", () => {
+    const query = parseQuery('retry "S3 bucket" upl* -flaky -"old plan"', NOW);
+    expect(ftsMatch(query)).toBe('("retry" AND "S3 bucket" AND "upl"*) NOT ("flaky" OR "old plan")');
+    expect(ftsMatch(parseQuery("role:user", NOW))).toBeUndefined();
+  });
+
+  it("never lets the user's text become FTS5 syntax (any input: an error, or only quoted terms)", () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 200 }), (text) => {
+        let match: string | undefined;
+        try {
+          match = ftsMatch(parseQuery(text, NOW));
+        } catch (error) {
+          expect(error).toBeInstanceOf(QueryError);
+          return;
+        }
+        if (match === undefined) return;
+        // Outside of quoted strings only our own operators, parentheses, spaces and prefix stars remain.
+        const outside = match.replace(/"(?:[^"]|"")*"/gu, "");
+        expect(outside).toMatch(/^(?:[ ()*]|AND|OR|NOT)*$/u);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("keeps every word of the input as a term, in order", () => {
+    const word = fc
+      .stringMatching(/^[a-z0-9]{1,12}$/u)
+      .filter((w) => !/^(cwd|role|since|before|model|label)$/u.test(w));
+    fc.assert(
+      fc.property(fc.array(word, { minLength: 1, maxLength: 10 }), (words) => {
+        expect(parseQuery(words.join("  "), NOW).terms.map((t) => t.text)).toEqual(words);
+      }),
+    );
+  });
+});
