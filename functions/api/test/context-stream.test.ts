@@ -5,9 +5,10 @@
  */
 import { readFileSync } from "node:fs";
 import { buildSessionContext, completeLength, parseSession } from "@pisync/format";
+import { openPair, type Pair } from "@pisync/testing";
+import { inRepoCorpus, loadCorpus } from "@pisync/testing/fixtures";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { inRepoCorpus, loadCorpus } from "../../../packages/format/test/fixture-corpus.js";
-import { client, makeApp, openPair, type Pair, userToken } from "./harness.js";
+import { client, makeApp, userToken } from "./harness.js";
 
 const fixtures = loadCorpus(inRepoCorpus);
 

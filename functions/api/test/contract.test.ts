@@ -20,11 +20,12 @@ import {
   TokenList,
   UploadTicket,
 } from "@pisync/protocol";
+import { openPair, type Pair } from "@pisync/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type * as z from "zod/mini";
 import { createApp } from "../src/index.js";
 import { openApiDocument, openApiPath } from "../src/openapi.js";
-import { client, enc, failing, openPair, type Pair, userToken } from "./harness.js";
+import { client, enc, failing, userToken } from "./harness.js";
 
 const header = (id: string) =>
   `${JSON.stringify({ type: "session", version: 3, id, timestamp: "2026-01-01T00:00:00.000Z", cwd: "/w" })}\n`;

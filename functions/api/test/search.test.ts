@@ -4,9 +4,10 @@ import { join } from "node:path";
 import { Appender, SearchIndexer, storedLines } from "@pisync/core";
 import { SqliteSearchIndex } from "@pisync/search/embedded";
 import { embeddedStores } from "@pisync/store/embedded";
+import { openPair, type Pair } from "@pisync/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp, startNodeServer } from "../src/index.js";
-import { client, openPair, type Pair, userToken } from "./harness.js";
+import { client, userToken } from "./harness.js";
 
 const header = (id: string) =>
   `${JSON.stringify({ type: "session", version: 3, id, timestamp: "2026-02-01T10:00:00.000Z", cwd: "/home/me/app" })}\n`;

@@ -4,10 +4,10 @@
  * another key, expired or revoked are all refused.
  */
 import { newShareKeys, type ShareKeys } from "@pisync/core";
+import { openPair, type Pair } from "@pisync/testing";
 import type { CompactTree } from "@pisync/viewer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../src/index.js";
-import { openPair, type Pair } from "@pisync/testing";
 import { client, userToken } from "./harness.js";
 
 const line = (entry: Record<string, unknown>) => `${JSON.stringify(entry)}\n`;

@@ -8,9 +8,10 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { assistantMessage } from "@pisync/testing";
+import { buildCli, machine, type Server, startServer } from "@pisync/testing/cli";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { node22 } from "../../../scripts/node22.js";
-import { assistantMessage, buildCli, machine, type Server, startServer } from "./harness.js";
 
 const child = new URL("./pull-pi1-child.mjs", import.meta.url).pathname;
 

@@ -2,8 +2,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { buildCli, machine, type Server, startServer } from "@pisync/testing/cli";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildCli, machine, type Server, startServer } from "./harness.js";
 
 let server: Server;
 let dataDir: string;

@@ -20,5 +20,5 @@ export {
   shareSession,
 } from "./shares.js";
 export { createToken, hashToken, Tokens } from "./tokens.js";
-export { type SessionView, type TreeNode, viewOf } from "./views.js";
 export { Uploads, type UploadTicket } from "./uploads.js";
+export { type SessionView, type TreeNode, viewOf } from "./views.js";

@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { inRepoCorpus, loadCorpus } from "@pisync/testing/fixtures";
 import { describe, expect, it } from "vitest";
 import {
   encodeUtf8,
@@ -9,7 +10,6 @@ import {
   type SessionIndex,
   trimFileStartBom,
 } from "../src/index.js";
-import { inRepoCorpus, loadCorpus } from "./fixture-corpus.js";
 
 const header = '{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}';
 const entry = '{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":"hi"}}';

@@ -9,11 +9,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { node22 } from "../../../scripts/node22.js";
 import { piFolderName } from "@pisync/cli";
 import { assistantMessage } from "@pisync/testing";
 import { buildCli, completeBytes, eventually, machine, type Server, startServer } from "@pisync/testing/cli";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { node22 } from "../../../scripts/node22.js";
 
 /** Which pi runs the package. */
 type PiVersion = "0.73.1" | "1.6.0";

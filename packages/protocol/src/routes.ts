@@ -119,7 +119,7 @@ export const ROUTES: readonly RouteSpec[] = [
   {
     method: "get",
     path: "/v1/search",
-    summary: "Search my sessions: words, \"phrases\", -exclude, prefix*, cwd: role: since: before: model: label:",
+    summary: 'Search my sessions: words, "phrases", -exclude, prefix*, cwd: role: since: before: model: label:',
     auth: "bearer",
     query: SearchQuery,
     answers: {

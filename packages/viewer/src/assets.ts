@@ -1,6 +1,6 @@
 /** The page's only stylesheet and script, served from /s/assets/ (the CSP allows no inline code). */
 import { APP_JS } from "./client.js";
-import { TOOLS_CSS } from "./tool-blocks.js";
+import { TOOLS_CSS } from "./tools/index.js";
 
 export { APP_JS };
 

@@ -12,13 +12,6 @@ export {
 } from "./markdown.js";
 export { type Masked, maskJsonLine, maskLine, maskLines, maskText, maskTexts } from "./mask.js";
 export {
-  renderBashExecution,
-  renderToolBlock,
-  TOOLS_CSS,
-  type ToolCallPart,
-  type ToolResultMessage,
-} from "./tools/index.js";
-export {
   type EntriesInput,
   type PageEntry,
   type PageInput,
@@ -27,4 +20,11 @@ export {
   renderNotice,
   renderPage,
 } from "./render.js";
+export {
+  renderBashExecution,
+  renderToolBlock,
+  TOOLS_CSS,
+  type ToolCallPart,
+  type ToolResultMessage,
+} from "./tools/index.js";
 export type { CompactTree, PathWindow, SessionFacts, SessionPageView } from "./view.js";

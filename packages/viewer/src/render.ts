@@ -6,7 +6,7 @@
  */
 import { escapeHtml, safeImageSrc } from "./escape.js";
 import { PAGE_BUDGET_CHARS, renderMarkdown, withBudget } from "./markdown.js";
-import { renderBashExecution, renderToolBlock, type ToolCallPart } from "./tool-blocks.js";
+import { renderBashExecution, renderToolBlock, type ToolCallPart } from "./tools/index.js";
 import type { PageEntry, SessionPageView } from "./view.js";
 
 export type { PageEntry } from "./view.js";

@@ -3,9 +3,9 @@
  * following every write to /v1/sessions.
  */
 import type { SearchIndexer } from "@pisync/core";
+import { SearchQuery } from "@pisync/protocol";
 import { parseQuery, QueryError, type SearchIndex } from "@pisync/search";
 import { type Context, Hono, type MiddlewareHandler } from "hono";
-import { SearchQuery } from "@pisync/protocol";
 import * as z from "zod/mini";
 import type { AuthEnv } from "../auth.js";
 

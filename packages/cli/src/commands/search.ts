@@ -2,7 +2,8 @@
 import * as z from "zod/mini";
 import { ApiError } from "../api.js";
 import { CliError, EXIT } from "../cli-error.js";
-import { api, type CommandHelp, type Io, parse, printable } from "./common.js";
+import { sanitize } from "../sanitize.js";
+import { api, type CommandHelp, type Io, parse } from "./common.js";
 
 interface SearchAnswer {
   sessions: Array<{
@@ -62,12 +63,12 @@ export async function search(argv: string[], io: Io): Promise<number> {
     return EXIT.ok;
   }
   for (const session of answer.sessions) {
-    io.out(`${printable(`${session.sessionId}  ${session.cwd ?? ""}  ${session.name ?? ""}`.trimEnd())}\n`);
+    io.out(`${sanitize(`${session.sessionId}  ${session.cwd ?? ""}  ${session.name ?? ""}`.trimEnd())}\n`);
     for (const entry of session.entries) {
       const snippet = entry.snippet.map((p) => (p.hit ? `[${p.text}]` : p.text)).join("");
-      io.out(`  ${printable(`${entry.entryId}  ${entry.kind}  ${snippet.replace(/\s+/g, " ").trim()}`)}\n`);
+      io.out(`  ${sanitize(`${entry.entryId}  ${entry.kind}  ${snippet.replace(/\s+/g, " ").trim()}`)}\n`);
     }
-    io.out(`  ${printable(`pisync pull ${session.sessionId}`)}\n`);
+    io.out(`  ${sanitize(`pisync pull ${session.sessionId}`)}\n`);
   }
   if (answer.sessions.length === 0) io.out("no sessions match\n");
   return EXIT.ok;
