@@ -375,13 +375,15 @@ describe("the share page in a browser", () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     await page.goto(url);
     await expect(page.locator("h1").textContent()).resolves.toContain("Fix the flaky login test");
-    // A tool call and its result are one block; its output opens on a click.
+    // A tool call and its result are one block: the path, then the excerpt (short: shown whole).
     const toolCall = page.locator('.tool[data-tool="read"]').first();
-    await expect(toolCall.textContent()).resolves.toContain("test/login.test.ts");
-    const output = toolCall.locator("details").first();
-    expect(await output.getAttribute("open")).toBeNull();
-    await output.locator("summary").first().click();
-    expect(await output.getAttribute("open")).not.toBeNull();
+    await expect(toolCall.locator(".tool-path").first().textContent()).resolves.toContain("test/login.test.ts");
+    await expect(toolCall.locator(".output").first().isVisible()).resolves.toBe(true);
+    // `O` hides tool output and shows it again.
+    await page.keyboard.press("o");
+    await expect(toolCall.locator(".output").first().isVisible()).resolves.toBe(false);
+    await page.keyboard.press("o");
+    await expect(toolCall.locator(".output").first().isVisible()).resolves.toBe(true);
     await expect(page.locator("img.shot").count()).resolves.toBe(1);
     mkdirSync(docs, { recursive: true });
     await page.screenshot({ path: join(docs, "share-desktop.png"), fullPage: true });
@@ -449,12 +451,11 @@ describe("the share page in a browser", () => {
     expect(await page.locator("details.system").getAttribute("open")).toBeNull();
     await expect(page.locator("#e-ce1").textContent()).resolves.toContain("removed from what the model sees");
     expect(await page.locator("#e-a1 .edited, #e-t1 .edited").count()).toBeGreaterThan(0);
-    // The edit call is one block (with its result) and opens on a click.
+    // The edit call is one block (with its result): the path and a diff of removed and added lines.
     const edit = page.locator('.tool[data-tool="edit"]').first();
-    await expect(edit.textContent()).resolves.toContain("src/server.ts");
-    const editDetails = edit.locator("details").first();
-    await editDetails.locator("summary").first().click();
-    expect(await editDetails.getAttribute("open")).not.toBeNull();
+    await expect(edit.locator(".tool-path").first().textContent()).resolves.toContain("src/server.ts");
+    expect(await edit.locator(".dl.del").count()).toBeGreaterThan(0);
+    expect(await edit.locator(".dl.add").count()).toBeGreaterThan(0);
     await page.screenshot({ path: join(docs, "share-tree-desktop.png"), fullPage: false });
     await page.emulateMedia({ colorScheme: "dark" });
     await page.screenshot({ path: join(docs, "share-tree-desktop-dark.png"), fullPage: false });

@@ -279,7 +279,7 @@ describeOnEveryStore("append protocol", (pair, name) => {
       for (const path of ["", "/raw", "/tree", "/context", "/generations"]) {
         const r = await bob.get(`/v1/sessions/${id}${path}`);
         expect(r.status, path).toBe(404);
-        expect(await r.json()).toEqual({ error: "no such session" });
+        expect(await r.json()).toEqual({ error: "no such session", code: "not_found" });
       }
       expect((await bob.patch(id, enc(first).length, line("intruder"))).status).toBe(404);
       expect((await bob.delete(`/v1/sessions/${id}`)).status).toBe(404);

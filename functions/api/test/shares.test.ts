@@ -235,7 +235,7 @@ for (const name of ["embedded", "aws"] as const) {
       for (const t of forged) {
         const r = await app.request(`/s/${t}`);
         expect(r.status, t).toBe(404);
-        expect(await r.json()).toEqual({ error: "no such link" });
+        expect(await r.json()).toEqual({ error: "no such link", code: "not_found" });
       }
       // Signed with another server's key.
       const elsewhere = newShareKeys();
@@ -375,7 +375,7 @@ for (const name of ["embedded", "aws"] as const) {
       for (const kid of ["constructor", "toString", "hasOwnProperty", "valueOf", "isPrototypeOf"]) {
         const r = await app.request(`/s/${id}.${kid}.${sig}`);
         expect(r.status, kid).toBe(404);
-        expect(await r.json()).toEqual({ error: "no such link" });
+        expect(await r.json()).toEqual({ error: "no such link", code: "not_found" });
       }
     });
 
@@ -423,7 +423,7 @@ for (const name of ["embedded", "aws"] as const) {
       expect(nowhere.status).toBe(404);
       expect(nowhere.headers.get("Content-Type")).toContain("text/html");
       // API clients: JSON, as before.
-      expect(await (await app.request("/s/garbage")).json()).toEqual({ error: "no such link" });
+      expect(await (await app.request("/s/garbage")).json()).toEqual({ error: "no such link", code: "not_found" });
       expect(
         (await app.request(path, { headers: { Accept: "application/json" } })).headers.get("Content-Type"),
       ).toContain("application/json");

@@ -367,11 +367,20 @@ export const ROUTES: readonly RouteSpec[] = [
   {
     method: "get",
     path: "/s/:token/entries",
-    summary: "Entries after ?after=, rendered, for a live page",
+    summary: "A window of a branch (?before=, ?from=) or the entries after ?after= (live), rendered",
     auth: "link",
     params: link,
-    query: ShareAfterQuery,
-    answers: { 200: { description: "rendered entries" }, ...linkErrors },
+    query: SharePageQuery,
+    answers: { 200: { description: "rendered entries", content: html }, ...linkErrors },
+  },
+  {
+    method: "get",
+    path: "/s/:token/tree",
+    summary: "The compact tree of a whole share (parallel arrays, masked), for the page's navigator",
+    auth: "link",
+    params: link,
+    query: SharePageQuery,
+    answers: { 200: { description: "ids, parents, kinds, previews, labels, times, leaf" }, ...linkErrors },
   },
   {
     method: "get",

@@ -18,8 +18,20 @@ export const ListSessionsQuery = z.object({
 export const ContextQuery = z.object({ leaf: z.optional(entryId) });
 /** `GET /v1/sessions/:id/raw?generation=`. */
 export const RawQuery = z.object({ generation: z.optional(digits(9)) });
-/** `GET /s/:token?leaf=&before=`. */
-export const SharePageQuery = z.object({ leaf: z.optional(entryId), before: z.optional(digits(9)) });
+/**
+ * `GET /s/:token` (and its `/entries`, `/tree`, `/context`): `leaf` or pi's `leafId` picks the
+ * branch; `target` or pi's `targetId` an entry to open at; `before`/`from` a window of the path by
+ * position; `after` the entries after one (live updates).
+ */
+export const SharePageQuery = z.object({
+  leaf: z.optional(entryId),
+  leafId: z.optional(entryId),
+  target: z.optional(entryId),
+  targetId: z.optional(entryId),
+  before: z.optional(digits(9)),
+  from: z.optional(digits(9)),
+  after: z.optional(entryId),
+});
 /** `GET /v1/search?q=&limit=&cursor=` (limit 1..100, default 20; `q` in the query language of `@pisync/search`). */
 export const SearchQuery = z.object({
   q: z.string().check(z.minLength(1), z.maxLength(1000)),

@@ -6,28 +6,17 @@
  * script), no-referrer (the token is in the URL), noindex and nosniff.
  */
 import { ShareReading, type Shares } from "@pisync/core";
+import { SharePageQuery } from "@pisync/protocol";
 import { APP_JS, maskText, STYLE_CSS } from "@pisync/viewer";
 import { Hono } from "hono";
 import { compress } from "hono/compress";
-import * as z from "zod/mini";
 import type { Services } from "../app.js";
 import { SECURITY_HEADERS } from "../html.js";
 import { textStream } from "../stream.js";
 import { parseQuery } from "../validate.js";
 
-const EntryId = z.optional(z.string().check(z.minLength(1), z.maxLength(256)));
-const Position = z.optional(z.pipe(z.string().check(z.regex(/^\d{1,9}$/)), z.transform(Number)));
-
-/** `leaf`, or pi's `leafId`; `targetId` (pi) or `target`: an entry to scroll to. */
-const PageQuery = z.object({
-  leaf: EntryId,
-  leafId: EntryId,
-  target: EntryId,
-  targetId: EntryId,
-  before: Position,
-  from: Position,
-  after: EntryId,
-});
+/** The page's query: one schema with the contract. */
+const PageQuery = SharePageQuery;
 
 /**
  * A stream whose first piece is already made: what fails before any byte (an unknown entry, a

@@ -5,7 +5,7 @@
  */
 import { escapeHtml, safeImageSrc } from "../escape.js";
 import { renderCode } from "../markdown.js";
-import { clip, count, linesOf, sizeOf } from "./fields.js";
+import { clip, count, linesOf, sizeOf, toolAttr } from "./fields.js";
 import type { ToolInput } from "./types.js";
 
 /** Outputs longer than this many lines collapse. */
@@ -32,7 +32,7 @@ export function toolBlock(
     input.hasCall ? "" : MISSING_CALL,
     input.result ? "" : MISSING_RESULT,
   ].filter(Boolean);
-  return `<div class="${classes}" data-tool="${escapeHtml(clip(input.name))}"><div class="tool-head">${head}${
+  return `<div class="${classes}" data-tool="${toolAttr(input.name)}"><div class="tool-head">${head}${
     marks.length ? ` ${marks.join(" ")}` : ""
   }</div>${parts.filter(Boolean).join("")}</div>`;
 }

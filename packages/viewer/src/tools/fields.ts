@@ -67,6 +67,14 @@ export function count(n: number, one: string, many = `${one}s`): string {
 export const FIELD_MAX_CHARS = 1000;
 
 /** A short field cut to {@link FIELD_MAX_CHARS}, marked with "…" when cut. */
+/**
+ * A tool name as an attribute value for styles and scripts: letters, digits, `_`, `-` and `.` only
+ * (a hostile name never becomes a `javascript:`-looking attribute), at most 64 characters.
+ */
+export function toolAttr(name: string): string {
+  return name.replace(/[^A-Za-z0-9_.-]/g, "").slice(0, 64) || "unknown";
+}
+
 export function clip(text: string, max = FIELD_MAX_CHARS): string {
   return text.length > max ? `${text.slice(0, max)}…` : text;
 }

@@ -13,7 +13,7 @@
 import { escapeHtml } from "../escape.js";
 import { renderBash } from "./bash.js";
 import { renderEdit } from "./edit.js";
-import { obj, str } from "./fields.js";
+import { obj, str, toolAttr } from "./fields.js";
 import { renderRead, renderWrite } from "./files.js";
 import { nestedCallsHtml, renderGeneric } from "./generic.js";
 import { renderList } from "./lists.js";
@@ -66,7 +66,7 @@ export function renderToolBlock(call: ToolCallPart | undefined, result: ToolResu
     try {
       return renderGeneric(input, raw);
     } catch {
-      return `<div class="tool error" data-tool="${escapeHtml(name)}"><div class="tool-head">${escapeHtml(name)}</div></div>`;
+      return `<div class="tool error" data-tool="${toolAttr(name)}"><div class="tool-head">${escapeHtml(name)}</div></div>`;
     }
   }
 }
