@@ -249,6 +249,12 @@ describe("watch", () => {
       expect(await eventually(async () => (probes() >= 5 ? undefined : `${probes()} probes`), 90_000)).toBeUndefined();
       proxy.setDown(false);
       await expectInCloud(path, sm.getSessionId(), 1);
+      // The bytes can land before the watcher has logged its answer: wait for that line too.
+      const syncedAfterOnline = () => {
+        const text = watcher.log();
+        return text.indexOf('"event":"synced"', text.lastIndexOf('"event":"online"')) > 0;
+      };
+      expect(await eventually(async () => (syncedAfterOnline() ? undefined : "not synced yet"), 30_000)).toBeUndefined();
 
       // Every wait while the server was away was capped (well under 5 s).
       const log = watcher
