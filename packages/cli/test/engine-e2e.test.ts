@@ -254,7 +254,9 @@ describe("watch", () => {
         const text = watcher.log();
         return text.indexOf('"event":"synced"', text.lastIndexOf('"event":"online"')) > 0;
       };
-      expect(await eventually(async () => (syncedAfterOnline() ? undefined : "not synced yet"), 30_000)).toBeUndefined();
+      expect(
+        await eventually(async () => (syncedAfterOnline() ? undefined : "not synced yet"), 30_000),
+      ).toBeUndefined();
 
       // Every wait while the server was away was capped (well under 5 s).
       const log = watcher

@@ -4,7 +4,6 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { inRepoCorpus } from "@pisync/testing/fixtures";
 import { describe, expect, it } from "vitest";
 import { PAGE_BUDGET_CHARS, renderBashExecution, renderToolBlock, TOOLS_CSS, withBudget } from "../src/index.js";
