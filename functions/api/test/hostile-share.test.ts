@@ -92,7 +92,7 @@ for (const name of ["embedded", "aws"] as const) {
       // The check itself sees every credential where nothing is masked.
       const open = await share({ maskSecrets: false });
       expect(leaked(await text(`${open}/raw`)).map((l) => l.rule)).toEqual(shapes.map((s) => s.rule));
-    });
+    }, 90_000);
 
     it("a pinned share shows no credential on its page, /raw or /context", async () => {
       const path = await share({ leafId: tip });
@@ -104,7 +104,7 @@ for (const name of ["embedded", "aws"] as const) {
       });
       await checkRaw(path, onPath);
       expect(leaked(await text(`${path}/context`))).toEqual([]);
-    });
+    }, 90_000);
 
     it("a title taken from a first message is masked before it is cut", async () => {
       for (const shape of shapes.filter((_, i) => i % 5 === 0)) {

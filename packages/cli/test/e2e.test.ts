@@ -60,6 +60,11 @@ describe("pisync watch, end to end", () => {
           watcher = m.watch();
         }
       }
+      // On a busy machine a watcher restarted this often may not have sent anything yet: keep
+      // the faults on until some request has failed, so the run always proves what it claims.
+      expect(
+        await eventually(async () => (proxy.failures() > 0 ? undefined : "no request has failed yet"), 60_000),
+      ).toBeUndefined();
       failureRate = 0;
       const files = sessions.map((sm) => ({ path: sm.getSessionFile() as string, id: sm.getSessionId() }));
       await expectBackedUp(files);

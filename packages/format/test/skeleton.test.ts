@@ -142,7 +142,7 @@ describe.runIf(read !== undefined)("the skeleton scan", () => {
       }
     }
     expect(lines).toBeGreaterThan(100);
-  });
+  }, 90_000);
 
   it("agrees with JSON.parse on random JSON, spaced and respelled", () => {
     fc.assert(
