@@ -7,13 +7,15 @@
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { line } from "@pisync/testing";
+import { TOOL_XSS, xssPairs } from "@pisync/testing/hostile";
 import { freePort } from "@pisync/testing/servers";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startNodeServer } from "../src/index.js";
 
 const docs = new URL("../../../docs/", import.meta.url).pathname;
-const line = (entry: Record<string, unknown>) => `${JSON.stringify(entry)}\n`;
+/** A timestamp `s` seconds after 09:00 on 2026-01-01 (the screenshots show a morning's work). */
 const ts = (s: number) => new Date(Date.UTC(2026, 0, 1, 9, 0, s)).toISOString();
 const usage = {
   input: 1200,
@@ -310,6 +312,22 @@ function hostileSession(id: string) {
     });
     parent = `${n}s`;
   });
+  // Tool calls of every kind (read, write, edit, bash, grep, find, ls, an unknown tool) with a
+  // payload in every field a tool block shows, each call followed by its result.
+  TOOL_XSS.forEach((payload, i) => {
+    const pairs = xssPairs(payload).map(({ call, result }, j) => {
+      const id = call?.id ?? `x${i}-${j}`;
+      return { call: call && { ...call, type: "toolCall", id }, result: result && { ...result, toolCallId: id } };
+    });
+    const calls = pairs.flatMap(({ call }) => (call ? [call] : []));
+    out += assistant(`x${i}a`, parent, 50 + i, calls);
+    parent = `x${i}a`;
+    pairs.forEach(({ result }, j) => {
+      if (!result) return;
+      out += line({ type: "message", id: `x${i}r${j}`, parentId: parent, timestamp: ts(50 + i), message: result });
+      parent = `x${i}r${j}`;
+    });
+  });
   // An entry id that tries to break out of its attribute.
   out += line({
     type: "message",
@@ -587,6 +605,20 @@ describe("the share page in a browser", () => {
     });
     await page.goto(url);
     await page.waitForSelector("body[data-tree-ready]");
+    // Load every earlier window, so that every entry of the path is on the page.
+    const earlier = page.locator(".more.earlier a");
+    while ((await earlier.count()) > 0) {
+      const before = await earlier.getAttribute("data-before");
+      await earlier.click();
+      await page.waitForFunction((b) => document.querySelector(`.more.earlier a[data-before="${b}"]`) === null, before);
+    }
+    // Every kind of tool block is there, with the payloads of its fields.
+    const kinds = await page.locator(".tool").evaluateAll((blocks) => blocks.map((b) => b.getAttribute("data-tool")));
+    const builtIn = ["read", "write", "edit", "bash", "grep", "find", "ls"];
+    for (const kind of builtIn) expect(kinds).toContain(kind);
+    expect(kinds.some((kind) => !builtIn.includes(kind ?? ""))).toBe(true);
+    const shown = (await page.locator("main").textContent()) ?? "";
+    for (const payload of TOOL_XSS) expect(shown).toContain(`${payload}.js`);
     // The tree shows the payloads (previews, labels) as text, in every filter and in search.
     for (const filter of ["all", "labeled", "user", "no-tools", "default"]) {
       await page.click(`.tree-filters button[data-filter="${filter}"]`);

@@ -19,29 +19,27 @@ export abstract class DomainError extends Error {
   }
 }
 
-/** Missing, or another user's: the two must be indistinguishable. */
-export class NotFound extends DomainError {
-  override readonly name = "NotFound";
-  constructor(message: string, code: ErrorCode = "not_found") {
-    super(message, code);
-  }
+/**
+ * The base of an error that carries only a message: its `name`, and the code it answers with
+ * unless the thrower names a more precise one.
+ */
+function messageError<Name extends string>(name: Name, defaultCode: ErrorCode) {
+  return class extends DomainError {
+    override readonly name: Name = name;
+    constructor(message: string, code: ErrorCode = defaultCode, fields?: Record<string, number>) {
+      super(message, code, fields);
+    }
+  };
 }
+
+/** Missing, or another user's: the two must be indistinguishable. */
+export class NotFound extends messageError("NotFound", "not_found") {}
 
 /** The request is malformed: bad body, bad header, bad parameter. */
-export class BadRequest extends DomainError {
-  override readonly name = "BadRequest";
-  constructor(message: string, code: ErrorCode = "bad_request", fields?: Record<string, number>) {
-    super(message, code, fields);
-  }
-}
+export class BadRequest extends messageError("BadRequest", "bad_request") {}
 
 /** A body over a limit. */
-export class TooLarge extends DomainError {
-  override readonly name = "TooLarge";
-  constructor(message: string, code: ErrorCode = "too_large") {
-    super(message, code);
-  }
-}
+export class TooLarge extends messageError("TooLarge", "too_large") {}
 
 /** tus: the offset is not where the committed bytes end. Carries the committed length. */
 export class OffsetConflict extends DomainError {
@@ -69,20 +67,10 @@ export class GenerationMismatch extends DomainError {
 }
 
 /** Missing or unknown credentials. */
-export class Unauthorized extends DomainError {
-  override readonly name = "Unauthorized";
-  constructor(message: string) {
-    super(message, "unauthorized");
-  }
-}
+export class Unauthorized extends messageError("Unauthorized", "unauthorized") {}
 
 /** Something that existed and is no more (an expired or revoked share). */
-export class Gone extends DomainError {
-  override readonly name = "Gone";
-  constructor(message: string) {
-    super(message, "gone");
-  }
-}
+export class Gone extends messageError("Gone", "gone") {}
 
 /** Too much contention right now (an append kept losing the race to others): try again after `retryAfter` seconds. */
 export class Busy extends DomainError {

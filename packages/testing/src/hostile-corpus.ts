@@ -1,10 +1,14 @@
 /**
  * A generated corpus of credentials: every shape the masker must find, each with the secret
  * part that must never show, and every place of a session it may sit in. Shared by the
- * masker's tests, the share hostile-session test and the masking benchmark.
+ * masker's tests, the share hostile-session test and the masking benchmark. The same entry
+ * (`@pisync/testing/hostile`) holds the hostile tool blocks (XSS payloads and odd values in
+ * every field a tool block shows).
  */
 import { generateKeyPairSync } from "node:crypto";
 import { type AssistantPart, assistantMessage, userMessage } from "./sessions.js";
+
+export * from "./tool-xss.js";
 
 /** A credential as it appears in text, and the part of it that is secret. */
 export interface Shape {

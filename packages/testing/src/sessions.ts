@@ -22,14 +22,17 @@ export function sessionHeader(id: string, cwd = "/home/dev/app") {
   return { type: "session", version: 3, id, timestamp: ts(0), cwd };
 }
 
-/** The token usage of an assistant message, with `tokens` input tokens and one output token. */
-export function usage(tokens = 1, cost = 0) {
+/**
+ * The token usage of an assistant message (or a pi 1.x `usage` entry): `tokens` input tokens,
+ * `output` output tokens, and `cost` dollars in all.
+ */
+export function usage(tokens = 1, cost = 0, output = 1) {
   return {
     input: tokens,
-    output: 1,
+    output,
     cacheRead: 0,
     cacheWrite: 0,
-    totalTokens: tokens + 1,
+    totalTokens: tokens + output,
     cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: cost },
   };
 }
@@ -51,7 +54,7 @@ export type AssistantPart =
  */
 export function assistantMessage(
   content: string | AssistantPart[],
-  options: { model?: string; timestamp?: number } = {},
+  options: { model?: string; timestamp?: number; usage?: ReturnType<typeof usage> } = {},
 ) {
   return {
     role: "assistant" as const,
@@ -59,7 +62,7 @@ export function assistantMessage(
     api: "anthropic-messages",
     provider: "anthropic",
     model: options.model ?? "claude-sonnet-4-5",
-    usage: usage(),
+    usage: options.usage ?? usage(),
     stopReason: "stop" as const,
     timestamp: options.timestamp ?? 1,
   };

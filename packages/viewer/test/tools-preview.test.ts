@@ -7,12 +7,12 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { TOOL_XSS, xssPairs } from "@pisync/testing/hostile";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { escapeHtml, renderBashExecution, renderToolBlock, STYLE_CSS, TOOLS_CSS } from "../src/index.js";
 import type { ToolCallPart, ToolResultMessage } from "../src/tools/index.js";
 import recorded from "./tools-recorded.json" with { type: "json" };
-import { TOOL_XSS, xssPairs } from "./tools-xss.js";
 
 const keep = process.env.TOOLS_PREVIEW_DIR;
 const dir = keep ?? mkdtempSync(join(tmpdir(), "pisync-tools-preview-"));

@@ -5,12 +5,12 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { inRepoCorpus } from "@pisync/testing/fixtures";
+import { oddPairs, TOOL_XSS, xssPairs } from "@pisync/testing/hostile";
 import { describe, expect, it } from "vitest";
 import { PAGE_BUDGET_CHARS, renderBashExecution, renderToolBlock, TOOLS_CSS, withBudget } from "../src/index.js";
 import type { ToolCallPart, ToolResultMessage } from "../src/tools/index.js";
 import { byClass, elements, elementText, textOf, unsafeParts } from "./tools-html.js";
 import recorded from "./tools-recorded.json" with { type: "json" };
-import { oddPairs, TOOL_XSS, xssPairs } from "./tools-xss.js";
 
 /** The text of a stored result's first part. */
 const resultText = (result: ToolResultMessage | undefined) =>

@@ -1,10 +1,10 @@
 /**
  * Hostile tool calls and results: XSS payloads in every field a tool block shows (tool names,
  * ids, paths, patterns, commands, outputs, diffs, edits, images, nested calls), and every field
- * of every built-in tool's shape given each JSON type. Shared by the tool-block unit tests and
- * the browser preview; the share's browser test can place them in a session too.
+ * of every built-in tool's shape given each JSON type. Shared by the tool-block unit tests, the
+ * browser preview and the share page's browser test, which places them in a session.
  */
-import type { ToolCallPart, ToolResultMessage } from "../src/tools/index.js";
+import type { ToolCallPart, ToolResultMessage } from "@pisync/viewer";
 
 /** Payloads that would run script, load something, or break out of an attribute if not escaped. */
 export const TOOL_XSS = [
