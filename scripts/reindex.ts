@@ -22,7 +22,10 @@ const dataDir = values.data ?? defaultDataDir();
 const stores = embeddedStores(dataDir);
 const index = new SqliteSearchIndex(join(dataDir, "search.sqlite"), storedLines(stores));
 try {
-  const users = values.user ? [values.user] : [...new Set([LOCAL_USER, ...(await index.users())])];
+  // Every user of the store (and any the index still holds, whose documents then go).
+  const users = values.user
+    ? [values.user]
+    : [...new Set([LOCAL_USER, ...(await stores.meta.users()), ...(await index.users())])];
   const started = performance.now();
   await new SearchIndexer(stores, index).rebuild(users);
   index.optimize();

@@ -4,7 +4,8 @@
  *   assistant turns with thinking and tool calls, tool results), words from a 20,000-word
  *   pseudo-vocabulary so that phrases are rare, as in real text;
  * - ingest throughput through the append protocol without indexing (the baseline, same run)
- *   and with indexing after each append: ratio (target ≥ 0.70);
+ *   and with the server's background indexing (dirty sessions drained in batches): ratio
+ *   (target ≥ 0.70);
  * - initial indexing throughput of the whole library from the stored bytes (rebuild);
  * - index size against the text it indexes (target ≤ 0.6×);
  * - warm search latency p50/p95/p99 over mixed queries (targets p95 ≤ 300 ms, p99 ≤ 1 s);
@@ -111,7 +112,8 @@ try {
     `library: ${library.length} sessions, ${(totalBytes / 1e6).toFixed(1)} MB (written by pi's SessionManager in ${Math.round(performance.now() - started)} ms)`,
   );
 
-  // Ingest: appends of ~10 lines, without indexing (baseline) and with indexing after each append.
+  // Ingest: appends of ~10 lines, without indexing (baseline) and with indexing as the server
+  // does it (each append marks its session dirty; a background drain indexes them in batches).
   async function ingest(dir: string, index?: SqliteSearchIndex) {
     const stores = embeddedStores(dir);
     const appender = new Appender(stores);
@@ -123,11 +125,15 @@ try {
         let end = offset;
         for (let lines = 0; lines < 10 && end < bytes.length; lines++) end = bytes.indexOf(10, end) + 1;
         await appender.append({ userId: USER, sessionId: id, offset, body: bytes.subarray(offset, end) });
-        if (indexer) await indexer.sync(USER, id);
+        indexer?.markDirty(USER, id); // as the server does: the background drain indexes it
         offset = end;
       }
     }
-    return { seconds: (performance.now() - t0) / 1000, stores };
+    // Counted in: the ingest is done when everything appended is searchable.
+    const drainStarted = performance.now();
+    await indexer?.flush();
+    const now = performance.now();
+    return { seconds: (now - t0) / 1000, lagMs: now - drainStarted, stores };
   }
   const plain = await ingest(join(root, "plain"));
   const followIndex = new SqliteSearchIndex(join(root, "follow.sqlite"), () => Promise.resolve([]));
@@ -136,7 +142,7 @@ try {
   followed.stores.close();
   const mbps = (s: number) => totalBytes / 1e6 / s;
   console.log(
-    `ingest: without indexing ${mbps(plain.seconds).toFixed(2)} MB/s, with indexing ${mbps(followed.seconds).toFixed(2)} MB/s: ratio ${(plain.seconds / followed.seconds).toFixed(2)} (target ≥ 0.70)`,
+    `ingest: without indexing ${mbps(plain.seconds).toFixed(2)} MB/s, with indexing ${mbps(followed.seconds).toFixed(2)} MB/s: ratio ${(plain.seconds / followed.seconds).toFixed(2)} until all searchable (target ≥ 0.70), ${(plain.seconds / (followed.seconds - followed.lagMs / 1000)).toFixed(2)} for the appends alone; the last append searchable ${Math.round(followed.lagMs)} ms after it was stored`,
   );
 
   // Initial indexing of the whole library from the stored bytes.

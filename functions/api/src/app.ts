@@ -131,7 +131,7 @@ export function createApp(deps: AppDeps) {
   app.route("/v1/sessions", createShareRoute(services, shares));
   app.route("/v1/shares", shareRoutes(shares));
   app.route("/v1/blobs", blobRoutes(services));
-  if (deps.search) app.use("/v1/sessions/:id", indexAfterWrites(deps.search.indexer, deps.log));
+  if (deps.search) app.use("/v1/sessions/:id", indexAfterWrites(deps.search.indexer));
   if (deps.search) app.route("/v1/search", searchRoutes(deps.search, clock));
   app.route("/v1/sessions", sessionRoutes(services));
   app.route("/v1/uploads", uploadRoutes(services));

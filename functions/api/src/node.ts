@@ -83,7 +83,7 @@ function catchUpEvery(indexer: SearchIndexer, ms: number, log: (line: string) =>
     if (running) return;
     running = true;
     indexer
-      .catchUp([LOCAL_USER])
+      .catchUp()
       .catch((error: Error) => log(`pisync: search catch-up failed: ${error.message}`))
       .finally(() => {
         running = false;
@@ -113,7 +113,7 @@ export async function startNodeServer(options: NodeServerOptions) {
   const keys = localShareKeys(options.dataDir);
   const work = workerPool(options.workers);
   const search = new SqliteSearchIndex(join(options.dataDir, "search.sqlite"), storedLines(stores));
-  const indexer = new SearchIndexer(stores, search);
+  const indexer = new SearchIndexer(stores, search, { users: () => stores.meta.users(), log });
   const stopCatchUp = catchUpEvery(indexer, SEARCH_CATCH_UP_MS, log);
   const app = createApp({
     search: { index: search, indexer },
@@ -136,6 +136,7 @@ export async function startNodeServer(options: NodeServerOptions) {
     });
   } catch (error) {
     stopCatchUp();
+    await indexer.flush();
     search.close();
     stores.close();
     throw error;
@@ -160,6 +161,7 @@ export async function startNodeServer(options: NodeServerOptions) {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await work.close();
       stopCatchUp();
+      await indexer.flush(); // what was written is indexed before the index closes
       search.close();
       stores.close();
     },

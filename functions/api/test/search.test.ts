@@ -14,6 +14,16 @@ const header = (id: string) =>
 const user = (id: string, text: string) =>
   `${JSON.stringify({ type: "message", id, parentId: null, timestamp: "2026-02-01T10:00:01.000Z", message: { role: "user", content: text, timestamp: 1 } })}\n`;
 
+/** Asks until `done` holds of the answer (indexing is in the background: at most 10 s). */
+async function eventually<T>(ask: () => Promise<T>, done: (answer: T) => boolean): Promise<T> {
+  const until = Date.now() + 10_000;
+  for (;;) {
+    const answer = await ask();
+    if (done(answer) || Date.now() > until) return answer;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 describe("GET /v1/search", () => {
   let pair: Pair;
   let dir: string;
@@ -45,21 +55,29 @@ describe("GET /v1/search", () => {
   it("finds what an append just stored, and forgets a deleted session", async () => {
     const body = header("s1") + user("aa11", "the S3 retry bug is fixed");
     expect((await mine.patch("s1", 0, body)).status).toBeLessThan(300);
-    const response = await get(mine, `q=${encodeURIComponent('"retry bug"')}`);
-    expect(response.status).toBe(200);
-    const page = await response.json();
+    const page = await eventually(
+      async () => {
+        const response = await get(mine, `q=${encodeURIComponent('"retry bug"')}`);
+        expect(response.status).toBe(200);
+        return response.json();
+      },
+      (answer) => answer.sessions.length > 0,
+    );
     expect(page.sessions).toHaveLength(1);
     expect(page.sessions[0]).toMatchObject({ sessionId: "s1", cwd: "/home/me/app" });
     expect(page.sessions[0].entries[0]).toMatchObject({ entryId: "aa11", kind: "user" });
     const more = user("bb22", "a second line about pelicans").replace('"parentId":null', '"parentId":"aa11"');
     expect((await mine.patch("s1", Buffer.byteLength(body), more)).status).toBeLessThan(300);
-    expect((await (await get(mine, "q=pelicans")).json()).sessions).toHaveLength(1);
+    const pelicans = async () => (await (await get(mine, "q=pelicans")).json()).sessions as unknown[];
+    expect(await eventually(pelicans, (found) => found.length > 0)).toHaveLength(1);
     expect((await app.request("/v1/sessions/s1", { method: "DELETE", headers: mine.auth })).status).toBeLessThan(300);
-    expect((await (await get(mine, "q=pelicans")).json()).sessions).toEqual([]);
+    expect(await eventually(pelicans, (found) => found.length === 0)).toEqual([]);
   });
 
   it("never answers another user's sessions", async () => {
     await mine.patch("s2", 0, header("s2") + user("cc33", "alice's flamingo"));
+    const flamingos = async () => (await (await get(mine, "q=flamingo")).json()).sessions as unknown[];
+    expect(await eventually(flamingos, (found) => found.length > 0)).toHaveLength(1); // indexed for her
     const page = await (await get(theirs, "q=flamingo")).json();
     expect(page).toEqual({ sessions: [] });
   });
@@ -78,6 +96,36 @@ describe("GET /v1/search", () => {
       const body = await response.json();
       expect(body.code).toBe("bad_query");
       expect(body.error).toMatch(message);
+    }
+  });
+
+  it("answers a write before its indexing, which a background drain does", async () => {
+    let open = () => {};
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    /** The real index, whose batch writes wait for the gate. */
+    class GatedIndex extends SqliteSearchIndex {
+      override async applyAll(batches: Parameters<SqliteSearchIndex["applyAll"]>[0]) {
+        await gate;
+        return super.applyAll(batches);
+      }
+    }
+    const gated = new GatedIndex(join(dir, "gated.db"), storedLines(pair.stores));
+    const indexer = new SearchIndexer(pair.stores, gated, { drainDelayMs: 0 });
+    const gatedApp = createApp({ stores: pair.stores, log: () => {}, search: { index: gated, indexer } });
+    const carol = client(gatedApp, await userToken(pair.stores, "carol"));
+    try {
+      expect((await carol.patch("s3", 0, header("s3") + user("ee55", "a gated gannet"))).status).toBeLessThan(300);
+      expect(await gated.state("carol", "s3")).toBeUndefined(); // answered, not indexed yet
+      open();
+      await indexer.flush();
+      const found = await gatedApp.request("/v1/search?q=gannet", { headers: carol.auth });
+      expect((await found.json()).sessions).toMatchObject([{ sessionId: "s3", entries: [{ entryId: "ee55" }] }]);
+    } finally {
+      open();
+      await indexer.flush();
+      gated.close();
     }
   });
 
@@ -105,6 +153,32 @@ describe("search on the one-machine server", () => {
           sessions = ((await r.json()) as { sessions: unknown[] }).sessions;
         }
         expect(sessions).toMatchObject([{ sessionId: "s9", entries: [{ entryId: "dd44" }] }]);
+      } finally {
+        await server.close();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("catches up every user of the store, not only the local one (a new user's first session)", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "pisync-search-node-"));
+    try {
+      const stores = embeddedStores(dataDir);
+      const body = new TextEncoder().encode(header("s10") + user("ff66", "a newcomer's first okapi"));
+      await new Appender(stores).append({ userId: "newcomer", sessionId: "s10", offset: 0, body });
+      const token = await userToken(stores, "newcomer");
+      stores.close();
+      const server = await startNodeServer({ port: 0, host: "127.0.0.1", dataDir, log: () => {} });
+      try {
+        const sessions = await eventually(
+          async () => {
+            const r = await fetch(`${server.url}/v1/search?q=okapi`, { headers: { Authorization: `Bearer ${token}` } });
+            return ((await r.json()) as { sessions: unknown[] }).sessions;
+          },
+          (found) => found.length > 0,
+        );
+        expect(sessions).toMatchObject([{ sessionId: "s10", entries: [{ entryId: "ff66" }] }]);
       } finally {
         await server.close();
       }

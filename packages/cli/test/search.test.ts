@@ -39,6 +39,16 @@ beforeAll(async () => {
     });
     expect(r.ok).toBe(true);
   }
+  // The server indexes in the background: wait (at most 10 s) until both sessions are searchable.
+  const until = Date.now() + 10_000;
+  for (const q of ["heron", "egret"]) {
+    for (;;) {
+      const r = await fetch(`${server.url}/v1/search?q=${q}`, { headers: { Authorization: `Bearer ${server.token}` } });
+      const { sessions } = (await r.json()) as { sessions: unknown[] };
+      if (sessions.length > 0 || Date.now() > until) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
 }, 120_000);
 
 afterAll(async () => {

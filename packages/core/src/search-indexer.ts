@@ -4,33 +4,142 @@
  * index update a catch-up pass reads the missing lines from the store; a new generation is
  * indexed again from its start; a deleted session's documents go.
  */
-import { batchOf, type LineSource, type SearchIndex } from "@pisync/search";
-import type { Stores } from "@pisync/store";
+import { batchOf, type IndexBatch, type IndexState, type LineSource, type SearchIndex } from "@pisync/search";
+import type { SessionHead, Stores } from "@pisync/store";
 import { readRange } from "./segments.js";
 
 /** Bytes read per batch: bounds the memory one catch-up step takes. */
 const BATCH_BYTES = 4 * 1024 * 1024;
 
+/** How long a write waits before the drain starts: appends that come close together share a transaction. */
+export const DRAIN_DELAY_MS = 200;
+/** Sessions one drain step indexes in one transaction. */
+const DRAIN_SESSIONS = 64;
+
+/** Where the users the catch-up pass visits come from (every user the meta store has). */
+export type UserSource = () => Promise<readonly string[]>;
+
 export class SearchIndexer {
+  /** Sessions written since they were last indexed, as `userId\nsessionId` (ids hold no newline). */
+  private readonly dirty = new Set<string>();
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private draining: Promise<void> | undefined;
+
+  /**
+   * @param users every user to visit in a catch-up pass (besides those the index knows); the
+   *   embedded store lists its users; without it, only the index's users and those passed in.
+   * @param log where a failed background drain is reported (the catch-up pass retries it).
+   */
   constructor(
     private readonly stores: Stores,
     private readonly index: SearchIndex,
+    private readonly options: { users?: UserSource; log?: (line: string) => void; drainDelayMs?: number } = {},
   ) {}
+
+  /**
+   * Notes that a session was written: a background drain indexes it shortly (within about
+   * {@link DRAIN_DELAY_MS} plus the drain's own time), batched with other written sessions.
+   * Never throws; a crash before the drain is covered by the catch-up pass.
+   */
+  markDirty(userId: string, sessionId: string): void {
+    this.dirty.add(`${userId}\n${sessionId}`);
+    this.schedule();
+  }
+
+  /** Resolves once every session marked dirty so far is indexed (or its drain failed). */
+  async flush(): Promise<void> {
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    while (this.draining || this.dirty.size > 0) await (this.draining ?? this.startDrain());
+  }
+
+  /** Stops the drain timer (what is still dirty is left to the next start's catch-up pass). */
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private report(line: string): void {
+    (this.options.log ?? console.error)(line);
+  }
+
+  private schedule(): void {
+    if (this.timer || this.draining) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.startDrain();
+    }, this.options.drainDelayMs ?? DRAIN_DELAY_MS);
+    this.timer.unref?.();
+  }
+
+  /** At most one drain at a time: a second call joins the running one. */
+  private startDrain(): Promise<void> {
+    this.draining ??= this.drain()
+      .catch((error: Error) => this.report(`pisync: indexing failed: ${error.message}`))
+      .finally(() => {
+        this.draining = undefined;
+        if (this.dirty.size > 0) this.schedule();
+      });
+    return this.draining;
+  }
+
+  /** Indexes the dirty sessions, {@link DRAIN_SESSIONS} per transaction. */
+  private async drain(): Promise<void> {
+    while (this.dirty.size > 0) {
+      const keys = [...this.dirty].slice(0, DRAIN_SESSIONS);
+      for (const key of keys) this.dirty.delete(key);
+      const batches: IndexBatch[] = [];
+      for (const key of keys) {
+        const [userId, sessionId] = key.split("\n");
+        try {
+          const next = await this.nextBatch(userId, sessionId);
+          if (next === "gone") await this.index.remove(userId, sessionId);
+          else if (next) {
+            batches.push(next.batch);
+            if (next.more) this.dirty.add(key);
+          }
+        } catch (error) {
+          // One session's failure does not hold up the others: the catch-up pass retries it.
+          this.report(`pisync: indexing session ${sessionId} failed: ${(error as Error).message}`);
+        }
+      }
+      const applied = await this.index.applyAll(batches);
+      // A batch another indexer overtook: read its state again in the next step.
+      applied.forEach((ok, i) => {
+        if (!ok) this.dirty.add(`${batches[i].userId}\n${batches[i].sessionId}`);
+      });
+    }
+  }
+
+  /**
+   * The next batch of a session's unindexed lines (from its indexed offset, or from 0 for a new
+   * generation); "gone" when the store has no such session; undefined when it is up to date.
+   */
+  private async nextBatch(
+    userId: string,
+    sessionId: string,
+  ): Promise<{ batch: IndexBatch; more: boolean } | "gone" | undefined> {
+    const head = await this.stores.meta.getHead(userId, sessionId);
+    if (!head) return "gone";
+    const { generation, length } = head.current;
+    const state = await this.index.state(userId, sessionId);
+    if (state?.generation === generation && state.offset === length) return undefined;
+    const from = resumeAt(head, state);
+    const bytes = await nextLines(this.stores, head, from);
+    return { batch: batchOf(bytes, { userId, sessionId, generation, from }), more: from + bytes.length < length };
+  }
 
   /** Brings one session's index up to its stored bytes (or removes it when the session is gone). */
   async sync(userId: string, sessionId: string): Promise<void> {
     const head = await this.stores.meta.getHead(userId, sessionId);
     if (!head) return this.index.remove(userId, sessionId);
-    const { generation, length, segments } = head.current;
+    const { generation, length } = head.current;
     let state = await this.index.state(userId, sessionId);
-    let from = state && state.generation === generation && state.offset <= length ? state.offset : 0;
+    let from = resumeAt(head, state);
     while (from < length) {
-      let bytes = await readRange(this.stores.blobs, segments, from, Math.min(length, from + BATCH_BYTES));
-      // Whole lines only: cut after the last newline (a longer line is read whole).
-      const cut = bytes.lastIndexOf(0x0a);
-      if (cut < bytes.length - 1) {
-        bytes = cut >= 0 ? bytes.subarray(0, cut + 1) : await readRange(this.stores.blobs, segments, from, length);
-      }
+      const bytes = await nextLines(this.stores, head, from);
       const applied = await this.index.apply(batchOf(bytes, { userId, sessionId, generation, from }));
       if (!applied) {
         // Another indexer moved it: start again from where it stands now.
@@ -49,7 +158,11 @@ export class SearchIndexer {
    * knows) brought up to date, and sessions the store no longer has removed.
    */
   async catchUp(userIds?: readonly string[]): Promise<void> {
-    const users = new Set([...(userIds ?? []), ...(await this.index.users())]);
+    const users = new Set([
+      ...(userIds ?? []),
+      ...((await this.options.users?.()) ?? []),
+      ...(await this.index.users()),
+    ]);
     for (const userId of users) {
       const seen = new Set<string>();
       let cursor: string | undefined;
@@ -75,6 +188,43 @@ export class SearchIndexer {
     for (const userId of userIds) await this.index.clear(userId);
     await this.catchUp(userIds);
   }
+}
+
+/**
+ * Where indexing a session resumes: its indexed offset in the same generation, else 0. A v1
+ * file (no ids: pi numbers its entries by line) is always indexed whole, since lines read from
+ * an offset would be numbered from there.
+ */
+function resumeAt(head: SessionHead, state: IndexState | undefined): number {
+  const { generation, length } = head.current;
+  return !isV1(head) && state?.generation === generation && state.offset <= length ? state.offset : 0;
+}
+
+function isV1(head: SessionHead): boolean {
+  return head.summary.hasHeader && (head.summary.headerVersion ?? 1) < 2;
+}
+
+/** The next run of whole lines to index from `from`: one batch's worth, or a v1 file whole (see {@link resumeAt}). */
+function nextLines(stores: Stores, head: SessionHead, from: number): Promise<Uint8Array> {
+  const { segments, length } = head.current;
+  return wholeLines(stores, segments, from, length, isV1(head) ? length : BATCH_BYTES);
+}
+
+/**
+ * Bytes [from, ≤ from + maxBytes) of a generation, cut after the last newline so that only
+ * whole lines are indexed (a line longer than a batch is read whole).
+ */
+async function wholeLines(
+  stores: Stores,
+  segments: SessionHead["current"]["segments"],
+  from: number,
+  length: number,
+  maxBytes: number,
+) {
+  const bytes = await readRange(stores.blobs, segments, from, Math.min(length, from + maxBytes));
+  const cut = bytes.lastIndexOf(0x0a);
+  if (cut === bytes.length - 1) return bytes;
+  return cut >= 0 ? bytes.subarray(0, cut + 1) : readRange(stores.blobs, segments, from, length);
 }
 
 /** Reads lines of a session's current generation from the store (for snippets); none once the generation moved on. */

@@ -144,6 +144,14 @@ export class SqliteSearchIndex implements SearchIndex {
   }
 
   async apply(batch: IndexBatch): Promise<boolean> {
+    return this.db.transaction(() => this.applyNow(batch))();
+  }
+
+  async applyAll(batches: readonly IndexBatch[]): Promise<boolean[]> {
+    return this.db.transaction(() => batches.map((batch) => this.applyNow(batch)))();
+  }
+
+  private applyNow(batch: IndexBatch): boolean {
     const { userId, sessionId } = batch;
     return this.db.transaction(() => {
       const state = this.db

@@ -117,6 +117,11 @@ export interface SearchIndex {
   users(): Promise<string[]>;
   /** Adds a batch (see {@link IndexBatch}); false when `from` is not where the session stands. */
   apply(batch: IndexBatch): Promise<boolean>;
+  /**
+   * Adds batches in order, all in one transaction (one commit for many sessions); answers, per
+   * batch, what {@link SearchIndex.apply} would have.
+   */
+  applyAll(batches: readonly IndexBatch[]): Promise<boolean[]>;
   /** Removes a session's documents; nothing when it has none. */
   remove(userId: string, sessionId: string): Promise<void>;
   /** Removes every document of a user, or of everyone. */

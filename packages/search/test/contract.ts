@@ -259,6 +259,92 @@ export function describeSearchContract(name: string, setup: () => Promise<Search
       expect(sessionsOf(await search("walrus"))).toEqual(["sess-new-user"]);
     });
 
+    it("a catch-up pass visits every user its user source lists, not only those it was given", async () => {
+      const s = new SessionWriter("sess-first", "/a");
+      s.user("a newcomer's first capybara");
+      await append(s, { skipIndex: true });
+      await new SearchIndexer(stores, index).catchUp([]);
+      expect(sessionsOf(await search("capybara"))).toEqual([]);
+      await new SearchIndexer(stores, index, { users: async () => [user] }).catchUp([]);
+      expect(sessionsOf(await search("capybara"))).toEqual(["sess-first"]);
+    });
+
+    it("the background drain indexes sessions marked dirty: appends, many sessions, new generations, deletions", async () => {
+      const drained = new SearchIndexer(stores, index, { drainDelayMs: 0 });
+      const writers = ["sess-d1", "sess-d2", "sess-d3"].map((id) => new SessionWriter(id, "/a"));
+      for (const [i, w] of writers.entries()) {
+        w.user(`drained heron number ${i}`);
+        await append(w, { skipIndex: true });
+        drained.markDirty(user, w.sessionId);
+      }
+      writers[0].assistant("and then a later kestrel");
+      await append(writers[0], { skipIndex: true });
+      drained.markDirty(user, "sess-d1"); // marked twice before the drain: indexed once, whole
+      await drained.flush();
+      expect(sessionsOf(await search("heron")).sort()).toEqual(["sess-d1", "sess-d2", "sess-d3"]);
+      expect(sessionsOf(await search("kestrel"))).toEqual(["sess-d1"]);
+      expect((await search("drained")).sessions.flatMap((h) => h.entries)).toHaveLength(3); // nothing twice
+      const again = new SessionWriter("sess-d2", "/b");
+      again.user("rewritten as a pelican");
+      await append(again, { replace: true, skipIndex: true });
+      await stores.meta.deleteSession(user, "sess-d3", new Date().toISOString());
+      drained.markDirty(user, "sess-d2");
+      drained.markDirty(user, "sess-d3");
+      drained.markDirty(user, "sess-never-written");
+      await drained.flush();
+      expect(sessionsOf(await search("heron"))).toEqual(["sess-d1"]);
+      expect(sessionsOf(await search("pelican"))).toEqual(["sess-d2"]);
+      expect(await index.state(user, "sess-d3")).toBeUndefined();
+    });
+
+    it("applyAll adds many batches at once and refuses only the stale ones", async () => {
+      const a = new SessionWriter("sess-all-a", "/a");
+      a.user("batched ibis");
+      await append(a);
+      const state = await index.state(user, "sess-all-a");
+      const batch = (sessionId: string, from: number, text: string): IndexBatch => ({
+        userId: user,
+        sessionId,
+        generation: 1,
+        from,
+        to: from + 10,
+        documents: [{ entryId: `e-${sessionId}`, kind: "user", role: "user", text, time: T0 }],
+        labels: {},
+      });
+      const applied = await index.applyAll([
+        batch("sess-all-a", (state?.offset ?? 0) + 5, "stale stork"),
+        batch("sess-all-b", 0, "fresh crane"),
+        batch("sess-all-b", 10, "then a spoonbill"),
+      ]);
+      expect(applied).toEqual([false, true, true]);
+      expect(sessionsOf(await search("stork"))).toEqual([]);
+      expect(sessionsOf(await search("crane"))).toEqual(["sess-all-b"]);
+      expect(sessionsOf(await search("spoonbill"))).toEqual(["sess-all-b"]);
+      expect(await index.state(user, "sess-all-b")).toEqual({ generation: 1, offset: 20 });
+      expect(await index.applyAll([])).toEqual([]);
+    });
+
+    it("a v1 session (ids from line numbers) appended to keeps its entries' ids", async () => {
+      const line = (o: object) => `${JSON.stringify(o)}\n`;
+      const message = (text: string, at: string) =>
+        line({ type: "message", timestamp: at, message: { role: "user", content: text, timestamp: 1 } });
+      const first =
+        line({ type: "session", id: "sess-v1", timestamp: "2025-06-01T10:00:00.000Z", cwd: "/old" }) +
+        message("an old lemur", "2025-06-01T10:00:01.000Z");
+      const second = message("a later tapir", "2025-06-01T10:00:02.000Z");
+      await appender.append({ userId: user, sessionId: "sess-v1", offset: 0, body: new TextEncoder().encode(first) });
+      await indexer.sync(user, "sess-v1");
+      const offset = new TextEncoder().encode(first).length;
+      await appender.append({ userId: user, sessionId: "sess-v1", offset, body: new TextEncoder().encode(second) });
+      const drained = new SearchIndexer(stores, index, { drainDelayMs: 0 });
+      drained.markDirty(user, "sess-v1");
+      await drained.flush();
+      expect((await search("tapir")).sessions[0].entries.map((e) => e.entryId)).toEqual(["00000003"]); // its 1-based line number
+      expect((await search("lemur")).sessions[0].entries.map((e) => e.entryId)).toEqual(["00000002"]);
+      await indexer.sync(user, "sess-v1"); // up to date: nothing indexed twice
+      expect((await search("lemur")).sessions[0].entries).toHaveLength(1);
+    });
+
     it("a new generation replaces the session's documents", async () => {
       const s = new SessionWriter("sess-gen", "/a");
       s.user("before the rewrite: marmot");

@@ -54,20 +54,16 @@ export function searchRoutes(search: SearchDeps, clock: () => Date) {
 }
 
 /**
- * After a successful write to a session (append, new generation, delete), brings its index up
- * to date. A failure here is logged, not answered: the bytes are stored, and the catch-up pass
- * indexes them.
+ * After a successful write to a session (append, new generation, delete), marks it for the
+ * indexer's background drain and answers at once: indexing never slows a write down, and
+ * appends close together are indexed in one transaction. What a crash loses before the drain
+ * runs, the catch-up pass indexes from the stored bytes.
  */
-export function indexAfterWrites(
-  indexer: SearchIndexer,
-  log: (line: string) => void = console.error,
-): MiddlewareHandler<AuthEnv> {
+export function indexAfterWrites(indexer: SearchIndexer): MiddlewareHandler<AuthEnv> {
   return async (c, next) => {
     await next();
     const id = c.req.param("id");
     if (c.req.method === "GET" || c.req.method === "HEAD" || c.res.status >= 300 || !id) return;
-    await indexer
-      .sync(c.get("userId"), id)
-      .catch((error: Error) => log(`pisync: indexing session failed: ${error.message}`));
+    indexer.markDirty(c.get("userId"), id);
   };
 }

@@ -17,7 +17,7 @@ export const PRIVATE_FILE_MODE = 0o600;
  * in it is readable by its owner only (0700 folders, 0600 files); a folder made by an older
  * version is tightened on open.
  */
-export function embeddedStores(dataDir: string): Stores & { close(): void } {
+export function embeddedStores(dataDir: string): Stores & { meta: SqliteMetaStore; close(): void } {
   for (const dir of [dataDir, join(dataDir, "blobs")]) {
     mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
     chmodSync(dir, PRIVATE_DIR_MODE);

@@ -63,6 +63,12 @@ export class SqliteMetaStore implements MetaStore {
     this.db.close();
   }
 
+  /** Every user that has a session (for passes over the whole store, such as search catch-up). */
+  async users(): Promise<string[]> {
+    const rows = this.db.prepare("SELECT DISTINCT user_id FROM heads").all() as { user_id: string }[];
+    return rows.map((r) => r.user_id);
+  }
+
   async getHead(userId: string, sessionId: string): Promise<SessionHead | undefined> {
     const row = this.db.prepare("SELECT data FROM heads WHERE user_id = ? AND session_id = ?").get(userId, sessionId) as
       | { data: string }
