@@ -30,7 +30,8 @@ interface Writer {
   getSessionFile(): string | undefined;
 }
 
-function seeded(seed: number) {
+/** A small seeded random generator (mulberry32): the same corpus on every run. */
+export function seeded(seed: number) {
   let s = seed >>> 0;
   return () => {
     s = (s + 0x6d2b79f5) >>> 0;

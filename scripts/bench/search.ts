@@ -23,21 +23,12 @@ import { parseSession } from "@pisync/format";
 import { batchOf, parseQuery } from "@pisync/search";
 import { SqliteSearchIndex } from "@pisync/search/embedded";
 import { embeddedStores } from "@pisync/store/embedded";
+import { seeded } from "./generate-session.js";
 
 const SESSIONS = Number(process.argv[2] ?? 1000);
 const SAMPLES = Number(process.argv[3] ?? 1000);
 const USER = "bench";
 
-function seeded(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const random = seeded(16);
 const SYLLABLES = "ka lo mi ne ru sa ti vo ze pa qu do fe gi ha ju ly mo nu ox".split(" ");
 const VOCABULARY = Array.from({ length: 20_000 }, () =>
