@@ -175,16 +175,19 @@ export class Reader {
     const records =
       loaded.length === state.length ? [...loaded.records] : loaded.records.filter((r) => r.offset < state.length);
     const { problems, previews } = loaded;
-    const index = new SessionIndex({
-      header: undefined,
-      version: head.summary.headerVersion ?? 3,
-      records,
-      problems,
-      completeLength: state.length,
-      load: () => {
-        throw new Error("entry content was not loaded");
+    const index = await SessionIndex.build(
+      {
+        header: undefined,
+        version: head.summary.headerVersion ?? 3,
+        records,
+        problems,
+        completeLength: state.length,
+        load: () => {
+          throw new Error("entry content was not loaded");
+        },
       },
-    });
+      turn,
+    );
     // Building a large index takes a while: let other requests run before the caller walks it.
     if (large) await turn();
     return { index, previews };

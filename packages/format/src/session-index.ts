@@ -45,6 +45,12 @@ export interface IndexParts {
   defaultPath?: LineRecord[];
 }
 
+/** Records handled between two pauses of a stepwise build (a few milliseconds of work). */
+const CHUNK = 32_768;
+/** Marks a build left to {@link SessionIndex.build}. */
+const STEPWISE = Symbol("stepwise");
+type Stepwise = typeof STEPWISE;
+
 /** A session file, indexed. Immutable once built. */
 export class SessionIndex {
   /** The header line's JSON, as read (with `version` set to the current one, as pi reports it). */
@@ -59,15 +65,37 @@ export class SessionIndex {
   /** Line number of the header, when there is one. */
   readonly headerLine: number | undefined;
   /** Whether every parent in the file comes before its children (as pi writes): then no parent chain can loop. */
-  readonly parentsFirst: boolean;
+  get parentsFirst(): boolean {
+    return this.built.parentsFirst;
+  }
   private readonly load: (record: LineRecord) => unknown;
   private readonly cache: Map<number, Json>;
   private readonly byIdMap = new Map<string, number>();
-  private childrenMap: Map<string | null, number[]> | undefined;
+  /**
+   * What is worked out once per index and shared by its views (a view is an object whose
+   * prototype is the index: an object held here is the same for all of them).
+   */
+  private readonly derived: { children?: Map<string | null, number[]>; leafIds?: readonly string[] } = {};
+  /** What the build found; set by {@link SessionIndex.indexing}, in one go or a chunk at a time. */
+  private readonly built: {
+    parentsFirst: boolean;
+    defaultPath?: readonly EntryRecord[];
+    /** One flag per record: whether an entry names it as parent (the last line of each id counts). */
+    hasChild: Uint8Array;
+  };
   /** See {@link IndexParts.defaultPath}. */
-  readonly defaultPath: readonly EntryRecord[] | undefined;
+  get defaultPath(): readonly EntryRecord[] | undefined {
+    return this.built.defaultPath;
+  }
 
-  constructor(parts: IndexParts) {
+  /**
+   * Builds an index in one go (a million lines take about a second: a server builds a large
+   * one with {@link SessionIndex.build} instead).
+   */
+  constructor(parts: IndexParts);
+  /** @internal With `stepwise`, the build is left to the caller, a step at a time ({@link SessionIndex.build}). */
+  constructor(parts: IndexParts, stepwise: Stepwise);
+  constructor(parts: IndexParts, stepwise?: Stepwise) {
     this.load = parts.load;
     this.completeLength = parts.completeLength;
     this.headerLine = parts.headerLine;
@@ -85,6 +113,26 @@ export class SessionIndex {
     this.header = written ? { ...written, version: CURRENT_SESSION_VERSION } : undefined;
     // The records become the index's own (no copy: there can be millions).
     this.records = parts.records as EntryRecord[];
+    this.cache = new Map();
+    this.built = { parentsFirst: true, hasChild: new Uint8Array(this.records.length) };
+    if (stepwise !== STEPWISE) for (const _ of this.indexing(parts)); // runs every step at once
+  }
+
+  /**
+   * Builds a large index a chunk of records at a time, awaiting `pause` between chunks so that
+   * no step holds the thread long (a server keeps answering while it builds). The path to the
+   * default leaf is walked too (when it is the only walk that answer can be), so a page of the
+   * default branch needs no walk of its own. Same index as the constructor's.
+   */
+  static async build(parts: IndexParts, pause: () => Promise<void>): Promise<SessionIndex> {
+    const index = new SessionIndex(parts, STEPWISE);
+    for (const _ of index.indexing(parts)) await pause();
+    for (const _ of index.walkDefault()) await pause();
+    return index;
+  }
+
+  /** The build, a generator that yields after each chunk of records. */
+  private *indexing(parts: IndexParts): Generator<void> {
     for (let index = 0; index < this.records.length; index++) {
       const record = this.records[index];
       record.index = index;
@@ -92,17 +140,22 @@ export class SessionIndex {
       if (this.version < 3 && record.role !== undefined) record.role = migrateRole(record.role, this.version) as string;
       const problem = recordProblem(record, this.version);
       if (problem) this.problems.push(problem);
+      if (index % CHUNK === CHUNK - 1) yield;
     }
     if (this.version < 2) this.migrateV1();
-    this.cache = new Map();
     // v1 entries get their ids from the migration above, so nothing parsed before it is kept.
     if (this.version >= 2)
       for (const [line, entry] of parts.cache ?? []) this.cache.set(line, migrateEntry(entry, this.version));
     let duplicates = 0;
+    // Earlier lines of a repeated id: they are not the id's entry, so they are nobody's child.
+    const replaced = new Set<number>();
     for (const record of this.records) {
+      if (record.index % CHUNK === CHUNK - 1) yield;
       if (record.id === undefined) continue;
-      if (this.byIdMap.has(record.id)) {
+      const earlier = this.byIdMap.get(record.id);
+      if (earlier !== undefined) {
         duplicates++;
+        replaced.add(earlier);
         this.problems.push({
           kind: "duplicate-id",
           line: record.line,
@@ -113,9 +166,12 @@ export class SessionIndex {
       this.byIdMap.set(record.id, record.index);
     }
     let parentsFirst = true;
+    const { hasChild } = this.built;
     for (const record of this.records) {
+      if (record.index % CHUNK === CHUNK - 1) yield;
       if (record.parentId === null) continue;
       const parent = this.byIdMap.get(record.parentId);
+      if (parent !== undefined && record.id !== undefined && !replaced.has(record.index)) hasChild[parent] = 1;
       if (parent === undefined) {
         this.problems.push({
           kind: "missing-parent",
@@ -127,10 +183,10 @@ export class SessionIndex {
         parentsFirst = false;
       }
     }
-    this.parentsFirst = parentsFirst;
+    this.built.parentsFirst = parentsFirst;
     // With unique ids, parents first and no v1 ids to give, the scan's walk is the parent walk.
     const path = parts.defaultPath as EntryRecord[] | undefined;
-    this.defaultPath =
+    this.built.defaultPath =
       path?.length &&
       this.version >= 2 &&
       parentsFirst &&
@@ -138,6 +194,18 @@ export class SessionIndex {
       path[path.length - 1] === this.defaultLeaf
         ? path
         : undefined;
+  }
+
+  /** The parent walk from the default leaf, a chunk at a time: kept as {@link defaultPath}. */
+  private *walkDefault(): Generator<void> {
+    // Parents first: every step goes to an earlier line, so the walk cannot loop.
+    if (this.built.defaultPath || !this.parentsFirst) return;
+    const reversed: EntryRecord[] = [];
+    for (let current = this.defaultLeaf; current; current = this.parentOf(current)) {
+      reversed.push(current);
+      if (reversed.length % CHUNK === 0) yield;
+    }
+    if (reversed.length) this.built.defaultPath = reversed.reverse();
   }
 
   /** pi's v1 → v2 migration, on the records: ids by line, a linear parent chain. */
@@ -189,11 +257,24 @@ export class SessionIndex {
    * from stored records, whose lines live in another store.
    */
   prime(entries: Iterable<[line: number, entry: Json]>): void {
-    const byLine = new Map(this.records.map((r) => [r.line, r]));
     for (const [line, entry] of entries) {
-      const record = byLine.get(line);
+      const record = this.atLine(line);
       if (record?.isObject) this.cache.set(line, migrateEntry(entry, this.version, record.v1));
     }
+  }
+
+  /** The record of line `line`, if any: records are in file order, so a binary search finds it. */
+  atLine(line: number): EntryRecord | undefined {
+    let low = 0;
+    let high = this.records.length - 1;
+    while (low <= high) {
+      const middle = (low + high) >>> 1;
+      const record = this.records[middle];
+      if (record.line === line) return record;
+      if (record.line < line) low = middle + 1;
+      else high = middle - 1;
+    }
+    return undefined;
   }
 
   /** The full entry of a record, parsed from its line and migrated to the current version. */
@@ -207,7 +288,7 @@ export class SessionIndex {
 
   /** Records whose parent is `parentId` (`null`: the roots, including orphans whose parent is missing). */
   children(parentId: string | null): EntryRecord[] {
-    if (!this.childrenMap) {
+    if (!this.derived.children) {
       const map = new Map<string | null, number[]>();
       for (const [, at] of this.byIdMap) {
         const record = this.records[at];
@@ -217,20 +298,19 @@ export class SessionIndex {
         else map.set(key, [at]);
       }
       for (const list of map.values()) list.sort((a, b) => a - b);
-      this.childrenMap = map;
+      this.derived.children = map;
     }
-    return (this.childrenMap.get(parentId) ?? []).map((at) => this.records[at]);
+    return (this.derived.children.get(parentId) ?? []).map((at) => this.records[at]);
   }
 
   /** Entry ids that are nobody's parent: the tips of branches. */
   leafIds(): string[] {
-    // One flag per record (not a set of a million id strings).
-    const hasChild = new Uint8Array(this.records.length);
-    for (const [, at] of this.byIdMap) {
-      const parentId = this.records[at].parentId;
-      const parent = parentId === null ? undefined : this.byIdMap.get(parentId);
-      if (parent !== undefined) hasChild[parent] = 1;
-    }
+    this.derived.leafIds ??= this.findLeafIds();
+    return this.derived.leafIds.slice();
+  }
+
+  private findLeafIds(): string[] {
+    const { hasChild } = this.built;
     const leaves: string[] = [];
     for (const [id, at] of this.byIdMap) if (!hasChild[at]) leaves.push(id);
     return leaves;

@@ -12,10 +12,36 @@ export interface TreePath {
   cycleAt?: string;
 }
 
-/** The path from the root down to `leaf`. A cycle ends the walk where it closes. */
+/** Paths walked lately, by the records of their index (shared by its views) and leaf. */
+const walked = new WeakMap<readonly EntryRecord[], Map<EntryRecord, TreePath>>();
+/** Paths kept per index: a page, its labels and its totals walk the same few branches. */
+const WALKS_KEPT = 4;
+
+/**
+ * The path from the root down to `leaf`. A cycle ends the walk where it closes. An index is
+ * immutable, so the last few walks of each are kept (a million-line path takes a while).
+ */
 export function pathTo(index: SessionIndex, leaf: EntryRecord): TreePath {
   // The default leaf's path was walked while the file was scanned.
   if (leaf === index.defaultLeaf && index.defaultPath) return { records: index.defaultPath.slice() };
+  let kept = walked.get(index.records);
+  if (!kept) {
+    kept = new Map();
+    walked.set(index.records, kept);
+  }
+  let path = kept.get(leaf);
+  if (path)
+    kept.delete(leaf); // kept again below, as the latest
+  else path = walk(index, leaf);
+  kept.set(leaf, path);
+  if (kept.size > WALKS_KEPT) kept.delete(kept.keys().next().value as EntryRecord);
+  // Callers own what they get: the kept path is copied.
+  return path.cycleAt === undefined
+    ? { records: path.records.slice() }
+    : { records: path.records.slice(), cycleAt: path.cycleAt };
+}
+
+function walk(index: SessionIndex, leaf: EntryRecord): TreePath {
   const reversed: EntryRecord[] = [];
   const seen = new Uint8Array(index.records.length);
   let current: EntryRecord | undefined = leaf;
