@@ -87,6 +87,17 @@ function pagesOf(generation: number, start: number, end: number, ingested: Inges
   return pages;
 }
 
+/**
+ * The append protocol over the ports: committed offsets and generations, appends checked
+ * against the offset (a retry of a committed append is recognised, a stale one is a conflict),
+ * new generations, and the merging of small segments.
+ *
+ * @example
+ * ```ts
+ * const appender = new Appender(stores, () => new Date());
+ * const { offset } = await appender.status("alice", sessionId);
+ * ```
+ */
 export class Appender {
   constructor(
     private readonly stores: Stores,

@@ -19,6 +19,11 @@ const DRAIN_SESSIONS = 64;
 /** Where the users the catch-up pass visits come from (every user the meta store has). */
 export type UserSource = () => Promise<readonly string[]>;
 
+/**
+ * Keeps a search index following the stored sessions: writes mark a session dirty and a
+ * background drain indexes it; `catchUp` repairs what a crash left out from the stored bytes;
+ * `rebuild` starts over from them. The index is derived data: nothing here changes stored bytes.
+ */
 export class SearchIndexer {
   /** Sessions written since they were last indexed, as `userId\nsessionId` (ids hold no newline). */
   private readonly dirty = new Set<string>();

@@ -37,6 +37,7 @@ export function parseShareKeys(text: string): ShareKeys {
   return { current: "k1", keys: { k1: trimmed } };
 }
 
+/** A fresh signing key set for share links (one random key, `k1`). */
 export function newShareKeys(): ShareKeys {
   return { current: "k1", keys: { k1: randomBytes(32).toString("base64url") } };
 }
@@ -50,8 +51,13 @@ export interface ShareLimits {
 
 export const DEFAULT_SHARE_LIMITS: ShareLimits = { maxSeconds: 90 * 86400, defaultSeconds: 7 * 86400 };
 
+/** Where a share link stands now. */
 export type ShareStatus = "active" | "expired" | "revoked";
 
+/**
+ * Share links: create (signed, expiring, bound to the session's creation), list, revoke, and
+ * open a token (tampered or unknown: NotFound; expired or revoked: Gone).
+ */
 export class Shares {
   constructor(
     private readonly meta: MetaStore,

@@ -24,6 +24,11 @@ export function parseRange(
   return { start, end };
 }
 
+/**
+ * A session's bytes as an HTTP answer: whole (200, gzip when the client accepts it) or one
+ * `Range` (206; 416 when it cannot be met), of the current generation or the one asked for.
+ * @throws NotFound (from the reader) for a missing session or generation, or another user's.
+ */
 export async function rawResponse(c: Context, reader: Reader, userId: string, sessionId: string, generation?: number) {
   const { state } = await reader.generationState(userId, sessionId, generation);
   const total = state.length;

@@ -25,6 +25,11 @@ function badQuery(c: Context, message: string) {
   return c.json({ error: message, code: "bad_query" }, 400);
 }
 
+/**
+ * `GET /v1/search?q=&limit=&cursor=`: the signed-in user's sessions searched with the query
+ * language of `@pisync/search`; a malformed query answers 400 `bad_query` with what is wrong.
+ * `clock` dates `since:`/`before:` filters.
+ */
 export function searchRoutes(search: SearchDeps, clock: () => Date) {
   const app = new Hono<AuthEnv>();
   app.get("/", async (c) => {

@@ -30,6 +30,10 @@ async function started(pieces: AsyncGenerator<string>): Promise<AsyncGenerator<s
   })();
 }
 
+/**
+ * `/s/*`: the page, its windows, tree, live state and downloads of a share link. Every answer
+ * carries the share page's security headers; the work is done by core's `ShareReading`.
+ */
 export function sharePageRoutes(services: Services, shares: Shares) {
   const { reader, work } = services;
   const reading = new ShareReading(reader, {

@@ -6,6 +6,7 @@ import type { Services } from "../app.js";
 import type { AuthEnv } from "../auth.js";
 import { parseJson } from "../validate.js";
 
+/** `/v1/tokens`: list, create (the token is shown once) and revoke the signed-in user's API tokens. */
 export function tokenRoutes(services: Services) {
   const app = new Hono<AuthEnv>();
   app.get("/", async (c) => {
