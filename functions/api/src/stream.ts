@@ -16,6 +16,18 @@ export function textStream(pieces: AsyncGenerator<string>): ReadableStream<Uint8
 }
 
 /**
+ * A stream whose first piece is already made: what fails before any byte (an unknown entry, a
+ * missing session) is still an HTTP error, not a broken body.
+ */
+export async function started(pieces: AsyncGenerator<string>): Promise<AsyncGenerator<string>> {
+  const first = await pieces.next();
+  return (async function* () {
+    if (!first.done) yield first.value;
+    yield* pieces;
+  })();
+}
+
+/**
  * A rebuilt context as JSON text, a batch of messages at a time: `{"messages":[…],` then the
  * members of `rest()` (asked only once every message is out: a share's masked count is known
  * only then). The bytes are `JSON.stringify({ messages, ...rest() })`'s.

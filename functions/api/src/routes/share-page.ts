@@ -12,23 +12,8 @@ import { Hono } from "hono";
 import { compress } from "hono/compress";
 import type { Services } from "../app.js";
 import { SECURITY_HEADERS } from "../html.js";
-import { textStream } from "../stream.js";
+import { started, textStream } from "../stream.js";
 import { parseQuery } from "../validate.js";
-
-/** The page's query: one schema with the contract. */
-const PageQuery = SharePageQuery;
-
-/**
- * A stream whose first piece is already made: what fails before any byte (an unknown entry, a
- * missing session) is still an HTTP error, not a broken body.
- */
-async function started(pieces: AsyncGenerator<string>): Promise<AsyncGenerator<string>> {
-  const first = await pieces.next();
-  return (async function* () {
-    if (!first.done) yield first.value;
-    yield* pieces;
-  })();
-}
 
 /**
  * `/s/*`: the page, its windows, tree, live state and downloads of a share link. Every answer
@@ -51,7 +36,7 @@ export function sharePageRoutes(services: Services, shares: Shares) {
   app.get("/assets/app.js", (c) => c.body(APP_JS, 200, { "Content-Type": "text/javascript; charset=utf-8" }));
 
   const pageQuery = (c: Parameters<typeof parseQuery>[1]) => {
-    const q = parseQuery(PageQuery, c);
+    const q = parseQuery(SharePageQuery, c);
     return { leaf: q.leaf ?? q.leafId, target: q.target ?? q.targetId, before: q.before, from: q.from, after: q.after };
   };
 
