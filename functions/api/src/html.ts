@@ -16,6 +16,18 @@ export const SECURITY_HEADERS: Record<string, string> = {
   "Cache-Control": "private, no-store",
 };
 
+/**
+ * The library's pages: the share page's headers, except that their forms post to this origin
+ * (`form-action 'self'`).
+ */
+export const LIBRARY_SECURITY_HEADERS: Record<string, string> = {
+  ...SECURITY_HEADERS,
+  "Content-Security-Policy": SECURITY_HEADERS["Content-Security-Policy"].replace(
+    "form-action 'none'",
+    "form-action 'self'",
+  ),
+};
+
 /** Whether the client is a browser asking for a page (by `Accept`). */
 export function wantsHtml(c: Context): boolean {
   return /\btext\/html\b/.test(c.req.header("Accept") ?? "");

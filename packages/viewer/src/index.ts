@@ -2,6 +2,13 @@
 export { APP_JS, STYLE_CSS } from "./assets.js";
 export { escapeHtml, safeHref, safeImageSrc } from "./escape.js";
 export {
+  csrfField,
+  LIBRARY_ASSETS,
+  type LibraryChrome,
+  type LibrarySection,
+  renderLibraryPage,
+} from "./library/layout.js";
+export {
   HIGHLIGHT_MAX_CHARS,
   MARKDOWN_MAX_CHARS,
   PAGE_BUDGET_CHARS,
