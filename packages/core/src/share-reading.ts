@@ -17,7 +17,9 @@ import {
 import type { SessionHead, ShareRecord } from "@pisync/store";
 import type { CompactTree, PageEntry, SessionFacts, SessionPageView } from "@pisync/viewer";
 import { NotFound } from "./errors.js";
+import type { BuiltIndex } from "./index-cache.js";
 import { isCutPreview } from "./ingest.js";
+import { Memo } from "./memo.js";
 import type { Reader } from "./reader.js";
 import { pathFacts, pathTotals } from "./share-view.js";
 
@@ -44,6 +46,16 @@ export interface PageRequest {
 }
 
 type Records = readonly EntryRecord[];
+
+/** What a page of one branch shows beside its window of entries (masked when the share masks). */
+interface BranchView {
+  path: Records;
+  facts: SessionFacts;
+  /** Tips of the tree, newest first (whole shares). */
+  leaves?: { id: string; preview: string; timestamp?: string }[];
+  labels: Map<string, string>;
+  edits: Map<string, string>;
+}
 
 const KIND_OF_ROLE: Record<string, string> = {
   user: "u",
@@ -140,6 +152,17 @@ export class ShareReading {
     private readonly masker: ShareMasker,
   ) {}
 
+  /**
+   * What everything a share shows depends on beside the request: the share's record (its mask,
+   * pin and expiry) and the session's version (it only grows: a new length is a new version).
+   * Answers made for one key may be kept and served again under it.
+   */
+  versionKey(share: ShareRecord, head: SessionHead): string {
+    const { generation, createdAt, length } = head.current;
+    const record = `${share.id}/${share.leafId ?? ""}/${share.maskSecrets ? "m" : "u"}/${share.expiresAt}`;
+    return `${record}/${head.createdAt}/${generation}/${createdAt}/${length}`;
+  }
+
   /** The index of a share's session; a pinned share whose entry is gone looks like a missing link. */
   async index(share: ShareRecord, head: SessionHead) {
     const { index, previews } = await this.reader.index(head, head.current);
@@ -203,20 +226,26 @@ export class ShareReading {
     return { entries, masked: mask.masked() };
   }
 
-  /** The page of a share: its facts and one window of the asked branch, masked. */
-  async page(share: ShareRecord, head: SessionHead, base: string, request: PageRequest): Promise<SessionPageView> {
-    const { index, previews } = await this.index(share, head);
+  /**
+   * Branches shown lately, by version and leaf: what a page shows beside its window. Their paths
+   * hold index records (shared with a kept index, or alive only here): a few hundred thousand.
+   */
+  private readonly branches = new Memo<BranchView>(16, 200_000, (branch) => branch.path.length + 1);
+
+  /** The branch to `leaf` as pages show it, masked; made once per version of the session. */
+  private branch(share: ShareRecord, head: SessionHead, built: BuiltIndex, leaf: EntryRecord | undefined) {
+    const key = `${this.versionKey(share, head)} ${leaf?.id ?? ""}`;
+    return this.branches.get(key, () => this.makeBranch(share, head, built, leaf));
+  }
+
+  private async makeBranch(
+    share: ShareRecord,
+    head: SessionHead,
+    { index, previews }: BuiltIndex,
+    leaf: EntryRecord | undefined,
+  ): Promise<BranchView> {
     const pinned = share.leafId !== undefined;
-    // An unknown target of a whole share opens the branch that holds it; pinned: it must be on the path.
-    let leafAsked = request.leaf;
-    if (!pinned && leafAsked === undefined && request.target !== undefined && index.byId(request.target)) {
-      leafAsked = request.target;
-    }
-    const leaf = this.leafOf(share, index, leafAsked);
     const path = leaf ? pathTo(index, leaf).records : [];
-    const targetAt = request.target === undefined ? -1 : path.findIndex((r) => r.id === request.target);
-    const { start, end } = windowOf(path.length, request, targetAt);
-    const { entries, masked } = await this.entries(share, head, index, path.slice(start, end));
     if (path.length > 50_000) await new Promise((resolve) => setImmediate(resolve));
     const leaves = pinned
       ? undefined
@@ -266,6 +295,24 @@ export class ShareReading {
       cost: totals ? Math.round(totals.cost * 1e6) / 1e6 : summary.cost,
       totalsOf: pinned ? "this branch" : "the whole session",
     };
+    return { path, facts, leaves, labels: await this.labels(share, index), edits: editsOf(path) };
+  }
+
+  /** The page of a share: its facts and one window of the asked branch, masked. */
+  async page(share: ShareRecord, head: SessionHead, base: string, request: PageRequest): Promise<SessionPageView> {
+    const built = await this.index(share, head);
+    const { index } = built;
+    const pinned = share.leafId !== undefined;
+    // An unknown target of a whole share opens the branch that holds it; pinned: it must be on the path.
+    let leafAsked = request.leaf;
+    if (!pinned && leafAsked === undefined && request.target !== undefined && index.byId(request.target)) {
+      leafAsked = request.target;
+    }
+    const leaf = this.leafOf(share, index, leafAsked);
+    const { path, facts, leaves, labels, edits } = await this.branch(share, head, built, leaf);
+    const targetAt = request.target === undefined ? -1 : path.findIndex((r) => r.id === request.target);
+    const { start, end } = windowOf(path.length, request, targetAt);
+    const { entries, masked } = await this.entries(share, head, index, path.slice(start, end));
     const notes = [
       share.maskSecrets
         ? `${masked} credential${masked === 1 ? "" : "s"} masked in what this link shows`
@@ -273,7 +320,7 @@ export class ShareReading {
       pinned ? "one branch, as of its last entry" : "",
       `link expires ${share.expiresAt.slice(0, 16).replace("T", " ")} UTC`,
     ].filter(Boolean);
-    const unread = summary.problemCount;
+    const unread = head.summary.problemCount;
     return {
       base,
       facts,
@@ -282,8 +329,8 @@ export class ShareReading {
       leafId: leaf?.id ?? null,
       branches: !pinned,
       leaves,
-      labels: await this.labels(share, index),
-      edits: editsOf(path),
+      labels,
+      edits,
       notes,
       empty: path.some((r) => r.id !== undefined)
         ? undefined
@@ -299,9 +346,10 @@ export class ShareReading {
 
   /** A window of the asked branch's path (live updates: the entries after `after`). */
   async window(share: ShareRecord, head: SessionHead, request: PageRequest & { after?: string }) {
-    const { index } = await this.index(share, head);
+    const built = await this.index(share, head);
+    const { index } = built;
     const leaf = this.leafOf(share, index, request.leaf);
-    const path = leaf ? pathTo(index, leaf).records : [];
+    const { path, labels, edits } = await this.branch(share, head, built, leaf);
     let records: Records;
     if (request.after !== undefined) {
       const at = path.findIndex((r) => r.id === request.after);
@@ -311,26 +359,24 @@ export class ShareReading {
       records = path.slice(start, end);
     }
     const { entries } = await this.entries(share, head, index, records);
-    return { entries, labels: await this.labels(share, index), edits: editsOf(path) };
+    return { entries, labels, edits };
   }
 
-  /** Trees made lately, by share and session size: a link opened by many is masked once per change. */
-  private readonly trees = new Map<string, Promise<{ tree: Omit<CompactTree, "leaf">; at: Map<string, number> }>>();
+  /** Trees made lately, by version: a link opened by many is masked once per change. */
+  private readonly trees = new Memo<{ tree: Omit<CompactTree, "leaf">; at: Map<string, number> }>(
+    8,
+    1_000_000,
+    (made) => made.tree.ids.length + 1,
+  );
 
   /** The compact tree of a whole share, masked (a pinned share has none: 404). */
   async tree(share: ShareRecord, head: SessionHead, leafId?: string): Promise<CompactTree> {
     if (share.leafId !== undefined) throw new NotFound("a one-branch link has no tree");
     const { index, previews } = await this.index(share, head);
     const leaf = this.leafOf(share, index, leafId);
-    const key = `${share.id}/${head.createdAt}/${head.current.generation}/${head.current.length}`;
-    let made = this.trees.get(key);
-    if (!made) {
-      made = this.makeTree(share, index, previews);
-      this.trees.set(key, made);
-      made.catch(() => this.trees.delete(key));
-      if (this.trees.size > 8) this.trees.delete(this.trees.keys().next().value as string);
-    }
-    const { tree, at } = await made;
+    const { tree, at } = await this.trees.get(this.versionKey(share, head), () =>
+      this.makeTree(share, index, previews),
+    );
     return { ...tree, leaf: leaf?.id === undefined ? -1 : (at.get(leaf.id) ?? -1) };
   }
 

@@ -24,8 +24,9 @@ a { color: var(--accent); }
 .permalink, .edited { font-size: .75rem; color: var(--muted); text-decoration: none; }
 .permalink:hover, .permalink:focus { color: var(--accent); }
 .edited { color: var(--error); }
-.entry.target, .entry.focused { outline: 2px solid var(--accent); outline-offset: 2px; }
-.entry.paired { height: 0; padding: 0; margin: 0; border: 0; overflow: hidden; }
+.entry.target, .entry.focused, .paired-result.target { outline: 2px solid var(--accent); outline-offset: 2px; }
+.paired-result { overflow-wrap: anywhere; }
+.paired-result > .entry-head { margin-top: .2rem; }
 .notice-line { background: var(--card); border-left: 3px solid var(--accent); padding: .5rem .8rem; }
 .facts .cwd { white-space: normal; overflow-wrap: anywhere; }
 .tip-time { white-space: nowrap; }

@@ -46,7 +46,8 @@ export const APP_JS = `
     try { raw = decodeURIComponent(location.hash.slice(1)); } catch (e) { return; }
     if (!raw) return;
     const el = document.getElementById("e-" + raw) || (raw.startsWith("e-") ? document.getElementById(raw) : null);
-    if (el && el.classList.contains("entry")) {
+    // An entry, or a tool result's anchor on the block it is shown in (with its call).
+    if (el && (el.classList.contains("entry") || el.classList.contains("paired-result"))) {
       el.classList.add("target");
       el.scrollIntoView({ block: "start" });
       return;
@@ -137,11 +138,14 @@ export const APP_JS = `
   if (treeRoot) buildTree(treeRoot).catch(() => { treeRoot.textContent = "The tree could not be loaded."; });
 
   async function buildTree(root) {
-    const r = await fetch(base + "/tree" + (leaf ? "?leaf=" + encodeURIComponent(leaf) : ""), { cache: "no-store" });
+    // The same request as the page's preload (it is already on its way): one tree per version of
+    // the session, whatever the branch shown; the shown leaf is found here.
+    const r = await fetch(base + "/tree");
     if (!r.ok) throw new Error("tree");
     const tree = await r.json();
     body.dataset.treeLoaded = String(Math.round(performance.now()));
     const n = tree.ids.length;
+    if (leaf) tree.leaf = tree.ids.indexOf(leaf);
     const children = new Array(n);
     const roots = [];
     for (let i = 0; i < n; i++) {
@@ -169,7 +173,9 @@ export const APP_JS = `
     }
     const onPath = new Uint8Array(n);
     for (let i = tree.leaf; i >= 0; i = tree.parents[i]) { if (onPath[i]) break; onPath[i] = 1; }
-    const lower = tree.previews.map((p, i) => (p + " " + (tree.labels[i] || "")).toLowerCase());
+    // What search looks in: made at the first search, not before the tree is drawn.
+    let lower = null;
+    const searchable = () => lower || (lower = tree.previews.map((p, i) => (p + " " + (tree.labels[i] || "")).toLowerCase()));
     const ROLE = { u: "user", a: "assistant", t: "tool", b: "bash", s: "system", c: "summary", m: "custom", l: "label", i: "name", e: "edit", o: "entry" };
 
     root.innerHTML = "";
@@ -225,10 +231,11 @@ export const APP_JS = `
     };
     function refresh() {
       const q = search.value.trim().toLowerCase();
+      const texts = q ? searchable() : null;
       const out = [];
       for (let j = 0; j < count; j++) {
         const i = order[j];
-        if (keep(i) && (!q || lower[i].includes(q))) out.push(i);
+        if (keep(i) && (!q || texts[i].includes(q))) out.push(i);
       }
       rows = out;
       flat = q !== "" || filter === "user" || filter === "labeled";

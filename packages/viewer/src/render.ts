@@ -23,8 +23,26 @@ export interface EntriesInput {
   edits?: Map<string, string>;
 }
 
-/** Tool results of a window by their call's id: a call and its result are shown as one block. */
-type Results = Map<string, Json>;
+/** A tool result shown with its call: the result message and its entry. */
+interface PairedResult {
+  message: Json;
+  entryId: string;
+}
+
+/**
+ * What pairs calls and results in a window: a call and its result are shown as one block where
+ * the call is, and the result's own entry keeps only its place (a hidden anchor for live updates).
+ */
+interface Pairs {
+  /** Results by their call's id, for calls the window shows (taken as their block is rendered). */
+  byCall: Map<string, PairedResult>;
+  /** Ids of the result entries shown with their call. */
+  shown: Set<string>;
+  labels: Map<string, string>;
+  edits: Map<string, string>;
+}
+
+const NO_PAIRS: Pairs = { byCall: new Map(), shown: new Set(), labels: new Map(), edits: new Map() };
 
 function text(value: unknown): string {
   return typeof value === "string" ? value : "";
@@ -83,7 +101,22 @@ function turnCost(message: Json): string {
   return `${tokens.toLocaleString("en-US")} tokens · ${money(cost)} (input ${Number(usage.input) || 0}, output ${Number(usage.output) || 0}, cache read ${Number(usage.cacheRead) || 0}, cache write ${Number(usage.cacheWrite) || 0})`;
 }
 
-function renderAssistant(message: Json, results: Results): string {
+/**
+ * A call with its result, as one block that carries the result entry's anchor (`#e-<id>` lands on
+ * the block), label and "edited later" mark.
+ */
+function pairedBlock(call: ToolCallPart, paired: PairedResult, pairs: Pairs): string {
+  const id = escapeHtml(paired.entryId);
+  const label = pairs.labels.get(paired.entryId);
+  const edit = pairs.edits.get(paired.entryId);
+  const head =
+    label || edit
+      ? `<div class="entry-head">${label ? `<span class="label">${escapeHtml(label)}</span>` : ""}${edit ? `<a class="edited" href="#e-${escapeHtml(edit)}">edited later</a>` : ""}</div>`
+      : "";
+  return `<div class="paired-result" id="e-${id}" data-id="${id}">${head}${renderToolBlock(call, paired.message)}</div>`;
+}
+
+function renderAssistant(message: Json, pairs: Pairs): string {
   const parts = contentParts(message.content);
   const html = parts.map((part) => {
     if (part.type === "text") return renderMarkdown(text(part.text));
@@ -96,7 +129,12 @@ function renderAssistant(message: Json, results: Results): string {
       );
     }
     if (part.type === "toolCall") {
-      return renderToolBlock(part as ToolCallPart, typeof part.id === "string" ? results.get(part.id) : undefined);
+      const paired = typeof part.id === "string" ? pairs.byCall.get(part.id) : undefined;
+      // One block per result: a second call of the same id is shown without it.
+      if (paired) pairs.byCall.delete(part.id as string);
+      return paired
+        ? pairedBlock(part as ToolCallPart, paired, pairs)
+        : renderToolBlock(part as ToolCallPart, undefined);
     }
     if (part.type === "image") return image(part);
     return "";
@@ -136,12 +174,12 @@ function renderSystem(message: Json): string {
   return details("system", summary, `${renderContent(message.content)}${toolList}`);
 }
 
-function renderMessage(message: Json, results: Results): string | undefined {
+function renderMessage(message: Json, pairs: Pairs): string | undefined {
   switch (message.role) {
     case "user":
       return `<div class="who">User</div>${renderContent(message.content)}`;
     case "assistant":
-      return renderAssistant(message, results);
+      return renderAssistant(message, pairs);
     case "system":
       return renderSystem(message);
     case "toolResult":
@@ -176,7 +214,7 @@ function renderContextEdit(e: Json): string {
 }
 
 /** One entry's body; `undefined` for entries a reader need not see (labels, extension state). */
-function entryBody(item: PageEntry, results: Results): { body?: string; kind: string } {
+function entryBody(item: PageEntry, pairs: Pairs): { body?: string; kind: string } {
   const e = item.entry;
   switch (item.type) {
     case "message": {
@@ -185,11 +223,9 @@ function entryBody(item: PageEntry, results: Results): { body?: string; kind: st
         return { body: `<p class="event">An empty message (pi skips it).</p>`, kind: "message" };
       }
       const m = message as Json;
-      // A result shown with its call: only its anchor stays here.
-      if (m.role === "toolResult" && typeof m.toolCallId === "string" && results.has(`shown:${m.toolCallId}`)) {
-        return { body: "", kind: "message toolResult paired" };
-      }
-      return { body: renderMessage(m, results), kind: `message ${text(m.role)}` };
+      // A result shown with its call: its block (and anchor) is there; here only its place stays.
+      if (pairs.shown.has(item.id)) return { body: "", kind: "message toolResult paired" };
+      return { body: renderMessage(m, pairs), kind: `message ${text(m.role)}` };
     }
     case "custom_message":
       return {
@@ -230,56 +266,59 @@ function entryBody(item: PageEntry, results: Results): { body?: string; kind: st
   }
 }
 
-/** One entry as HTML; `undefined` for entries a reader need not see (labels, usage, extension state). */
+/**
+ * One entry as HTML; `undefined` for entries a reader need not see (labels, usage, extension
+ * state). A tool result shown with its call (`pairs`, made for a window) is a hidden placeholder:
+ * its anchor is on the call's block.
+ */
 export function renderEntry(
   item: PageEntry,
   labels: Map<string, string>,
   edits: Map<string, string> = new Map(),
-  results: Results = new Map(),
+  pairs: Pairs = NO_PAIRS,
 ): string | undefined {
-  const { body, kind } = entryBody(item, results);
+  const { body, kind } = entryBody(item, pairs);
   if (body === undefined) return undefined;
   const id = escapeHtml(item.id);
+  if (pairs.shown.has(item.id)) return `<article class="entry ${escapeHtml(kind)}" data-id="${id}" hidden></article>`;
   const label = labels.get(item.id);
   const edit = edits.get(item.id);
-  if (body === "" && !label && !edit) {
-    return `<article class="entry ${escapeHtml(kind)}" id="e-${id}" data-id="${id}"></article>`;
-  }
   const head = [
     label ? `<span class="label">${escapeHtml(label)}</span>` : "",
     edit ? `<a class="edited" href="#e-${escapeHtml(edit)}">edited later</a>` : "",
     `<a class="permalink" href="#e-${id}" title="Link to this entry">#</a>`,
   ].join("");
-  const shown = body || `<p class="event">The result of the tool call above.</p>`;
-  return `<article class="entry ${escapeHtml(kind.replace(" paired", ""))}" id="e-${id}" data-id="${id}"><div class="entry-head">${head}</div>${shown}${when(item.timestamp)}</article>`;
+  return `<article class="entry ${escapeHtml(kind)}" id="e-${id}" data-id="${id}"><div class="entry-head">${head}</div>${body}${when(item.timestamp)}</article>`;
 }
 
-/** Tool results by call id, and which calls the window shows (their results join them). */
-function resultsOf(entries: PageEntry[]): Results {
-  const results: Results = new Map();
-  for (const { entry } of entries) {
+/** Pairs the tool calls of a window with their results (a result's last entry wins). */
+function pairsOf(input: EntriesInput): Pairs {
+  const results = new Map<string, PairedResult>();
+  for (const { id, type, entry } of input.entries) {
     const m = entry.message as Json | undefined;
-    if (entry.type === "message" && m && m.role === "toolResult" && typeof m.toolCallId === "string") {
-      results.set(m.toolCallId, m);
+    if (type === "message" && m && m.role === "toolResult" && typeof m.toolCallId === "string") {
+      results.set(m.toolCallId, { message: m, entryId: id });
     }
   }
-  for (const { entry } of entries) {
+  const pairs: Pairs = { byCall: new Map(), shown: new Set(), labels: input.labels, edits: input.edits ?? new Map() };
+  for (const { type, entry } of input.entries) {
     const m = entry.message as Json | undefined;
-    if (entry.type !== "message" || !m || m.role !== "assistant" || !Array.isArray(m.content)) continue;
+    if (type !== "message" || !m || m.role !== "assistant" || !Array.isArray(m.content)) continue;
     for (const part of m.content as Json[]) {
-      if (part?.type === "toolCall" && typeof part.id === "string" && results.has(part.id)) {
-        results.set(`shown:${part.id}`, {});
-      }
+      const paired = part?.type === "toolCall" && typeof part.id === "string" ? results.get(part.id) : undefined;
+      if (!paired || pairs.shown.has(paired.entryId)) continue;
+      pairs.byCall.set(part.id as string, paired);
+      pairs.shown.add(paired.entryId);
     }
   }
-  return results;
+  return pairs;
 }
 
 /** Entries as HTML, with at most {@link PAGE_BUDGET_CHARS} of Markdown parsed and code highlighted in all. */
 export function renderEntries(input: EntriesInput): string {
-  const results = resultsOf(input.entries);
+  const pairs = pairsOf(input);
   return withBudget(PAGE_BUDGET_CHARS, () =>
-    input.entries.map((e) => renderEntry(e, input.labels, input.edits, results) ?? "").join(""),
+    input.entries.map((e) => renderEntry(e, input.labels, input.edits, pairs) ?? "").join(""),
   );
 }
 
@@ -352,7 +391,11 @@ export function renderPage(view: SessionPageView): string {
   const tree = view.branches
     ? `<aside id="tree-pane" aria-label="Session tree"><details class="tree-fold" open><summary>Tree</summary><div id="tree"></div></details>${renderTips(view)}</aside>`
     : "";
-  return `${documentHead(oneLine(view.facts.title, 80), '<script src="/s/assets/app.js" defer></script>\n')}
+  // The tree is asked for while the page is still parsing (the script takes the preloaded answer).
+  const preload = view.branches
+    ? `<link rel="preload" href="${escapeHtml(`${view.base}/tree`)}" as="fetch" crossorigin="anonymous">\n`
+    : "";
+  return `${documentHead(oneLine(view.facts.title, 80), `${preload}<script src="/s/assets/app.js" defer></script>\n`)}
 <body class="${view.branches ? "with-tree" : ""}" data-base="${escapeHtml(view.base)}" data-live="${view.live ? "1" : "0"}" data-leaf="${escapeHtml(view.leafId ?? "")}" data-start="${view.window.start}" data-end="${view.window.end}" data-total="${view.window.total}">
 <header>
 <h1>${escapeHtml(oneLine(view.facts.title, 200))}</h1>

@@ -7,11 +7,13 @@
  */
 import { ShareReading, type Shares } from "@pisync/core";
 import { SharePageQuery } from "@pisync/protocol";
+import type { SessionHead, ShareRecord } from "@pisync/store";
 import { APP_JS, maskText, STYLE_CSS } from "@pisync/viewer";
 import { Hono } from "hono";
 import { compress } from "hono/compress";
 import type { Services } from "../app.js";
 import { SECURITY_HEADERS } from "../html.js";
+import { KeptBodies } from "../kept-bodies.js";
 import { started, textStream } from "../stream.js";
 import { parseQuery } from "../validate.js";
 
@@ -40,13 +42,30 @@ export function sharePageRoutes(services: Services, shares: Shares) {
     return { leaf: q.leaf ?? q.leafId, target: q.target ?? q.targetId, before: q.before, from: q.from, after: q.after };
   };
 
-  // Pages, windows and trees go compressed to browsers that ask (the streamed downloads do not).
-  app.get("/:token", compress(), async (c) => {
+  // Pages and trees are kept, with their gzip, per version of the session and request: readers
+  // of one link get the same bytes, made once. Windows go compressed too (downloads do not).
+  const pages = new KeptBodies(32, 64 * 1024 * 1024);
+  const trees = new KeptBodies(8, 64 * 1024 * 1024);
+
+  app.get("/:token", async (c) => {
     const token = c.req.param("token");
     const { share, head } = await shares.open(token);
-    const view = await reading.page(share, head, `/s/${token}`, pageQuery(c));
-    return c.html(await work.renderPage(view));
+    const { leaf, target, before, from } = pageQuery(c);
+    const request = { leaf, target, before, from };
+    const base = `/s/${token}`;
+    const key = `${reading.versionKey(share, head)} ${base} ${JSON.stringify(request)}`;
+    const page = await pages.get(key, async () => work.renderPage(await reading.page(share, head, base, request)));
+    // The page's script asks for the tree next: a whole share's starts being made now (errors
+    // are the tree request's to answer).
+    if (share.leafId === undefined) treeOf(share, head).catch(() => {});
+    return KeptBodies.respond(c, page, "text/html; charset=UTF-8");
   });
+
+  /** A whole share's tree as kept bytes; `leaf` marks another leaf than the default one. */
+  const treeOf = (share: ShareRecord, head: SessionHead, leaf?: string) =>
+    trees.get(`${reading.versionKey(share, head)} ${leaf ?? ""}`, async () =>
+      JSON.stringify(await reading.tree(share, head, leaf)),
+    );
 
   /** For live pages: an ETag that changes as the session grows (a pinned share's never does: its path is fixed). */
   app.get("/:token/state", async (c) => {
@@ -65,9 +84,9 @@ export function sharePageRoutes(services: Services, shares: Shares) {
   });
 
   /** The compact tree of a whole share (JSON, parallel arrays, masked), for the navigator. */
-  app.get("/:token/tree", compress(), async (c) => {
+  app.get("/:token/tree", async (c) => {
     const { share, head } = await shares.open(c.req.param("token"));
-    return c.json(await reading.tree(share, head, pageQuery(c).leaf));
+    return KeptBodies.respond(c, await treeOf(share, head, pageQuery(c).leaf), "application/json; charset=UTF-8");
   });
 
   /** The JSONL: the whole session, or (pinned) the header and the path's entries; streamed, masked. */
