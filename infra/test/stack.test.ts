@@ -1,4 +1,6 @@
 /** The synthesized template, asserted; and cdk-nag's AwsSolutions checks pass. */
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { PREFIXES, TABLE_SCHEMA } from "@pisync/store";
 import { App, Validations } from "aws-cdk-lib";
 import { Match, Template } from "aws-cdk-lib/assertions";
@@ -8,11 +10,27 @@ import { acknowledgeNagFindings } from "../lib/nag.js";
 import { PisyncStack } from "../lib/pisync-stack.js";
 
 describe("the pisync stack", () => {
+  let app: App;
   let template: Template;
   beforeAll(() => {
-    const app = new App();
+    app = new App();
     template = Template.fromStack(new PisyncStack(app, "Test"));
   }, 120_000);
+
+  it("ships the bundle the benchmark measures: index.mjs, its chunks and their source maps", () => {
+    template.hasResourceProperties("AWS::Lambda::Function", { Runtime: "nodejs22.x", Handler: "index.handler" });
+    const outdir = app.synth().directory;
+    const assets = readdirSync(outdir).filter((name) => existsSync(join(outdir, name, "index.mjs")));
+    expect(assets).toHaveLength(1);
+    const asset = join(outdir, assets[0] as string);
+    const entry = readFileSync(join(asset, "index.mjs"), "utf8");
+    expect(entry).toContain("sourceMappingURL=index.mjs.map");
+    expect(existsSync(join(asset, "index.mjs.map"))).toBe(true);
+    // The share page's libraries (highlight.js here) are in a chunk loaded on demand, not in the entry.
+    const chunks = readdirSync(join(asset, "chunks")).filter((name) => name.endsWith(".mjs"));
+    expect(entry).not.toContain("hljs");
+    expect(chunks.filter((name) => readFileSync(join(asset, "chunks", name), "utf8").includes("hljs"))).toHaveLength(1);
+  });
 
   it("keeps bytes in a private, encrypted, TLS-only bucket with lifecycle rules", () => {
     template.hasResourceProperties("AWS::S3::Bucket", {

@@ -12,7 +12,13 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
 export async function withAwsServers<T>(
   measure: (config: AwsStoresConfig, servers: { dynamodb: RunningServer; s3: RunningServer }) => Promise<T>,
 ): Promise<T> {
-  const [dynamodb, s3] = await Promise.all([startDynamoDbLocal(), startS3rver(["pisync-bench"])]);
+  const [startedDynamo, startedS3] = await Promise.allSettled([startDynamoDbLocal(), startS3rver(["pisync-bench"])]);
+  if (startedDynamo.status === "rejected" || startedS3.status === "rejected") {
+    // One may have started: it is stopped before the failure is thrown.
+    await Promise.all([startedDynamo, startedS3].map((s) => (s.status === "fulfilled" ? s.value.stop() : undefined)));
+    throw (startedDynamo.status === "rejected" ? startedDynamo : (startedS3 as PromiseRejectedResult)).reason;
+  }
+  const [dynamodb, s3] = [startedDynamo.value, startedS3.value];
   try {
     const config: AwsStoresConfig = {
       bucket: "pisync-bench",

@@ -21,7 +21,6 @@ import { type AuthEnv, bearerAuth } from "./auth.js";
 import type { BodyLimits } from "./body.js";
 import { onError, redact } from "./errors.js";
 import { htmlError, htmlRoot, wantsHtml } from "./html.js";
-import { openApiDocument } from "./openapi.js";
 import { type RateLimits, rateLimits } from "./rate-limit.js";
 import { blobRoutes } from "./routes/blobs.js";
 import { indexAfterWrites, type SearchDeps, searchRoutes } from "./routes/search.js";
@@ -31,6 +30,7 @@ import { createShareRoute, shareRoutes } from "./routes/shares.js";
 import { tokenRoutes } from "./routes/tokens.js";
 import { uploadRoutes } from "./routes/uploads.js";
 import { inlineWork, type ShareWork } from "./share-work.js";
+import { viewerLoaded } from "./viewer.js";
 
 export interface AppLimits extends BodyLimits {
   /** A single large line uploaded outside the append request (pi keeps images inline). */
@@ -116,7 +116,8 @@ export function createApp(deps: AppDeps) {
     );
   });
   app.get("/healthz", (c) => c.json({ ok: true }));
-  app.get("/openapi.json", (c) => c.json(openApiDocument));
+  // Built on its first request: a cold start does not turn every route's schemas into JSON Schema.
+  app.get("/openapi.json", async (c) => c.json((await import("./openapi.js")).openApiDocument));
   const shares = new Shares(
     deps.stores.meta,
     deps.shareKeys ??
@@ -126,6 +127,7 @@ export function createApp(deps: AppDeps) {
     clock,
     { ...DEFAULT_SHARE_LIMITS, maxSeconds: (deps.maxShareDays ?? 90) * 86400 },
   );
+  app.use("/s/*", viewerLoaded);
   app.route("/s", sharePageRoutes(services, shares));
   app.use("/v1/*", bearerAuth(services.tokens));
   app.route("/v1/sessions", createShareRoute(services, shares));

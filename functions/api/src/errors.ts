@@ -45,7 +45,11 @@ const STATUS = new Map<abstract new (...args: never[]) => DomainError, 400 | 401
  * Turns an error into its answer: a domain error into `{ error, code, ...fields }` with its
  * status (a browser gets a page for 404 and 410); anything else into a bare 500, logged.
  */
-export function onError(error: Error, c: Context, log: (line: string) => void = console.error): Response {
+export function onError(
+  error: Error,
+  c: Context,
+  log: (line: string) => void = console.error,
+): Response | Promise<Response> {
   if (error instanceof DomainError) {
     const status = STATUS.get(error.constructor as abstract new (...args: never[]) => DomainError) ?? 400;
     const body: ErrorBody = { error: error.message, code: error.code, ...error.fields };

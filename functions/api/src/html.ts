@@ -2,8 +2,8 @@
  * What people get in a browser: the share page's headers, and small HTML pages for errors and
  * the server root (API clients, which do not ask for HTML, keep JSON).
  */
-import { renderNotice } from "@pisync/viewer";
 import type { Context } from "hono";
+import { loadViewer } from "./viewer.js";
 
 /** Every answer under /s/ and every HTML page carries these (the token is in share URLs). */
 export const SECURITY_HEADERS: Record<string, string> = {
@@ -35,19 +35,28 @@ export function wantsHtml(c: Context): boolean {
 
 const TITLES: Record<number, string> = { 404: "Not found", 410: "This link is no longer available" };
 
-/** A small page in the share page's style, with its headers. */
-export function htmlNotice(c: Context, status: 200 | 404 | 410, title: string, message: string): Response {
+/**
+ * A small page in the share page's style, with its headers. The viewer is loaded on the first
+ * page asked for: API requests (a Lambda's cold start) never load its Markdown and masking.
+ */
+export async function htmlNotice(
+  c: Context,
+  status: 200 | 404 | 410,
+  title: string,
+  message: string,
+): Promise<Response> {
+  const { renderNotice } = await loadViewer();
   for (const [name, value] of Object.entries(SECURITY_HEADERS)) c.header(name, value);
   return c.html(renderNotice({ title, message }), status);
 }
 
 /** A 404 or 410 as a page for a browser. */
-export function htmlError(c: Context, status: 404 | 410, message: string): Response {
+export function htmlError(c: Context, status: 404 | 410, message: string): Promise<Response> {
   return htmlNotice(c, status, TITLES[status], message);
 }
 
 /** The server root, for a browser. */
-export function htmlRoot(c: Context): Response {
+export function htmlRoot(c: Context): Promise<Response> {
   return htmlNotice(
     c,
     200,

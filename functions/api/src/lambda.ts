@@ -33,8 +33,13 @@ export function secretKeys(connection: AwsConnection, secretId: string | undefin
 
 let cached: ReturnType<typeof createHandler> | undefined;
 
-/** Built on the first event (not at import: a cold start stays an import). */
-export const handler: ReturnType<typeof createHandler> = (event, context) => {
+/**
+ * Sets the function up from its environment, once per container: the SDK clients (each keeps
+ * its connections open between requests) and the app. The handler calls it on the first event
+ * (importing the module does nothing else); `npm run bench:bundle` calls it to time it apart.
+ * @throws Error when the environment lacks a setting (see `lambdaConfig`).
+ */
+export function init(): ReturnType<typeof createHandler> {
   if (!cached) {
     const config = lambdaConfig();
     cached = createHandler(awsStores({ ...config.connection, bucket: config.bucket, table: config.table }), {
@@ -42,5 +47,8 @@ export const handler: ReturnType<typeof createHandler> = (event, context) => {
       maxShareDays: config.maxShareDays,
     });
   }
-  return cached(event, context);
-};
+  return cached;
+}
+
+/** The Lambda handler: the app, set up on the first event. */
+export const handler: ReturnType<typeof createHandler> = (event, context) => init()(event, context);

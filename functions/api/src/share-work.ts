@@ -4,7 +4,8 @@
  * at a time); the Node server hands it to a worker pool (worker-pool.ts) so that one large
  * page never holds up the other requests.
  */
-import { type EntriesInput, maskLines, maskTexts, type PageInput, renderEntries, renderPage } from "@pisync/viewer";
+import type { EntriesInput, PageInput } from "@pisync/viewer";
+import { loadViewer } from "./viewer.js";
 
 export interface ShareWork {
   renderPage(input: PageInput): Promise<string>;
@@ -13,10 +14,10 @@ export interface ShareWork {
   maskTexts(texts: string[]): Promise<string[]>;
 }
 
-/** The work done where it is asked for. */
+/** The work done where it is asked for (the viewer loaded on the first share asked for). */
 export const inlineWork: ShareWork = {
-  renderPage: async (input) => renderPage(input),
-  renderEntries: async (input) => renderEntries(input),
-  maskLines,
-  maskTexts,
+  renderPage: async (input) => (await loadViewer()).renderPage(input),
+  renderEntries: async (input) => (await loadViewer()).renderEntries(input),
+  maskLines: async (lines) => (await loadViewer()).maskLines(lines),
+  maskTexts: async (texts) => (await loadViewer()).maskTexts(texts),
 };

@@ -10,7 +10,7 @@
  * - filters `cwd:TEXT`, `role:user|assistant|tool`, `since:7d` (or `12h`, `2w`, or a date),
  *   `before:2026-01-01`, `model:TEXT`, `label:TEXT` (a filter value may be quoted).
  */
-import { z } from "zod";
+import * as z from "zod/mini";
 
 /** A word, a prefix or a phrase; `exclude` for the `-` form. */
 export interface Term {
@@ -47,10 +47,10 @@ export const MAX_QUERY_LENGTH = 1000;
 export const MAX_TERMS = 32;
 
 /** The raw query text: a bounded, non-empty string. */
-export const QueryText = z
-  .string()
-  .max(MAX_QUERY_LENGTH, `the query is longer than ${MAX_QUERY_LENGTH} characters`)
-  .refine((s) => s.trim() !== "", "the query is empty");
+export const QueryText = z.string().check(
+  z.maxLength(MAX_QUERY_LENGTH, `the query is longer than ${MAX_QUERY_LENGTH} characters`),
+  z.refine((s) => s.trim() !== "", "the query is empty"),
+);
 
 const FILTERS = new Set(["cwd", "role", "since", "before", "model", "label"]);
 const ROLES = new Set<Role>(["user", "assistant", "tool"]);

@@ -8,7 +8,6 @@
 import { ShareReading, type Shares } from "@pisync/core";
 import { SharePageQuery } from "@pisync/protocol";
 import type { SessionHead, ShareRecord } from "@pisync/store";
-import { APP_JS, maskText, STYLE_CSS } from "@pisync/viewer";
 import { Hono } from "hono";
 import { compress } from "hono/compress";
 import type { Services } from "../app.js";
@@ -16,6 +15,7 @@ import { SECURITY_HEADERS } from "../html.js";
 import { KeptBodies } from "../kept-bodies.js";
 import { started, textStream } from "../stream.js";
 import { parseQuery } from "../validate.js";
+import { viewer } from "../viewer.js";
 
 /**
  * `/s/*`: the page, its windows, tree, live state and downloads of a share link. Every answer
@@ -26,7 +26,7 @@ export function sharePageRoutes(services: Services, shares: Shares) {
   const reading = new ShareReading(reader, {
     maskLines: work.maskLines,
     maskTexts: work.maskTexts,
-    maskText: (t) => maskText(t).text,
+    maskText: (t) => viewer().maskText(t).text,
   });
   const app = new Hono();
   app.use("*", async (c, next) => {
@@ -34,8 +34,8 @@ export function sharePageRoutes(services: Services, shares: Shares) {
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) c.header(name, value);
   });
 
-  app.get("/assets/style.css", (c) => c.body(STYLE_CSS, 200, { "Content-Type": "text/css; charset=utf-8" }));
-  app.get("/assets/app.js", (c) => c.body(APP_JS, 200, { "Content-Type": "text/javascript; charset=utf-8" }));
+  app.get("/assets/style.css", (c) => c.body(viewer().STYLE_CSS, 200, { "Content-Type": "text/css; charset=utf-8" }));
+  app.get("/assets/app.js", (c) => c.body(viewer().APP_JS, 200, { "Content-Type": "text/javascript; charset=utf-8" }));
 
   const pageQuery = (c: Parameters<typeof parseQuery>[1]) => {
     const q = parseQuery(SharePageQuery, c);

@@ -1,11 +1,13 @@
 /**
  * The AWS SDK v3 clients pisync calls (S3, DynamoDB, Secrets Manager), made from one
  * connection: where requests go and as whom. Retries are the SDK's standard mode (exponential
- * backoff with jitter on network errors, 5xx and throttling).
+ * backoff with jitter on network errors, 5xx and throttling). Every setting the SDK would
+ * otherwise look up in the environment and in `~/.aws/config` (file reads on a Lambda's first
+ * request) is given here, and connections are kept open between requests.
  */
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { S3Client } from "@aws-sdk/client-s3";
-import { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
+import type { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 
 export interface AwsCredentials {
@@ -36,6 +38,17 @@ function common(connection: AwsConnection, service: Service) {
     credentials: connection.credentials,
     endpoint: connection.endpoints?.[service],
     maxAttempts: connection.maxAttempts ?? 3,
+    retryMode: "standard" as const,
+    // What the SDK would otherwise read from the environment or the shared config files.
+    defaultsMode: "legacy" as const,
+    useFipsEndpoint: false,
+    useDualstackEndpoint: false,
+    authSchemePreference: [] as string[],
+    userAgentAppId: async () => undefined,
+    // Correct for clock skew, as the SDK does by default.
+    disableClockSkewCorrection: false,
+    // One client per store and container: its sockets stay open for the next request.
+    requestHandler: { httpAgent: { keepAlive: true }, httpsAgent: { keepAlive: true } },
   };
 }
 
@@ -47,6 +60,9 @@ export function s3Client(connection: AwsConnection): S3Client {
   return new S3Client({
     ...common(connection, "s3"),
     forcePathStyle: connection.s3PathStyle ?? false,
+    useArnRegion: false,
+    disableS3ExpressSessionAuth: true,
+    sigv4aSigningRegionSet: async () => undefined,
     requestChecksumCalculation: "WHEN_REQUIRED",
     responseChecksumValidation: "WHEN_REQUIRED",
   });
@@ -54,7 +70,11 @@ export function s3Client(connection: AwsConnection): S3Client {
 
 /** A DynamoDB client (plain AttributeValues: for the table's own administration). */
 export function dynamoClient(connection: AwsConnection): DynamoDBClient {
-  return new DynamoDBClient(common(connection, "dynamodb"));
+  return new DynamoDBClient({
+    ...common(connection, "dynamodb"),
+    accountIdEndpointMode: "disabled",
+    endpointDiscoveryEnabled: false,
+  });
 }
 
 /** A DynamoDB client taking and giving plain JavaScript values (strings, numbers, bytes). */
@@ -62,8 +82,12 @@ export function documentClient(connection: AwsConnection): DynamoDBDocumentClien
   return DynamoDBDocumentClient.from(dynamoClient(connection));
 }
 
-/** A Secrets Manager client. */
-export function secretsClient(connection: AwsConnection): SecretsManagerClient {
+/**
+ * A Secrets Manager client. Its module is loaded here, when first asked for (the share key is
+ * read once per container): in the Lambda bundle it is a chunk a cold start does not load.
+ */
+export async function secretsClient(connection: AwsConnection): Promise<SecretsManagerClient> {
+  const { SecretsManagerClient } = await import("@aws-sdk/client-secrets-manager");
   return new SecretsManagerClient(common(connection, "secretsmanager"));
 }
 
