@@ -40,6 +40,7 @@ export const handler: ReturnType<typeof createHandler> = (event, context) => {
     cached = createHandler(awsStores({ ...config.connection, bucket: config.bucket, table: config.table }), {
       shareKeys: secretKeys(config.connection, config.shareKeySecret),
       maxShareDays: config.maxShareDays,
+      publicUrl: config.publicUrl,
     });
   }
   return cached(event, context);
