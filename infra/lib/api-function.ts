@@ -115,6 +115,8 @@ export class ApiFunction extends Construct {
           "dynamodb:Query",
           "dynamodb:BatchWriteItem",
           "dynamodb:ConditionCheckItem",
+          // The last use of a token or browser session: one attribute, on an item that exists.
+          "dynamodb:UpdateItem",
         ],
         resources: [table.tableArn, `${table.tableArn}/index/${props.indexName}`],
       }),

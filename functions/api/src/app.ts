@@ -5,6 +5,7 @@
 import {
   Appender,
   Blobs,
+  BrowserSessions,
   DEFAULT_APPEND_LIMITS,
   DEFAULT_SHARE_LIMITS,
   Reader,
@@ -23,10 +24,12 @@ import { onError, redact } from "./errors.js";
 import { htmlError, htmlRoot, wantsHtml } from "./html.js";
 import { type RateLimits, rateLimits } from "./rate-limit.js";
 import { blobRoutes } from "./routes/blobs.js";
+import { deviceRoutes } from "./routes/devices.js";
 import { indexAfterWrites, type SearchDeps, searchRoutes } from "./routes/search.js";
 import { sessionRoutes } from "./routes/sessions.js";
 import { sharePageRoutes } from "./routes/share-page.js";
 import { createShareRoute, shareRoutes } from "./routes/shares.js";
+import { loginLinkRoutes, signInRoutes } from "./routes/sign-in.js";
 import { tokenRoutes } from "./routes/tokens.js";
 import { uploadRoutes } from "./routes/uploads.js";
 import { inlineWork, type ShareWork } from "./share-work.js";
@@ -65,6 +68,11 @@ export interface AppDeps {
   readerCache?: Partial<ReaderCacheLimits>;
   /** Search over a user's sessions; `/v1/search` answers 404 without it. */
   search?: SearchDeps;
+  /**
+   * The server's public URL (`https://pisync.example.com`), for sign-in links and the CSRF
+   * origin check; default: the request's own origin (`X-Forwarded-Proto` honoured).
+   */
+  publicUrl?: string;
 }
 
 /** The use cases the routes call (never the stores themselves), and the request limits. */
@@ -72,6 +80,10 @@ export interface Services {
   appender: Appender;
   reader: Reader;
   tokens: Tokens;
+  /** Sign-in links and browser sessions. */
+  browserSessions: BrowserSessions;
+  /** See {@link AppDeps.publicUrl}. */
+  publicUrl: string | undefined;
   uploads: Uploads;
   blobs: Blobs;
   limits: AppLimits;
@@ -97,6 +109,8 @@ export function createApp(deps: AppDeps) {
     appender: new Appender(deps.stores, clock, { maxLines: limits.maxLines }),
     reader: new Reader(deps.stores, deps.readerCache),
     tokens: new Tokens(deps.stores.meta, clock),
+    browserSessions: new BrowserSessions(deps.stores.meta, clock),
+    publicUrl: deps.publicUrl,
     uploads: new Uploads(deps.stores.blobs, limits.maxUploadBytes, clock),
     blobs: new Blobs(deps.stores.blobs),
     limits,
@@ -129,7 +143,11 @@ export function createApp(deps: AppDeps) {
   );
   app.use("/s/*", viewerLoaded);
   app.route("/s", sharePageRoutes(services, shares));
+  // Signing in: one-time links (asked for with a token), browser sessions, the devices page.
+  app.route("/", signInRoutes(services));
+  app.route("/", deviceRoutes(services));
   app.use("/v1/*", bearerAuth(services.tokens));
+  app.route("/v1/login-links", loginLinkRoutes(services));
   app.route("/v1/sessions", createShareRoute(services, shares));
   app.route("/v1/shares", shareRoutes(shares));
   app.route("/v1/blobs", blobRoutes(services));

@@ -41,5 +41,7 @@ export function lambdaConfig(env: NodeJS.ProcessEnv = process.env) {
     s3PathStyle: Boolean(env.AWS_ENDPOINT_URL_S3),
   };
   const maxShareDays = Number(env.PISYNC_MAX_SHARE_DAYS ?? 90);
-  return { bucket, table, connection, shareKeySecret: env.PISYNC_SHARE_KEY_SECRET, maxShareDays };
+  // The origin browsers use, when a proxy or custom domain hides it from the function.
+  const publicUrl = env.PISYNC_PUBLIC_URL || undefined;
+  return { bucket, table, connection, shareKeySecret: env.PISYNC_SHARE_KEY_SECRET, maxShareDays, publicUrl };
 }

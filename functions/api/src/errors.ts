@@ -7,6 +7,7 @@ import {
   BadRequest,
   Busy,
   DomainError,
+  Forbidden,
   GenerationMismatch,
   Gone,
   NotFound,
@@ -21,18 +22,26 @@ import { htmlError, wantsHtml } from "./html.js";
 
 /**
  * A log line without secrets: share-link tokens (in `/s/<token>` paths or anywhere else) are
- * cut out; bearer tokens never reach a log line (headers are not logged).
+ * cut out, and so are sign-in link and browser session secrets (`/login/<secret>`); bearer tokens
+ * never reach a log line (headers are not logged).
  */
 export function redact(line: string): string {
   return line
     .replace(/\/s\/[^/\s?#"']+/g, "/s/[link]")
     .replace(/[A-Za-z0-9_-]{22}\.[A-Za-z0-9]{1,16}\.[A-Za-z0-9_-]{20,}/g, "[link]")
-    .replace(/\bpst_[A-Za-z0-9_-]+/g, "[token]");
+    .replace(/\bpst_[A-Za-z0-9_-]+/g, "[token]")
+    .replace(/\bps[ls]_[A-Za-z0-9_-]+/g, "[secret]");
 }
 
-const STATUS = new Map<abstract new (...args: never[]) => DomainError, 400 | 401 | 404 | 409 | 410 | 412 | 413 | 503>([
+const STATUS = new Map<
+  abstract new (
+    ...args: never[]
+  ) => DomainError,
+  400 | 401 | 403 | 404 | 409 | 410 | 412 | 413 | 503
+>([
   [BadRequest, 400],
   [Unauthorized, 401],
+  [Forbidden, 403],
   [NotFound, 404],
   [OffsetConflict, 409],
   [Gone, 410],

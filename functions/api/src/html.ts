@@ -18,10 +18,13 @@ export const SECURITY_HEADERS: Record<string, string> = {
 
 /**
  * The library's pages: the share page's headers, except that their forms post to this origin
- * (`form-action 'self'`).
+ * (`form-action 'self'`), and that the referrer is kept within it (`same-origin`): under
+ * `no-referrer` a browser sends `Origin: null` with a form's POST, and the CSRF check needs
+ * the real origin. Other sites still get no referrer.
  */
 export const LIBRARY_SECURITY_HEADERS: Record<string, string> = {
   ...SECURITY_HEADERS,
+  "Referrer-Policy": "same-origin",
   "Content-Security-Policy": SECURITY_HEADERS["Content-Security-Policy"].replace(
     "form-action 'none'",
     "form-action 'self'",

@@ -45,6 +45,7 @@ export function init(): ReturnType<typeof createHandler> {
     cached = createHandler(awsStores({ ...config.connection, bucket: config.bucket, table: config.table }), {
       shareKeys: secretKeys(config.connection, config.shareKeySecret),
       maxShareDays: config.maxShareDays,
+      publicUrl: config.publicUrl,
     });
   }
   return cached;

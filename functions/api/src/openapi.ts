@@ -16,6 +16,7 @@ function schemaOf(schema: z.ZodMiniType, io: "input" | "output"): Json {
 
 function contentOf(content: Content, io: "input" | "output"): Json {
   if ("json" in content) return { "application/json": { schema: schemaOf(content.json, io) } };
+  if ("form" in content) return { "application/x-www-form-urlencoded": { schema: schemaOf(content.form, io) } };
   return { [content.type]: {} };
 }
 
@@ -49,6 +50,14 @@ function parametersOf(route: RouteSpec): Json[] {
   return [...path, ...queries, ...headers];
 }
 
+/** Who may call a route, as OpenAPI security requirements (any one of them). */
+const SECURITY: Record<RouteSpec["auth"], Json[]> = {
+  bearer: [{ bearer: [] }],
+  library: [{ browserSession: [] }, { bearer: [] }],
+  link: [],
+  none: [],
+};
+
 function operationOf(route: RouteSpec): Json {
   const responses: Json = {};
   for (const [status, answer] of Object.entries(route.answers)) {
@@ -61,7 +70,7 @@ function operationOf(route: RouteSpec): Json {
   const parameters = parametersOf(route);
   return {
     summary: route.summary,
-    ...(route.auth === "bearer" ? { security: [{ bearer: [] }] } : { security: [] }),
+    security: SECURITY[route.auth],
     ...(parameters.length ? { parameters } : {}),
     ...(route.body ? { requestBody: { required: true, content: contentOf(route.body, "input") } } : {}),
     responses,
@@ -85,7 +94,17 @@ export function buildOpenApiDocument(routes: readonly RouteSpec[] = ROUTES) {
         .map(([code, meaning]) => `${code}: ${meaning}`)
         .join("; ")}.`,
     },
-    components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
+    components: {
+      securitySchemes: {
+        bearer: { type: "http", scheme: "bearer" },
+        browserSession: {
+          type: "apiKey",
+          in: "cookie",
+          name: "pisync_session",
+          description: "set by GET /login/:secret; POST/PUT/PATCH/DELETE also need this origin and the CSRF token",
+        },
+      },
+    },
     paths,
   };
 }

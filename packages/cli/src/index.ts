@@ -2,6 +2,7 @@
 export { Api, ApiError, Transient } from "./api.js";
 export { CliError, EXIT } from "./cli-error.js";
 export type { Io } from "./commands/common.js";
+export { type LibraryLink, libraryLink, openUrl } from "./commands/open.js";
 export { type PullArgs, type Pulled, parsePullArgs, pullSession } from "./commands/remote.js";
 export { expiryLimitMessage } from "./commands/share.js";
 export { loadLogin, resolveLogin } from "./config.js";

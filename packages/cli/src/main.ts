@@ -9,6 +9,7 @@ import { defaultIo, type Io, refusedToken } from "./commands/common.js";
 import { context } from "./commands/context.js";
 import { generations } from "./commands/generations.js";
 import { login } from "./commands/login.js";
+import { open } from "./commands/open.js";
 import { ls, pull } from "./commands/remote.js";
 import { search } from "./commands/search.js";
 import { share, shares, unshare } from "./commands/share.js";
@@ -27,6 +28,7 @@ const HELP = `pisync ${VERSION}: back up, move and share pi sessions
   pisync status [--all] [--json]              per file: stored vs local, generation, errors
   pisync ls [--json]                          the sessions in the cloud
   pisync search QUERY [--json] [--limit N]    find sessions by what was said in them
+  pisync open [ID|QUERY] [--print]            the library in your browser, signed in
   pisync pull ID [--cwd DIR] [--out FILE]     bring a session where pi looks for it
   pisync generations ID                       the stored generations of a session
   pisync pull ID --generation N               an older generation, as a new session here
@@ -36,7 +38,7 @@ const HELP = `pisync ${VERSION}: back up, move and share pi sessions
   pisync pull LINK [--cwd DIR]                a shared conversation, as a new session here
 
 Every command takes --help (options and examples); pisync --version prints the version.
-Environment: PISYNC_ENDPOINT, PISYNC_TOKEN, PI_CODING_AGENT_DIR.
+Environment: PISYNC_ENDPOINT, PISYNC_TOKEN, PI_CODING_AGENT_DIR, BROWSER.
 Exit codes: 0 ok, 1 failed, 2 usage, 3 not logged in or token refused, 4 not found.
 `;
 
@@ -47,6 +49,7 @@ const COMMANDS: Record<string, (argv: string[], io: Io) => Promise<number>> = {
   status,
   ls,
   search,
+  open,
   pull,
   generations,
   context,

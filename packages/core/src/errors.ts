@@ -69,6 +69,9 @@ export class GenerationMismatch extends DomainError {
 /** Missing or unknown credentials. */
 export class Unauthorized extends messageError("Unauthorized", "unauthorized") {}
 
+/** Understood and refused: the credentials are fine, the request is not allowed (a cross-site change). */
+export class Forbidden extends messageError("Forbidden", "csrf_rejected") {}
+
 /** Something that existed and is no more (an expired or revoked share). */
 export class Gone extends messageError("Gone", "gone") {}
 

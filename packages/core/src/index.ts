@@ -1,6 +1,17 @@
 /** @pisync/core: pisync's use cases over the storage ports (no HTTP, no AWS). */
 export { Appender, type AppendLimits, type AppendRequest, type AppendResult, DEFAULT_APPEND_LIMITS } from "./append.js";
 export { Blobs } from "./blobs.js";
+export {
+  BrowserSessions,
+  csrfMatches,
+  csrfTokenOf,
+  type Device,
+  IDLE_DAYS,
+  LOGIN_LINK_SECONDS,
+  type SignedInBrowser,
+  safeNextPath,
+  userAgentLabel,
+} from "./browser-sessions.js";
 export * from "./errors.js";
 export { contentText, isCutPreview, previewOf } from "./ingest.js";
 export { blobKey, checkId, checkSessionId, SAFE_ID, SESSION_ID, uploadKey } from "./keys.js";
@@ -20,6 +31,6 @@ export {
   Shares,
   shareSession,
 } from "./shares.js";
-export { createToken, hashToken, Tokens } from "./tokens.js";
+export { createToken, hashToken, TOUCH_EVERY_MS, Tokens } from "./tokens.js";
 export { Uploads, type UploadTicket } from "./uploads.js";
 export { type SessionView, type TreeNode, viewOf } from "./views.js";

@@ -8,6 +8,9 @@ import type { MetaStore, TokenRecord } from "@pisync/store";
 import { Unauthorized } from "./errors.js";
 import { checkId } from "./keys.js";
 
+/** Last use is written at most this often per token or browser session (so a request is not a write). */
+export const TOUCH_EVERY_MS = 60_000;
+
 /** The SHA-256 of a token, in hex: the only form of it the store keeps. */
 export function hashToken(token: string): string {
   return createHash("sha256").update(token).digest("hex");
@@ -52,11 +55,19 @@ export class Tokens {
     return { token, record };
   }
 
-  /** The user a bearer token belongs to. @throws Unauthorized */
+  /**
+   * The user a bearer token belongs to. Records the token's use at most once a minute (the
+   * devices page shows it), so most requests write nothing. @throws Unauthorized
+   */
   async authenticate(token: string | undefined): Promise<TokenRecord> {
     if (!token || !TOKEN_SHAPE.test(token)) throw new Unauthorized("a valid bearer token is required");
     const record = await this.meta.findToken(hashToken(token));
     if (!record) throw new Unauthorized("unknown token");
+    const now = this.clock();
+    if (!record.lastUsedAt || now.getTime() - Date.parse(record.lastUsedAt) >= TOUCH_EVERY_MS) {
+      record.lastUsedAt = now.toISOString();
+      await this.meta.touchToken(record.hash, record.lastUsedAt);
+    }
     return record;
   }
 

@@ -5,9 +5,11 @@
  */
 import {
   type BlobStore,
+  type BrowserSessionRecord,
   type Commit,
   type GenerationState,
   type IndexPage,
+  type LoginLinkRecord,
   type MetaStore,
   NotFoundError,
   RevisionConflictError,
@@ -48,14 +50,18 @@ export class MemoryBlobStore implements BlobStore {
 
 const copy = <T>(value: T): T => structuredClone(value);
 
-/** Heads, pages, archives, tokens and shares in maps. */
+/** Heads, pages, archives, tokens, shares, sign-in links and browser sessions in maps. */
 export class MemoryMetaStore implements MetaStore {
   private readonly heads = new Map<string, SessionHead>();
   private readonly pages = new Map<string, IndexPage[]>();
   private readonly archives = new Map<string, GenerationState[]>();
   private readonly tokens = new Map<string, TokenRecord>();
   private readonly shares = new Map<string, ShareRecord>();
+  private readonly loginLinks = new Map<string, LoginLinkRecord>();
+  private readonly browserSessions = new Map<string, BrowserSessionRecord>();
   commits = 0;
+  /** Last-use writes (tokens and browser sessions), to hold them to one a minute. */
+  touches = 0;
 
   async getHead(userId: string, sessionId: string): Promise<SessionHead | undefined> {
     const head = this.heads.get(`${userId}/${sessionId}`);
@@ -121,6 +127,56 @@ export class MemoryMetaStore implements MetaStore {
     const token = [...this.tokens.values()].find((t) => t.userId === userId && t.id === id);
     if (token) this.tokens.delete(token.hash);
     return Boolean(token);
+  }
+
+  async touchToken(hash: string, lastUsedAt: string): Promise<void> {
+    this.touches++;
+    const token = this.tokens.get(hash);
+    if (token) token.lastUsedAt = lastUsedAt;
+  }
+
+  async putLoginLink(link: LoginLinkRecord): Promise<void> {
+    this.loginLinks.set(link.hash, copy(link));
+  }
+
+  async consumeLoginLink(hash: string): Promise<LoginLinkRecord | undefined> {
+    const link = this.loginLinks.get(hash);
+    this.loginLinks.delete(hash);
+    return link && copy(link);
+  }
+
+  async putBrowserSession(session: BrowserSessionRecord): Promise<void> {
+    this.browserSessions.set(session.hash, copy(session));
+  }
+
+  async findBrowserSession(hash: string): Promise<BrowserSessionRecord | undefined> {
+    const session = this.browserSessions.get(hash);
+    return session && copy(session);
+  }
+
+  async listBrowserSessions(userId: string): Promise<BrowserSessionRecord[]> {
+    return [...this.browserSessions.values()]
+      .filter((s) => s.userId === userId)
+      .sort((a, b) => a.createdAt.localeCompare(b.createdAt))
+      .map(copy);
+  }
+
+  async touchBrowserSession(hash: string, lastUsedAt: string): Promise<void> {
+    this.touches++;
+    const session = this.browserSessions.get(hash);
+    if (session) session.lastUsedAt = lastUsedAt;
+  }
+
+  async deleteBrowserSession(userId: string, id: string): Promise<boolean> {
+    const session = [...this.browserSessions.values()].find((s) => s.userId === userId && s.id === id);
+    if (session) this.browserSessions.delete(session.hash);
+    return Boolean(session);
+  }
+
+  async deleteBrowserSessions(userId: string): Promise<number> {
+    const mine = [...this.browserSessions.values()].filter((s) => s.userId === userId);
+    for (const session of mine) this.browserSessions.delete(session.hash);
+    return mine.length;
   }
 
   async putShare(share: ShareRecord): Promise<void> {

@@ -6,7 +6,9 @@
  * - `/cloud status`: whether this session is backed up, what is pending, the last error;
  * - `/cloud pull <id|link> [--generation N]`: brings a session here (or a shared link, as a
  *   fork in the project pi is open in; its `parentSession` names the share, never the link),
- *   says when it was already here, and offers to switch to it.
+ *   says when it was already here, and offers to switch to it;
+ * - `/cloud open [QUERY] [--print]`: this session (or a search) in the browser, signed in by a
+ *   one-time link (printed instead with `--print`).
  * The current session is backed up while pi runs, by the same code as `pisync watch` (the
  * server's offset protocol makes running both safe: the second sender's bytes are retries).
  * It uses the CLI's login (`pisync login`, or PISYNC_ENDPOINT / PISYNC_TOKEN).
@@ -19,7 +21,9 @@ import {
   createLogger,
   EXIT,
   expiryLimitMessage,
+  libraryLink,
   loadLogin,
+  openUrl,
   type Pulled,
   parseDuration,
   parsePullArgs,
@@ -81,7 +85,8 @@ export default function cloud(pi: ExtensionAPI) {
   pi.on("session_compact", async (_event, ctx) => void backUp(ctx));
 
   pi.registerCommand("cloud", {
-    description: "pisync: /cloud share [--expires 7d] [--live] · /cloud status · /cloud pull <id|link>",
+    description:
+      "pisync: /cloud share [--expires 7d] [--live] · /cloud status · /cloud pull <id|link> · /cloud open [QUERY] [--print]",
     handler: async (args, ctx) => {
       const [sub, ...rest] = args.trim().split(/\s+/).filter(Boolean);
       // The CLI's login; without one, the CLI's words for why (what to run in a terminal).
@@ -113,6 +118,31 @@ export default function cloud(pi: ExtensionAPI) {
         } catch (error) {
           const message = expiryLimitMessage(error) ?? (error as Error).message;
           return report(ctx, sub, { error: message }, `Sharing failed: ${message}`, "error");
+        }
+      }
+      if (sub === "open") {
+        // The CLI's engine: this session (backed up first) unless words to search for are given.
+        const print = rest.includes("--print");
+        const query = rest.filter((a) => a !== "--print").join(" ");
+        if (!query) await backUp(ctx);
+        try {
+          const link = await libraryLink(
+            new Api(login as NonNullable<typeof login>),
+            query || ctx.sessionManager.getSessionId(),
+          );
+          const opened = !print && (await openUrl(link.url, process.env));
+          // The link is a secret: reported only when asked for (--print) or when no browser opened it.
+          return opened
+            ? report(ctx, sub, { next: link.next, opened }, `Opened ${link.next} in your browser`)
+            : report(
+                ctx,
+                sub,
+                { next: link.next, opened, url: link.url },
+                `Sign-in link (once, within 60 s): ${link.url}`,
+              );
+        } catch (error) {
+          const message = (error as Error).message;
+          return report(ctx, sub, { error: message }, `Opening the library failed: ${message}`, "error");
         }
       }
       if (sub === "status") {
@@ -159,7 +189,7 @@ export default function cloud(pi: ExtensionAPI) {
         ctx,
         sub ?? "",
         { error: "usage" },
-        "usage: /cloud share [--expires 7d] [--live] · /cloud status · /cloud pull <id|link>",
+        "usage: /cloud share [--expires 7d] [--live] · /cloud status · /cloud pull <id|link> · /cloud open [QUERY] [--print]",
         "error",
       );
     },

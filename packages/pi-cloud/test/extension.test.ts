@@ -124,6 +124,15 @@ describe.each(["0.73.1", "1.6.0"] as const)("/cloud inside pi %s", (version) => 
 
       expect(await pi.prompt("/cloud status")).toMatchObject({ backedUp: true, pending: 0, generation: 1 });
 
+      // This session in the browser: a one-time link that lands on it.
+      const sessionId = (await pi.session()).id;
+      const open = await pi.prompt("/cloud open --print");
+      expect(open).toMatchObject({ next: `/sessions/${sessionId}`, opened: false });
+      const signIn = await fetch(String(open.url), { redirect: "manual" });
+      expect(signIn.status).toBe(303);
+      expect(signIn.headers.get("Location")).toBe(`/sessions/${sessionId}`);
+      expect((await pi.prompt("/cloud open retry loop --print")).next).toBe("/?q=retry%20loop");
+
       // The fork lands in the project pi is open in, and names the share without its token.
       const pulled = await pi.prompt(`/cloud pull ${url}`);
       const fork = String(pulled.path);

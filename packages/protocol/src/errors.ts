@@ -26,7 +26,10 @@ export const ERROR_CODES = {
     "a pisync-deflate-dict body does not decompress to its hash: the client's bytes before the offset differ from the committed ones",
   expiry_out_of_range: "expiresIn is outside 1..maxSeconds (carries maxSeconds)",
   upload_too_large: "an upload is over the largest line the API takes (carries maxBytes)",
-  unauthorized: "the bearer token is missing, malformed or unknown",
+  unauthorized: "the bearer token or browser session is missing, malformed, unknown or expired",
+  csrf_rejected:
+    "a change made from a browser session came from another origin or without its CSRF token (csrf form field or X-CSRF-Token header)",
+  invalid_next: "a sign-in link's next is not a path of this server (it starts with one /, no scheme, no //)",
   not_found: "nothing there: missing, or another user's (the two look the same)",
   route_not_found: "no route answers this method and path",
   offset_conflict: "Upload-Offset is not where the committed bytes end (carries offset and generation)",

@@ -15,6 +15,15 @@ export const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 /** A device token: `pst_` and 32 random bytes in base64url. */
 export const TOKEN = /^pst_[A-Za-z0-9_-]{43}$/;
 
+/** A one-time sign-in link's secret: `psl_` and 32 random bytes in base64url. */
+export const LOGIN_SECRET = /^psl_[A-Za-z0-9_-]{43}$/;
+
+/** A browser session's cookie secret: `pss_` and 32 random bytes in base64url. */
+export const BROWSER_SECRET = /^pss_[A-Za-z0-9_-]{43}$/;
+
+/** The public id of a device token or a browser session (6 random bytes in hex). */
+export const DEVICE_ID = /^[a-f0-9]{12}$/;
+
 /** A share's id: 16 random bytes in base64url. */
 export const SHARE_ID = /^[A-Za-z0-9_-]{22}$/;
 

@@ -6,17 +6,20 @@
 import type * as z from "zod/mini";
 import { ErrorBody, type ErrorCode } from "./errors.js";
 import { HEADERS } from "./headers.js";
-import { SESSION_ID, SHA256_HEX, SHARE_ID, SHARE_TOKEN, UPLOAD_ID } from "./ids.js";
+import { DEVICE_ID, LOGIN_SECRET, SESSION_ID, SHA256_HEX, SHARE_ID, SHARE_TOKEN, UPLOAD_ID } from "./ids.js";
 import {
   AppendAnswer,
   Context,
   ContextQuery,
   CreatedToken,
+  CreateLoginLink,
   CreateShare,
   CreateToken,
   CreateUpload,
+  CsrfForm,
   GenerationList,
   ListSessionsQuery,
+  LoginLink,
   RawQuery,
   SearchPage,
   SearchQuery,
@@ -34,7 +37,9 @@ import {
 /** What a request or answer body is. */
 export type Content =
   | { json: z.ZodMiniType }
-  | { type: "application/x-ndjson" | "application/octet-stream" | "text/html" | "text/css" | "text/javascript" };
+  | { type: "application/x-ndjson" | "application/octet-stream" | "text/html" | "text/css" | "text/javascript" }
+  /** An HTML form's body (`application/x-www-form-urlencoded`), its fields described by `form`. */
+  | { form: z.ZodMiniObject };
 
 /** One answer of a route. */
 export interface Answer {
@@ -50,8 +55,12 @@ export interface RouteSpec {
   /** Hono's syntax: `/v1/sessions/:id`. */
   path: string;
   summary: string;
-  /** `bearer`: `Authorization: Bearer <token>`; `link`: the share token in the path is the credential. */
-  auth: "bearer" | "none" | "link";
+  /**
+   * `bearer`: `Authorization: Bearer <token>`; `link`: the share token in the path is the
+   * credential; `library`: a browser session cookie (`pisync_session`; changes also need this
+   * origin and the CSRF token) or a bearer token.
+   */
+  auth: "bearer" | "none" | "link" | "library";
   /** Patterns of the path's parameters. */
   params?: Record<string, RegExp>;
   query?: z.ZodMiniObject;
@@ -101,6 +110,11 @@ const appendHeaders = [
 const jsonl: Content = { type: "application/x-ndjson" };
 const bytes: Content = { type: "application/octet-stream" };
 const html: Content = { type: "text/html" };
+const form: Content = { form: CsrfForm };
+const libraryErrors = {
+  401: error("not signed in (a browser gets the sign-in hint page)", "unauthorized"),
+  403: error("from another origin, or without the CSRF token", "csrf_rejected"),
+};
 const linkErrors = {
   404: error("tampered or unknown link", "not_found"),
   410: error("expired or revoked link", "gone"),
@@ -331,6 +345,82 @@ export const ROUTES: readonly RouteSpec[] = [
     summary: "Revoke a token",
     auth: "bearer",
     answers: { 204: { description: "revoked" }, 404: error("no such token", "not_found") },
+  },
+  {
+    method: "post",
+    path: "/v1/login-links",
+    summary: "A one-time sign-in link for a browser (valid 60 s, once), landing on `next`",
+    auth: "bearer",
+    body: json(CreateLoginLink),
+    answers: {
+      201: { description: "the link", content: json(LoginLink) },
+      400: error("a bad body or next", "bad_json", "bad_body", "invalid_next"),
+    },
+  },
+  {
+    method: "get",
+    path: "/login/:secret",
+    summary: "Redeem a sign-in link: sets the HttpOnly, SameSite=Strict session cookie and redirects (303) to its next",
+    auth: "link",
+    params: { secret: LOGIN_SECRET },
+    answers: {
+      200: {
+        description: "signed in, opened from another site (Sec-Fetch-Site: cross-site): a page that moves on to next",
+        content: html,
+      },
+      303: { description: "signed in; Set-Cookie pisync_session and Location" },
+      404: { description: "unknown or already used (a page for a browser)", content: html },
+      410: { description: "expired (a page for a browser)", content: html },
+    },
+  },
+  {
+    method: "post",
+    path: "/logout",
+    summary: "Sign this browser out",
+    auth: "library",
+    body: form,
+    answers: { 303: { description: "signed out; to /" }, ...libraryErrors },
+  },
+  {
+    method: "post",
+    path: "/logout-all",
+    summary: "Sign out every browser session of mine (tokens stay)",
+    auth: "library",
+    body: form,
+    answers: { 303: { description: "signed out everywhere; to /" }, ...libraryErrors },
+  },
+  {
+    method: "get",
+    path: "/devices",
+    summary: "My tokens and browser sessions, with their last use (a page)",
+    auth: "library",
+    answers: { 200: { description: "the page", content: html }, 401: libraryErrors[401] },
+  },
+  {
+    method: "post",
+    path: "/devices/tokens/:id/revoke",
+    summary: "Revoke one of my tokens",
+    auth: "library",
+    params: { id: DEVICE_ID },
+    body: form,
+    answers: {
+      303: { description: "revoked; back to /devices" },
+      ...libraryErrors,
+      404: error("no such token", "not_found"),
+    },
+  },
+  {
+    method: "post",
+    path: "/devices/sessions/:id/revoke",
+    summary: "Sign out one of my browser sessions",
+    auth: "library",
+    params: { id: DEVICE_ID },
+    body: form,
+    answers: {
+      303: { description: "signed out; back to /devices (to / for this browser)" },
+      ...libraryErrors,
+      404: error("no such browser session", "not_found"),
+    },
   },
   {
     method: "get",

@@ -167,10 +167,25 @@ export const ShareList = z.looseObject({ shares: z.array(ShareView) });
 
 /** `GET /v1/tokens`. */
 export const TokenList = z.looseObject({
-  tokens: z.array(z.looseObject({ id: z.string(), name: z.string(), createdAt: z.string(), current: z.boolean() })),
+  tokens: z.array(
+    z.looseObject({
+      id: z.string(),
+      name: z.string(),
+      createdAt: z.string(),
+      lastUsedAt: z.optional(z.string()),
+      current: z.boolean(),
+    }),
+  ),
 });
 /** `POST /v1/tokens`: the token itself is shown this once. */
 export const CreatedToken = z.looseObject({ id: z.string(), name: z.string(), token: z.string() });
+
+/** `POST /v1/login-links`: where the browser goes once signed in (a path of this server; default `/`). */
+export const CreateLoginLink = z.object({ next: z.optional(z.string().check(z.maxLength(2048))) });
+/** A one-time sign-in link: open `url` in a browser before `expiresAt` (60 s), once. */
+export const LoginLink = z.looseObject({ url: z.string(), expiresAt: z.string() });
+/** The form of a library page's POST: its CSRF token (or the `X-CSRF-Token` header instead). */
+export const CsrfForm = z.object({ csrf: z.optional(z.string()) });
 
 /** A search answer: sessions ranked by their best entry, each with its best entries and their snippets. */
 export const SearchPage = z.looseObject({

@@ -89,6 +89,34 @@ export interface TokenRecord {
   id: string;
   name: string;
   createdAt: string;
+  /** When it last authenticated a request (written at most about once a minute). */
+  lastUsedAt?: string;
+}
+
+/** A one-time sign-in link, stored as a hash only; redeeming it removes it. */
+export interface LoginLinkRecord {
+  /** SHA-256 of the link's secret, hex. */
+  hash: string;
+  userId: string;
+  /** The same-origin path the browser goes to once signed in. */
+  next: string;
+  createdAt: string;
+  /** After this instant the link signs nobody in (the store may drop it any time after). */
+  expiresAt: string;
+}
+
+/** A signed-in browser: the cookie's secret is never stored, only its hash. */
+export interface BrowserSessionRecord {
+  /** SHA-256 of the cookie's secret, hex. */
+  hash: string;
+  userId: string;
+  /** A short public id, to list and revoke the session without its secret. */
+  id: string;
+  createdAt: string;
+  /** When it last authenticated a request (written at most about once a minute). */
+  lastUsedAt: string;
+  /** A short, printable label of the browser that signed in (from its User-Agent). */
+  userAgent: string;
 }
 
 /** A read-only link to a session. */
@@ -138,7 +166,7 @@ export interface BlobStore {
   uploadUrl(key: string, expiresInSeconds: number, maxBytes: number): Promise<string | undefined>;
 }
 
-/** Session heads, tree index pages, tokens and shares: DynamoDB, or SQLite. */
+/** Session heads, tree index pages, tokens, shares, sign-in links and browser sessions: DynamoDB, or SQLite. */
 export interface MetaStore {
   /** The head of a user's session (its current generation and segments); `undefined` when there is none. */
   getHead(userId: string, sessionId: string): Promise<SessionHead | undefined>;
@@ -168,6 +196,30 @@ export interface MetaStore {
   listTokens(userId: string): Promise<TokenRecord[]>;
   /** @returns whether a token with that id existed for that user. */
   deleteToken(userId: string, id: string): Promise<boolean>;
+  /** Records a token's last use; a token deleted meanwhile stays deleted (nothing is written). */
+  touchToken(hash: string, lastUsedAt: string): Promise<void>;
+
+  /** Stores a sign-in link's record (its hash, never the secret). */
+  putLoginLink(link: LoginLinkRecord): Promise<void>;
+  /**
+   * Removes the link whose secret hashes to `hash` and returns it, in one atomic step: of any
+   * number of concurrent calls for one link, exactly one gets the record (expired or not; the
+   * caller checks `expiresAt`), the others `undefined`.
+   */
+  consumeLoginLink(hash: string): Promise<LoginLinkRecord | undefined>;
+
+  /** Stores a browser session's record (its hash, never the cookie's secret). */
+  putBrowserSession(session: BrowserSessionRecord): Promise<void>;
+  /** The browser session whose cookie secret hashes to `hash`; `undefined` when none is. */
+  findBrowserSession(hash: string): Promise<BrowserSessionRecord | undefined>;
+  /** A user's browser sessions, oldest first. */
+  listBrowserSessions(userId: string): Promise<BrowserSessionRecord[]>;
+  /** Records a browser session's last use; one deleted meanwhile stays deleted (nothing is written). */
+  touchBrowserSession(hash: string, lastUsedAt: string): Promise<void>;
+  /** @returns whether a browser session with that id existed for that user (and now does not). */
+  deleteBrowserSession(userId: string, id: string): Promise<boolean>;
+  /** Removes every browser session of a user; @returns how many there were. */
+  deleteBrowserSessions(userId: string): Promise<number>;
 
   /** Writes a share link's record whole (creating it, or recording its revocation). */
   putShare(share: ShareRecord): Promise<void>;

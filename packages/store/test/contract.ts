@@ -263,6 +263,72 @@ export function describeStoreContract(name: string, makeStores: () => Promise<St
         expect(await stores.meta.findToken(token.hash)).toBeUndefined();
       });
 
+      it("records a token's last use, and a touch never brings a deleted token back", async () => {
+        const u = user();
+        const token = {
+          hash: randomUUID(),
+          userId: u,
+          id: "t1",
+          name: "laptop",
+          createdAt: "2026-01-01T00:00:00.000Z",
+        };
+        await stores.meta.putToken(token);
+        await stores.meta.touchToken(token.hash, "2026-01-02T00:00:00.000Z");
+        expect(await stores.meta.findToken(token.hash)).toEqual({ ...token, lastUsedAt: "2026-01-02T00:00:00.000Z" });
+        expect((await stores.meta.listTokens(u))[0]?.lastUsedAt).toBe("2026-01-02T00:00:00.000Z");
+        await stores.meta.deleteToken(u, "t1");
+        await stores.meta.touchToken(token.hash, "2026-01-03T00:00:00.000Z");
+        expect(await stores.meta.findToken(token.hash)).toBeUndefined();
+        expect(await stores.meta.listTokens(u)).toEqual([]);
+      });
+
+      it("a sign-in link is consumed once: of many concurrent redemptions exactly one gets it", async () => {
+        const link = {
+          hash: randomUUID(),
+          userId: user(),
+          next: "/sessions/a",
+          createdAt: "2026-01-01T00:00:00.000Z",
+          expiresAt: "2026-01-01T00:01:00.000Z",
+        };
+        await stores.meta.putLoginLink(link);
+        const results = await Promise.all(Array.from({ length: 8 }, () => stores.meta.consumeLoginLink(link.hash)));
+        expect(results.filter(Boolean)).toEqual([link]);
+        expect(await stores.meta.consumeLoginLink(link.hash)).toBeUndefined();
+        expect(await stores.meta.consumeLoginLink(randomUUID())).toBeUndefined();
+      });
+
+      it("keeps browser sessions by hash, lists them per user, touches and revokes them for their owner only", async () => {
+        const [a, b] = [user(), user()];
+        const session = (id: string, userId: string, createdAt: string) => ({
+          hash: randomUUID(),
+          userId,
+          id,
+          createdAt,
+          lastUsedAt: createdAt,
+          userAgent: "Chrome on Linux",
+        });
+        const first = session("s1", a, "2026-01-01T00:00:00.000Z");
+        const second = session("s2", a, "2026-01-02T00:00:00.000Z");
+        const theirs = session("s1", b, "2026-01-01T00:00:00.000Z");
+        for (const s of [second, first, theirs]) await stores.meta.putBrowserSession(s);
+        expect(await stores.meta.findBrowserSession(first.hash)).toEqual(first);
+        expect(await stores.meta.findBrowserSession(randomUUID())).toBeUndefined();
+        expect(await stores.meta.listBrowserSessions(a)).toEqual([first, second]);
+        await stores.meta.touchBrowserSession(first.hash, "2026-01-05T00:00:00.000Z");
+        expect((await stores.meta.findBrowserSession(first.hash))?.lastUsedAt).toBe("2026-01-05T00:00:00.000Z");
+        expect((await stores.meta.listBrowserSessions(a))[0]?.lastUsedAt).toBe("2026-01-05T00:00:00.000Z");
+        expect(await stores.meta.deleteBrowserSession(b, "s2")).toBe(false);
+        expect(await stores.meta.deleteBrowserSession(a, "s2")).toBe(true);
+        expect(await stores.meta.deleteBrowserSession(a, "s2")).toBe(false);
+        await stores.meta.touchBrowserSession(second.hash, "2026-01-06T00:00:00.000Z");
+        expect(await stores.meta.findBrowserSession(second.hash)).toBeUndefined();
+        await stores.meta.putBrowserSession(session("s3", a, "2026-01-03T00:00:00.000Z"));
+        expect(await stores.meta.deleteBrowserSessions(a)).toBe(2);
+        expect(await stores.meta.listBrowserSessions(a)).toEqual([]);
+        expect(await stores.meta.findBrowserSession(first.hash)).toBeUndefined();
+        expect(await stores.meta.listBrowserSessions(b)).toEqual([theirs]);
+      });
+
       it("keeps shares by id and lists them per user, newest first", async () => {
         const u = user();
         const share = (id: string, createdAt: string) => ({

@@ -16,6 +16,7 @@ export function tokenRoutes(services: Services) {
         id: t.id,
         name: t.name,
         createdAt: t.createdAt,
+        ...(t.lastUsedAt ? { lastUsedAt: t.lastUsedAt } : {}),
         current: t.id === c.get("tokenId"),
       })),
     });

@@ -10,13 +10,17 @@
  * - archive: pk `P#<user>#<session>`, sk `A#<generation:8 hex>`
  * - token:   pk `T#<hash>`, sk `T`; gsi1 `UT#<user>` / `<token id>`
  * - share:   pk `H#<id>`, sk `H`; gsi1 `UH#<user>` / `<createdAt>#<id>`; TTL a month after expiry
+ * - sign-in link:    pk `L#<hash>`, sk `L`; TTL a day after its expiry (redeeming deletes it)
+ * - browser session: pk `B#<hash>`, sk `B`; gsi1 `UB#<user>` / `<createdAt>#<id>`; TTL 31 days after last use
+ * A token's or browser session's last use is its own attribute `lastUsedAt` (one small update,
+ * conditional on the item existing, so a touch never brings a revoked one back).
  * Bodies are JSON strings in `data`: items stay small (content lives in S3). Page bodies are
  * gzip-compressed JSON in `gz` (binary): a fifth of the size, so fewer write units and a tree
  * read in fewer, smaller queries.
  */
 
 import { gunzipSync, gzipSync } from "node:zlib";
-import { TransactionCanceledException } from "@aws-sdk/client-dynamodb";
+import { ConditionalCheckFailedException, TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import {
   BatchWriteCommand,
   type BatchWriteCommandInput,
@@ -29,10 +33,21 @@ import {
   type QueryCommandInput,
   TransactWriteCommand,
   type TransactWriteCommandInput,
+  UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
 import { RevisionConflictError } from "../errors.js";
 import { TABLE_SCHEMA } from "../layout.js";
-import type { Commit, GenerationState, IndexPage, MetaStore, SessionHead, ShareRecord, TokenRecord } from "../ports.js";
+import type {
+  BrowserSessionRecord,
+  Commit,
+  GenerationState,
+  IndexPage,
+  LoginLinkRecord,
+  MetaStore,
+  SessionHead,
+  ShareRecord,
+  TokenRecord,
+} from "../ports.js";
 import { type AwsConnection, documentClient } from "./client.js";
 
 const hex = (n: number, width: number) => n.toString(16).padStart(width, "0");
@@ -47,6 +62,13 @@ const key = (pk: string, sk: string) => ({ pk, sk });
 const headKey = (userId: string, sessionId: string) => key(`U#${userId}`, `S#${sessionId}`);
 /** The JSON body of an item (`data`). */
 const dataOf = <T>(stored: Item): T => JSON.parse(stored.data as string) as T;
+/** The JSON body of a token or browser session item, with its last use (kept beside it). */
+const usedDataOf = <T>(stored: Item): T =>
+  typeof stored.lastUsedAt === "string" ? { ...dataOf<T>(stored), lastUsedAt: stored.lastUsedAt } : dataOf<T>(stored);
+const epochSeconds = (iso: string) => Math.floor(Date.parse(iso) / 1000);
+const DAY_SECONDS = 24 * 3600;
+/** A browser session unused this long is gone for DynamoDB's TTL too (the core refuses it after 30 days). */
+const BROWSER_SESSION_TTL_SECONDS = 31 * DAY_SECONDS;
 
 type QueryInput = Omit<QueryCommandInput, "TableName">;
 type WriteRequest = NonNullable<BatchWriteCommandInput["RequestItems"]>[string][number];
@@ -229,7 +251,11 @@ export class DynamoMetaStore implements MetaStore {
       ExpressionAttributeValues: { ":pk": sessionPk(userId, sessionId) },
       ProjectionExpression: "pk, sk",
     });
-    // BatchWriteItem takes 25 requests at most; unprocessed ones are retried.
+    await this.deleteKeys(keys, `of session ${sessionId}`);
+  }
+
+  /** Deletes items by key. BatchWriteItem takes 25 requests at most; unprocessed ones are retried. */
+  private async deleteKeys(keys: Item[], what: string): Promise<void> {
     for (let i = 0; i < keys.length; i += 25) {
       let requests: WriteRequest[] | undefined = keys.slice(i, i + 25).map((Key) => ({ DeleteRequest: { Key } }));
       for (let attempt = 0; requests && requests.length > 0 && attempt < 8; attempt++) {
@@ -239,7 +265,7 @@ export class DynamoMetaStore implements MetaStore {
         requests = result.UnprocessedItems?.[this.table];
         if (requests?.length) await new Promise((r) => setTimeout(r, 50 * 2 ** attempt));
       }
-      if (requests?.length) throw new Error(`could not delete ${requests.length} items of session ${sessionId}`);
+      if (requests?.length) throw new Error(`could not delete ${requests.length} items ${what}`);
     }
   }
 
@@ -261,18 +287,40 @@ export class DynamoMetaStore implements MetaStore {
 
   async findToken(hash: string): Promise<TokenRecord | undefined> {
     const stored = await this.getItem(key(`T#${hash}`, "T"));
-    return stored ? dataOf<TokenRecord>(stored) : undefined;
+    return stored ? usedDataOf<TokenRecord>(stored) : undefined;
   }
 
-  /** The bodies of every item under one `gsi1` partition (a user's tokens, a user's shares). */
-  private async listIndexed<T>(gsi1pk: string, newestFirst = false): Promise<T[]> {
-    const items = await this.queryAll({
+  /** The items under one `gsi1` partition (a user's tokens, shares, browser sessions). */
+  private listIndexedItems(gsi1pk: string, newestFirst = false): Promise<Item[]> {
+    return this.queryAll({
       IndexName: GSI,
       KeyConditionExpression: "gsi1pk = :pk",
       ExpressionAttributeValues: { ":pk": gsi1pk },
       ScanIndexForward: !newestFirst,
     });
-    return items.map((stored) => dataOf<T>(stored));
+  }
+
+  /** The bodies (with their last use) of every item under one `gsi1` partition. */
+  private async listIndexed<T>(gsi1pk: string, newestFirst = false): Promise<T[]> {
+    return (await this.listIndexedItems(gsi1pk, newestFirst)).map((stored) => usedDataOf<T>(stored));
+  }
+
+  /** Sets an item's `lastUsedAt` (and more), only if the item still exists. */
+  private async touch(Key: Item, lastUsedAt: string, ttl?: number): Promise<void> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key,
+          UpdateExpression: ttl === undefined ? "SET lastUsedAt = :at" : "SET lastUsedAt = :at, #ttl = :ttl",
+          ConditionExpression: "attribute_exists(pk)",
+          ExpressionAttributeValues: { ":at": lastUsedAt, ...(ttl === undefined ? {} : { ":ttl": ttl }) },
+          ...(ttl === undefined ? {} : { ExpressionAttributeNames: { "#ttl": TABLE_SCHEMA.ttlAttribute } }),
+        }),
+      );
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
   }
 
   listTokens(userId: string): Promise<TokenRecord[]> {
@@ -309,5 +357,95 @@ export class DynamoMetaStore implements MetaStore {
 
   listShares(userId: string): Promise<ShareRecord[]> {
     return this.listIndexed(`UH#${userId}`, true);
+  }
+
+  touchToken(hash: string, lastUsedAt: string): Promise<void> {
+    return this.touch(key(`T#${hash}`, "T"), lastUsedAt);
+  }
+
+  async putLoginLink(link: LoginLinkRecord): Promise<void> {
+    await this.client.send(
+      new PutCommand({
+        TableName: this.table,
+        Item: {
+          ...key(`L#${link.hash}`, "L"),
+          [TABLE_SCHEMA.ttlAttribute]: epochSeconds(link.expiresAt) + DAY_SECONDS,
+          data: JSON.stringify(link),
+        },
+        ConditionExpression: "attribute_not_exists(pk)",
+      }),
+    );
+  }
+
+  async consumeLoginLink(hash: string): Promise<LoginLinkRecord | undefined> {
+    // A conditional delete returning the old item: of two concurrent redemptions, one deletes
+    // it and the other fails the condition.
+    try {
+      const result = await this.client.send(
+        new DeleteCommand({
+          TableName: this.table,
+          Key: key(`L#${hash}`, "L"),
+          ConditionExpression: "attribute_exists(pk)",
+          ReturnValues: "ALL_OLD",
+        }),
+      );
+      return result.Attributes ? dataOf<LoginLinkRecord>(result.Attributes) : undefined;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return undefined;
+      throw error;
+    }
+  }
+
+  async putBrowserSession(session: BrowserSessionRecord): Promise<void> {
+    await this.client.send(
+      new PutCommand({
+        TableName: this.table,
+        Item: {
+          ...key(`B#${session.hash}`, "B"),
+          gsi1pk: `UB#${session.userId}`,
+          gsi1sk: `${session.createdAt}#${session.id}`,
+          [TABLE_SCHEMA.ttlAttribute]: epochSeconds(session.lastUsedAt) + BROWSER_SESSION_TTL_SECONDS,
+          data: JSON.stringify(session),
+        },
+        ConditionExpression: "attribute_not_exists(pk)",
+      }),
+    );
+  }
+
+  async findBrowserSession(hash: string): Promise<BrowserSessionRecord | undefined> {
+    const stored = await this.getItem(key(`B#${hash}`, "B"), true);
+    return stored ? usedDataOf<BrowserSessionRecord>(stored) : undefined;
+  }
+
+  listBrowserSessions(userId: string): Promise<BrowserSessionRecord[]> {
+    return this.listIndexed(`UB#${userId}`);
+  }
+
+  touchBrowserSession(hash: string, lastUsedAt: string): Promise<void> {
+    return this.touch(key(`B#${hash}`, "B"), lastUsedAt, epochSeconds(lastUsedAt) + BROWSER_SESSION_TTL_SECONDS);
+  }
+
+  async deleteBrowserSession(userId: string, id: string): Promise<boolean> {
+    const session = (await this.listBrowserSessions(userId)).find((s) => s.id === id);
+    if (!session) return false;
+    try {
+      await this.client.send(
+        new DeleteCommand({
+          TableName: this.table,
+          Key: key(`B#${session.hash}`, "B"),
+          ConditionExpression: "attribute_exists(pk)",
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
+  async deleteBrowserSessions(userId: string): Promise<number> {
+    const keys = (await this.listIndexedItems(`UB#${userId}`)).map((item) => key(item.pk as string, item.sk as string));
+    await this.deleteKeys(keys, `of ${userId}'s browser sessions`);
+    return keys.length;
   }
 }

@@ -5,7 +5,17 @@
  */
 import Database from "better-sqlite3";
 import { RevisionConflictError } from "../errors.js";
-import type { Commit, GenerationState, IndexPage, MetaStore, SessionHead, ShareRecord, TokenRecord } from "../ports.js";
+import type {
+  BrowserSessionRecord,
+  Commit,
+  GenerationState,
+  IndexPage,
+  LoginLinkRecord,
+  MetaStore,
+  SessionHead,
+  ShareRecord,
+  TokenRecord,
+} from "../ports.js";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS heads (
@@ -22,6 +32,10 @@ CREATE TABLE IF NOT EXISTS tokens (hash TEXT PRIMARY KEY, user_id TEXT NOT NULL,
 CREATE INDEX IF NOT EXISTS tokens_by_user ON tokens (user_id, id);
 CREATE TABLE IF NOT EXISTS shares (id TEXT PRIMARY KEY, user_id TEXT NOT NULL, data TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS shares_by_user ON shares (user_id);
+CREATE TABLE IF NOT EXISTS login_links (hash TEXT PRIMARY KEY, data TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS browser_sessions (
+  hash TEXT PRIMARY KEY, user_id TEXT NOT NULL, id TEXT NOT NULL, created_at TEXT NOT NULL, data TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS browser_sessions_by_user ON browser_sessions (user_id, created_at);
 `;
 
 /** Index pages read and parsed between two turns of the event loop. */
@@ -44,7 +58,8 @@ function decodeCursor(cursor: string): [string, string] | undefined {
 }
 
 /**
- * The embedded {@link MetaStore}: heads, the tree index, tokens and shares in one SQLite file
+ * The embedded {@link MetaStore}: heads, the tree index, tokens, shares, sign-in links and browser
+ * sessions in one SQLite file
  * (WAL). A commit whose head revision moved since it was read throws
  * `RevisionConflictError` with the current head, as the DynamoDB adapter does.
  */
@@ -206,5 +221,58 @@ export class SqliteMetaStore implements MetaStore {
     return rows
       .map((row) => JSON.parse(row.data) as ShareRecord)
       .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+  }
+
+  async touchToken(hash: string, lastUsedAt: string): Promise<void> {
+    this.db.prepare("UPDATE tokens SET data = json_set(data, '$.lastUsedAt', ?) WHERE hash = ?").run(lastUsedAt, hash);
+  }
+
+  async putLoginLink(link: LoginLinkRecord): Promise<void> {
+    this.db.prepare("INSERT INTO login_links (hash, data) VALUES (?, ?)").run(link.hash, JSON.stringify(link));
+    // Links live a minute: the ones nobody redeemed go when the next is made.
+    const now = link.createdAt;
+    this.db.prepare("DELETE FROM login_links WHERE json_extract(data, '$.expiresAt') < ?").run(now);
+  }
+
+  async consumeLoginLink(hash: string): Promise<LoginLinkRecord | undefined> {
+    // One statement deletes and returns: a second redemption finds no row.
+    const row = this.db.prepare("DELETE FROM login_links WHERE hash = ? RETURNING data").get(hash) as
+      | { data: string }
+      | undefined;
+    return row ? (JSON.parse(row.data) as LoginLinkRecord) : undefined;
+  }
+
+  async putBrowserSession(session: BrowserSessionRecord): Promise<void> {
+    this.db
+      .prepare("INSERT INTO browser_sessions (hash, user_id, id, created_at, data) VALUES (?, ?, ?, ?, ?)")
+      .run(session.hash, session.userId, session.id, session.createdAt, JSON.stringify(session));
+  }
+
+  async findBrowserSession(hash: string): Promise<BrowserSessionRecord | undefined> {
+    const row = this.db.prepare("SELECT data FROM browser_sessions WHERE hash = ?").get(hash) as
+      | { data: string }
+      | undefined;
+    return row ? (JSON.parse(row.data) as BrowserSessionRecord) : undefined;
+  }
+
+  async listBrowserSessions(userId: string): Promise<BrowserSessionRecord[]> {
+    const rows = this.db
+      .prepare("SELECT data FROM browser_sessions WHERE user_id = ? ORDER BY created_at, id")
+      .all(userId) as { data: string }[];
+    return rows.map((row) => JSON.parse(row.data) as BrowserSessionRecord);
+  }
+
+  async touchBrowserSession(hash: string, lastUsedAt: string): Promise<void> {
+    this.db
+      .prepare("UPDATE browser_sessions SET data = json_set(data, '$.lastUsedAt', ?) WHERE hash = ?")
+      .run(lastUsedAt, hash);
+  }
+
+  async deleteBrowserSession(userId: string, id: string): Promise<boolean> {
+    return this.db.prepare("DELETE FROM browser_sessions WHERE user_id = ? AND id = ?").run(userId, id).changes > 0;
+  }
+
+  async deleteBrowserSessions(userId: string): Promise<number> {
+    return this.db.prepare("DELETE FROM browser_sessions WHERE user_id = ?").run(userId).changes;
   }
 }

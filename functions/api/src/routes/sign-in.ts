@@ -1,0 +1,85 @@
+/**
+ * Signing a browser in and out: `POST /v1/login-links` (a device token asks for a one-time
+ * link), `GET /login/:secret` (the link sets the session cookie), `POST /logout` and
+ * `POST /logout-all`.
+ */
+import { Gone, NotFound } from "@pisync/core";
+import { CreateLoginLink } from "@pisync/protocol";
+import { renderLinkRefused, renderSignedIn } from "@pisync/viewer";
+import { type Context, Hono } from "hono";
+import { deleteCookie, setCookie } from "hono/cookie";
+import type { Services } from "../app.js";
+import type { AuthEnv } from "../auth.js";
+import { LIBRARY_SECURITY_HEADERS, wantsHtml } from "../html.js";
+import { isHttps, type LibraryEnv, publicOrigin, SESSION_COOKIE, signedIn } from "../library-auth.js";
+import { parseJson } from "../validate.js";
+
+/** The cookie outlives any session: the server's 30-day idle rule is what ends one. */
+const COOKIE_MAX_AGE_SECONDS = 400 * 24 * 3600;
+
+function withLibraryHeaders(c: Context): void {
+  for (const [name, value] of Object.entries(LIBRARY_SECURITY_HEADERS)) c.header(name, value);
+}
+
+/** Removes the session cookie (with the attributes it was set with). */
+export function clearSessionCookie(c: Context): void {
+  deleteCookie(c, SESSION_COOKIE, { path: "/", secure: isHttps(c), httpOnly: true, sameSite: "Strict" });
+}
+
+/** `/v1/login-links`: a one-time sign-in link for the token's user. */
+export function loginLinkRoutes(services: Services) {
+  const app = new Hono<AuthEnv>();
+  app.post("/", async (c) => {
+    const { next } = await parseJson(CreateLoginLink, c);
+    const link = await services.browserSessions.createLoginLink(c.get("userId"), next);
+    const url = `${publicOrigin(c, services.publicUrl)}/login/${link.secret}`;
+    c.header("Cache-Control", "no-store");
+    return c.json({ url, expiresAt: link.expiresAt }, 201);
+  });
+  return app;
+}
+
+/** `GET /login/:secret`, `POST /logout`, `POST /logout-all`. */
+export function signInRoutes(services: Services) {
+  const app = new Hono<LibraryEnv>();
+  app.get("/login/:secret", async (c) => {
+    withLibraryHeaders(c);
+    // The link's URL is a secret: no referrer at all from here.
+    c.header("Referrer-Policy", "no-referrer");
+    let signedInBrowser: Awaited<ReturnType<typeof services.browserSessions.redeem>>;
+    try {
+      signedInBrowser = await services.browserSessions.redeem(c.req.param("secret"), c.req.header("User-Agent"));
+    } catch (error) {
+      if (!(error instanceof NotFound || error instanceof Gone) || !wantsHtml(c)) throw error;
+      return c.html(
+        renderLinkRefused(error instanceof Gone ? "expired" : "unknown"),
+        error instanceof Gone ? 410 : 404,
+      );
+    }
+    setCookie(c, SESSION_COOKIE, signedInBrowser.secret, {
+      path: "/",
+      httpOnly: true,
+      sameSite: "Strict",
+      secure: isHttps(c),
+      maxAge: COOKIE_MAX_AGE_SECONDS,
+    });
+    // A link opened from another site's page (a chat, a mail): a redirect would still be that
+    // site's navigation, and the SameSite=Strict cookie would not go with it. A page of ours
+    // that moves on by itself starts a navigation from this site instead.
+    if (c.req.header("Sec-Fetch-Site") === "cross-site") return c.html(renderSignedIn(signedInBrowser.next));
+    // Typed, opened by `pisync open`, or from this site: the next request is same-site.
+    return c.redirect(signedInBrowser.next, 303);
+  });
+  app.post("/logout", signedIn(services), async (c) => {
+    const { browserId } = c.get("signedInWith");
+    if (browserId) await services.browserSessions.revoke(c.get("userId"), browserId);
+    clearSessionCookie(c);
+    return c.redirect("/", 303);
+  });
+  app.post("/logout-all", signedIn(services), async (c) => {
+    await services.browserSessions.revokeAll(c.get("userId"));
+    clearSessionCookie(c);
+    return c.redirect("/", 303);
+  });
+  return app;
+}

@@ -1,0 +1,120 @@
+/** `open`: the library in a browser, signed in by a one-time link (no password). */
+import { spawn } from "node:child_process";
+import { isSessionId } from "@pisync/protocol";
+import * as z from "zod/mini";
+import { type Api, ApiError } from "../api.js";
+import { EXIT } from "../cli-error.js";
+import { api, type CommandHelp, type Io, parse } from "./common.js";
+
+const OPEN_HELP: CommandHelp = {
+  usage: "pisync open [ID|QUERY] [--print]",
+  args: ["ID|QUERY"],
+  help: `Opens your library in the browser, signed in. The server gives a one-time link (it works
+once, within 60 seconds); opening it signs this browser in until you sign out or leave it
+unused for 30 days. With a session id you have, it opens that session; with anything else,
+a search for it; with nothing, the list of sessions.
+
+The browser is $BROWSER when set, else xdg-open (Linux), open (macOS) or start (Windows).
+
+  --print    print the link instead of opening it (to open it on another device, say)
+
+examples:
+  pisync open
+  pisync open 0196a1b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b
+  pisync open 'retry "S3 bucket"'
+  pisync open --print | ssh laptop xargs open`,
+};
+
+const Args = z.object({
+  print: z.optional(z.boolean()),
+  positionals: z.union([
+    z.tuple([]),
+    z.tuple([z.string().check(z.minLength(1, "a session id or a search, e.g. pisync open 'retry S3'"))]),
+  ]),
+});
+
+/** A one-time sign-in link, and the page it lands on. */
+export interface LibraryLink {
+  url: string;
+  expiresAt: string;
+  /** The path the browser lands on (`/`, `/sessions/<id>`, `/?q=…`). */
+  next: string;
+}
+
+/** Where `target` should land: the session when the user has one with that id, else a search, else the list. */
+async function landingOf(client: Api, target: string | undefined): Promise<string> {
+  if (!target) return "/";
+  if (isSessionId(target)) {
+    try {
+      await client.json(`/v1/sessions/${encodeURIComponent(target)}`);
+      return `/sessions/${encodeURIComponent(target)}`;
+    } catch (error) {
+      if (!(error instanceof ApiError && error.status === 404)) throw error;
+    }
+  }
+  return `/?q=${encodeURIComponent(target)}`;
+}
+
+/**
+ * Asks the server for a one-time sign-in link to the library: to session `target` when the
+ * user has it, else to a search for `target`, else to the list (the pi package calls this too).
+ */
+export async function libraryLink(client: Api, target?: string): Promise<LibraryLink> {
+  const next = await landingOf(client, target);
+  const link = await client.postJson<{ url: string; expiresAt: string }>("/v1/login-links", { next });
+  return { ...link, next };
+}
+
+/** The command that opens a URL here: `$BROWSER`, else the platform's opener. */
+export function openerFor(env: NodeJS.ProcessEnv, platform: NodeJS.Platform): { command: string; args: string[] } {
+  // $BROWSER may list several, colon-separated (the first is used) and may say where the URL goes (%s).
+  const browser = env.BROWSER?.split(":")[0]?.trim();
+  if (browser) {
+    const [command, ...rest] = browser.split(/\s+/);
+    return { command: command as string, args: rest.some((a) => a.includes("%s")) ? rest : [...rest, "%s"] };
+  }
+  if (platform === "darwin") return { command: "open", args: ["%s"] };
+  if (platform === "win32") return { command: "cmd", args: ["/c", "start", '""', "%s"] };
+  return { command: "xdg-open", args: ["%s"] };
+}
+
+/**
+ * Opens `url` with the opener (no shell: the URL is one argument); false when there is no
+ * such program. The opener is left running on its own.
+ */
+export function openUrl(
+  url: string,
+  env: NodeJS.ProcessEnv,
+  platform: NodeJS.Platform = process.platform,
+): Promise<boolean> {
+  const { command, args } = openerFor(env, platform);
+  return new Promise((resolve) => {
+    const child = spawn(
+      command,
+      args.map((a) => a.replaceAll("%s", url)),
+      { detached: true, stdio: "ignore", env },
+    );
+    child.once("error", () => resolve(false));
+    child.once("spawn", () => {
+      child.unref();
+      resolve(true);
+    });
+  });
+}
+
+/** Opens the library (or prints its link) signed in. */
+export async function open(argv: string[], io: Io): Promise<number> {
+  const args = parse(argv, { print: { type: "boolean" } }, Args, OPEN_HELP);
+  const link = await libraryLink(api(io), args.positionals[0]);
+  if (args.print) {
+    io.out(`${link.url}\n`);
+    return EXIT.ok;
+  }
+  if (await openUrl(link.url, io.env)) {
+    io.err(`opened ${link.next} in your browser (the link works once, for 60 seconds)\n`);
+    return EXIT.ok;
+  }
+  io.err("no browser to open it with (set $BROWSER): open this link within 60 seconds, once:\n");
+  io.out(`${link.url}\n`);
+  return EXIT.ok;
+}

@@ -1,0 +1,70 @@
+/**
+ * The devices page: the device tokens and signed-in browsers of a user, with their last use,
+ * a revoke form for each, and "Sign out everywhere".
+ */
+import { escapeHtml } from "../escape.js";
+import { csrfField, renderLibraryPage } from "./layout.js";
+
+/** One token or browser session as the page shows it. */
+export interface DeviceRow {
+  kind: "token" | "browser";
+  /** Its public id (never a secret). */
+  id: string;
+  /** The token's name, or the browser's label. */
+  name: string;
+  createdAt: string;
+  lastUsedAt?: string;
+  /** Whether the page is being seen through it. */
+  current: boolean;
+}
+
+/** What the devices page shows. */
+export interface DevicesPage {
+  devices: DeviceRow[];
+  /** The browser session's CSRF token, for the forms (absent when seen with a bearer token). */
+  csrfToken?: string;
+}
+
+/** `2026-03-01T10:04:05.000Z` as `2026-03-01 10:04 UTC`, in a `<time>`. */
+function time(iso: string | undefined): string {
+  if (!iso) return `<span class="muted">never</span>`;
+  const shown = `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
+  return `<time datetime="${escapeHtml(iso)}">${escapeHtml(shown)}</time>`;
+}
+
+function row(device: DeviceRow, csrfToken: string | undefined): string {
+  const action = `/devices/${device.kind === "token" ? "tokens" : "sessions"}/${encodeURIComponent(device.id)}/revoke`;
+  const label = device.kind === "token" ? "Revoke" : "Sign out";
+  const current = device.current
+    ? ` <strong class="current">${device.kind === "token" ? "this token" : "this browser"}</strong>`
+    : "";
+  return `<tr data-kind="${device.kind}" data-id="${escapeHtml(device.id)}"${device.current ? ' aria-current="true"' : ""}>
+<td data-label="Name">${escapeHtml(device.name)}${current}</td>
+<td data-label="Created">${time(device.createdAt)}</td>
+<td data-label="Last used">${time(device.lastUsedAt)}</td>
+<td><form method="post" action="${escapeHtml(action)}">${csrfField(csrfToken)}<button type="submit">${label}</button></form></td>
+</tr>`;
+}
+
+function table(caption: string, devices: DeviceRow[], csrfToken: string | undefined, empty: string): string {
+  if (devices.length === 0) return `<h2>${escapeHtml(caption)}</h2><p class="muted">${escapeHtml(empty)}</p>`;
+  return `<h2>${escapeHtml(caption)}</h2>
+<table class="devices">
+<thead><tr><th>Name</th><th>Created</th><th>Last used</th><th></th></tr></thead>
+<tbody>
+${devices.map((device) => row(device, csrfToken)).join("\n")}
+</tbody>
+</table>`;
+}
+
+/** The devices page, whole. */
+export function renderDevicesPage(page: DevicesPage): string {
+  const browsers = page.devices.filter((d) => d.kind === "browser");
+  const tokens = page.devices.filter((d) => d.kind === "token");
+  const body = `${table("Browsers", browsers, page.csrfToken, "No browser is signed in.")}
+<form method="post" action="/logout-all" class="sign-out-all">${csrfField(page.csrfToken)}<button type="submit">Sign out everywhere</button></form>
+<p class="muted">Signs out every browser, this one included. Tokens keep working: revoke each below.</p>
+${table("Tokens", tokens, page.csrfToken, "No tokens.")}
+<p class="muted">A token lets <code>pisync</code> back up and read your sessions from one machine. Revoking it stops that machine at its next request.</p>`;
+  return renderLibraryPage({ title: "Devices", section: "devices", csrfToken: page.csrfToken, signedIn: true }, body);
+}
