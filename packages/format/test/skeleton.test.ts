@@ -14,7 +14,21 @@ import { NOT_JSON, skeletonScanner } from "../src/skeleton.js";
 import { SKELETON_WASM } from "../src/skeleton-wasm.js";
 
 const scanner = skeletonScanner();
-const read = scanner && ((bytes: Uint8Array, offset: number, length: number) => scanner.line(bytes, offset, length));
+/** The scan's value of one line (no newline in it), given as a run of its own inside a larger buffer. */
+const read =
+  scanner &&
+  ((line: Uint8Array): unknown => {
+    const buffer = new Uint8Array(line.length + 7);
+    buffer.set(line, 3);
+    buffer[3 + line.length] = 0x0a;
+    const seen: [number, number, unknown][] = [];
+    scanner.scan(buffer, 3, 4 + line.length, (offset, length, value) => seen.push([offset, length, value]));
+    // One line, where it was given (checked cheaply: this runs for every line of the corpora).
+    if (seen.length !== 1 || seen[0][0] !== 3 || seen[0][1] !== line.length) {
+      expect(seen.map(([offset, length]) => [offset, length])).toEqual([[3, line.length]]);
+    }
+    return seen[0][2];
+  });
 const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
 const encoder = new TextEncoder();
 
@@ -27,20 +41,15 @@ function agrees(line: Uint8Array): boolean {
   } catch {
     valid = false;
   }
-  // Lines sit anywhere in memory: give the scanner one at an offset inside a larger buffer.
-  const buffer = new Uint8Array(line.length + 7);
-  buffer.set(line, 3);
-  const skeleton = (read as NonNullable<typeof read>)(buffer, 3, line.length);
+  const value = (read as NonNullable<typeof read>)(line);
   if (!valid) {
-    expect(skeleton, decoder.decode(line)).toBe(NOT_JSON);
+    expect(value, decoder.decode(line)).toBe(NOT_JSON);
     return false;
   }
-  expect(skeleton, decoder.decode(line)).not.toBe(NOT_JSON);
-  const value = JSON.parse(skeleton as string);
+  expect(value, decoder.decode(line)).not.toBe(NOT_JSON);
   const span = { line: 1, offset: 0, length: line.length };
   expect(recordOf(span, value, 0), decoder.decode(line)).toEqual(recordOf(span, expected, 0));
   if (expected === null || typeof expected !== "object" || Array.isArray(expected)) expect(value).toEqual(expected);
-  expect((skeleton as string).length).toBeLessThanOrEqual(line.length);
   return true;
 }
 
@@ -257,6 +266,56 @@ describe.runIf(read !== undefined)("reading a file a run of lines at a time", ()
     const fast = indexSession(bytes);
     expect(fast.records).toEqual(indexSession(bytes, { wholeLines: true }).records);
     expect(fast.records.map((r) => r.id)).toEqual(["a", "b", "c"]);
+  });
+});
+
+describe.runIf(read !== undefined)("the scan's framing and runs", () => {
+  const header = JSON.stringify({ type: "session", version: 3, id: "s", timestamp: "t", cwd: "/" });
+  const entry = (id: string, parentId: string | null, text = "x") =>
+    JSON.stringify({ type: "message", id, parentId, timestamp: "t", message: { role: "user", content: text } });
+
+  /** Indexes `text` with and without the scan; both must agree, and the scan's index is returned. */
+  const both = (text: string) => {
+    const bytes = encoder.encode(text);
+    const fast = indexSession(bytes);
+    const whole = indexSession(bytes, { wholeLines: true });
+    expect(fast.records).toEqual(whole.records);
+    expect(fast.problems).toEqual(whole.problems);
+    return fast;
+  };
+
+  it("reads ids with escapes and letters beyond ASCII as JSON.parse does", () => {
+    const ids = ['a"b', "été", "\u{1F600}", "tab\there", "\u2028", "a".repeat(200), "\\u0041"];
+    const lines = ids.map((id, i) => entry(id, i ? ids[i - 1] : null));
+    // The same ids spelled with \u escapes.
+    lines.push(`{"type":"message","id":"\\u00e9t\\u00e9","parentId":"\\ud83d\\ude00","timestamp":"t","message":{}}`);
+    const index = both(`${header}\n${lines.join("\n")}\n`);
+    expect(index.records.map((r) => r.id)).toEqual([...ids, "été"]);
+    expect(index.records.map((r) => r.parentId)).toEqual([null, ...ids.slice(0, -1), "\u{1F600}"]);
+  });
+
+  it("ends lines at LF only: CRLF, spaces around a value, U+2028 inside one", () => {
+    const index = both(
+      `${header}\r\n  ${entry("a", null)} \t\r\n${entry("b", "a", "line\u2028sep")}\n\r\n${entry("c", "b")}\r\r\n`,
+    );
+    expect(index.records.map((r) => r.id)).toEqual(["a", "b", "c"]);
+    expect(index.records.map((r) => r.line)).toEqual([2, 3, 5]);
+  });
+
+  it("reads files of more lines and bytes than one run takes, with huge and broken lines among them", () => {
+    const lines: string[] = [header];
+    let parent: string | null = null;
+    for (let i = 0; i < 9_000; i++) {
+      const id = `e${i}`;
+      if (i % 1000 === 7) lines.push("{not json", "", "  ", "null", "[1,2]");
+      const text = i % 3000 === 5 ? "y".repeat(1_500_000) : `text ${i} ${"z".repeat(i % 100)}`;
+      lines.push(entry(id, parent, text));
+      parent = id;
+    }
+    const index = both(`${lines.join("\n")}\n`);
+    expect(index.records.filter((r) => r.isObject)).toHaveLength(9_000);
+    expect(index.defaultLeafId).toBe("e8999");
+    expect(index.problems.map((p) => p.kind)).toContain("invalid-json");
   });
 });
 

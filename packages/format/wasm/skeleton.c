@@ -1,34 +1,40 @@
 /*
- * The skeleton of one JSONL line, for the tree index: a validating JSON scan that writes out
- * only the fields the index reads.
+ * The tree index's scan of a run of JSONL lines: finds each line's end, checks the line
+ * against JSON's grammar exactly as JSON.parse does, and hands over only what the index reads.
  *
- * skeleton() checks the line against JSON's grammar exactly as JSON.parse does (RFC 8259:
- * whitespace is space, tab, CR, LF; numbers, literals, strings with their escapes; any
- * nesting; one value per line), and answers -1 when JSON.parse would refuse it. Bytes >= 0x80
+ * Acceptance (RFC 8259, as JSON.parse): whitespace is space, tab, CR (a line's LF ends it);
+ * numbers, literals, strings with their escapes; any nesting; one value per line. A line
+ * JSON.parse would refuse is reported as refused (the caller reads it whole). Bytes >= 0x80
  * are accepted inside strings only: JSON.parse sees them as text whatever they decode to, and
  * UTF-8 decoding never swallows a '"' or a '\'.
  *
- * For a valid line whose value is an object (an entry), it writes a smaller object that
- * JSON.parse reads to the same record: the members the index reads, their values verbatim
- * (type, id, parentId, timestamp and the facts of lines.ts, whatever they hold), `message` with
- * only its role, provider and model, `retainedTail` as [] when it is an array (only whether it
- * is one is read). The skeleton is never longer than the line. For a key written twice, the last one, as JSON.parse does. Members come out in one
+ * What is handed over, per line (scan_lines' records): where the line is, and whether it was
+ * accepted. For an accepted line, its skeleton: a smaller JSON text that JSON.parse reads to the
+ * same record. An entry's skeleton holds the members the index reads (type, id, parentId,
+ * timestamp, the facts of lines.ts), their values verbatim, `message` with only its role,
+ * provider and model, `retainedTail` as [] when it is an array (only whether it is one is
+ * read); for a key written twice, the last one, as JSON.parse does. Members come out in one
  * fixed order, so the objects JSON.parse makes share a few shapes and reading them stays fast.
- * A line with an escaped key (which may spell one of those names) and any value that is not
- * an object are written whole. Most of a session's bytes (message text, tool output, images)
- * and most of its structure (content blocks, usage) never become JavaScript values.
+ * A line with an escaped key (which may spell one of those names) and a value that is not an
+ * object are written whole. The skeletons of a run are written as one JSON array, for one
+ * JSON.parse: most of a session's bytes (message text, tool output, images) and most of its
+ * structure (content blocks, usage) never become JavaScript values.
  *
  * Build: scripts/build-wasm.sh (clang, wasm32 with SIMD and bulk memory).
  */
 #include <wasm_simd128.h>
+
+/* Kept out of line where clang would copy a function into each of its callers: the module must stay under 4 KB. */
+#define OUT_OF_LINE __attribute__((noinline))
 
 typedef unsigned char u8;
 
 static int is_hex(u8 c) { return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f'); }
 static int is_digit(u8 c) { return c >= '0' && c <= '9'; }
 
+/* JSON's whitespace inside one line: its LF ends the line. */
 static const u8 *skip_space(const u8 *p, const u8 *end) {
-  while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')) p++;
+  while (p < end && (*p == ' ' || *p == '\t' || *p == '\r')) p++;
   return p;
 }
 
@@ -38,18 +44,35 @@ static int equals(const u8 *k, int n, const char *name) {
   return name[n] == 0;
 }
 
-/* Entry members the tree index reads (lines.ts: recordOf and factsOf). */
+/* The index of the key [k, k + n) in `names` (the last match), or -1 (DROP). */
+OUT_OF_LINE static int name_index(const u8 *k, int n, const char *const *names) {
+  int found = -1;
+  for (int i = 0; names[i]; i++)
+    if (equals(k, n, names[i])) found = i;
+  return found;
+}
+
+/* Entry members the tree index reads (lines.ts: recordOf and factsOf); the last two are read specially. */
 static const char *const ENTRY_FIELDS[] = {"type",     "id",      "parentId",         "timestamp",
                                            "targetId", "label",   "name",             "thinkingLevel",
                                            "provider", "modelId", "firstKeptEntryId", "firstKeptEntryIndex",
-                                           0};
+                                           "message",  "retainedTail", 0};
 /* Members of an entry's message the index reads. */
 static const char *const MESSAGE_FIELDS[] = {"role", "provider", "model", 0};
 
-static int is_one_of(const u8 *k, int n, const char *const *names) {
-  for (int i = 0; names[i]; i++)
-    if (equals(k, n, names[i])) return 1;
-  return 0;
+#define ENTRY_COUNT 12
+#define MESSAGE_COUNT 3
+/* Kinds of entry members past the ENTRY_FIELDS (whose kind is their index). */
+enum { DROP = -1, MESSAGE = ENTRY_COUNT, RETAINED_TAIL = ENTRY_COUNT + 1 };
+
+/* A record: the line's start and length in the run, and whether it was accepted. */
+enum { R_START, R_LENGTH, R_ACCEPTED, RECORD_INTS };
+
+/* Lanes (all ones) where a string's scan stops: '"', '\', a control char. */
+static v128_t string_stops(v128_t bytes) {
+  return wasm_v128_or(wasm_v128_or(wasm_i8x16_eq(bytes, wasm_i8x16_splat('"')),
+                                   wasm_i8x16_eq(bytes, wasm_i8x16_splat('\\'))),
+                      wasm_u8x16_lt(bytes, wasm_i8x16_splat(0x20)));
 }
 
 /*
@@ -58,15 +81,9 @@ static int is_one_of(const u8 *k, int n, const char *const *names) {
  * backslash. The input has 16 readable bytes past `end`.
  */
 static const u8 *scan_string(const u8 *p, const u8 *end, int *escaped) {
-  const v128_t quote = wasm_i8x16_splat('"');
-  const v128_t backslash = wasm_i8x16_splat('\\');
-  const v128_t space = wasm_i8x16_splat(0x20);
   for (;;) {
     if (p >= end) return 0;
-    v128_t bytes = wasm_v128_load(p);
-    v128_t stop = wasm_v128_or(wasm_v128_or(wasm_i8x16_eq(bytes, quote), wasm_i8x16_eq(bytes, backslash)),
-                               wasm_u8x16_lt(bytes, space));
-    int mask = wasm_i8x16_bitmask(stop);
+    int mask = wasm_i8x16_bitmask(string_stops(wasm_v128_load(p)));
     if (mask == 0) {
       p += 16;
       continue;
@@ -89,6 +106,18 @@ static const u8 *scan_string(const u8 *p, const u8 *end, int *escaped) {
       return 0;
     }
   }
+}
+
+/* The first LF at or after p, or end. */
+static const u8 *find_newline(const u8 *p, const u8 *end) {
+  for (; p < end; p += 16) {
+    int mask = wasm_i8x16_bitmask(wasm_i8x16_eq(wasm_v128_load(p), wasm_i8x16_splat('\n')));
+    if (mask) {
+      p += __builtin_ctz(mask);
+      return p < end ? p : end;
+    }
+  }
+  return end;
 }
 
 /* A number as JSON writes it: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?; 0 when malformed. */
@@ -116,25 +145,18 @@ static const u8 *scan_number(const u8 *p, const u8 *end) {
   return p;
 }
 
-static const u8 *scan_literal(const u8 *p, const u8 *end, const char *word) {
+OUT_OF_LINE static const u8 *scan_literal(const u8 *p, const u8 *end, const char *word) {
   for (; *word; word++, p++)
     if (p >= end || *p != (u8)*word) return 0;
   return p;
 }
 
-static u8 *emit(u8 *o, const u8 *from, const u8 *to) {
+OUT_OF_LINE static u8 *emit(u8 *o, const u8 *from, const u8 *to) {
   __builtin_memcpy(o, from, (unsigned long)(to - from));
   return o + (to - from);
 }
 
-enum { OBJECT = 1, ARRAY = 2 };
-enum { EXPECT_VALUE, EXPECT_VALUE_OR_CLOSE, EXPECT_KEY, EXPECT_KEY_OR_CLOSE, AFTER_VALUE };
-#define ENTRY_COUNT 12
-#define MESSAGE_COUNT 3
-/* Kinds of entry members past the ENTRY_FIELDS (whose kind is their index). */
-enum { DROP = -1, MESSAGE = ENTRY_COUNT, RETAINED_TAIL = ENTRY_COUNT + 1 };
-
-static u8 *emit_name(u8 *o, const char *name) {
+OUT_OF_LINE static u8 *emit_name(u8 *o, const char *name) {
   *o++ = '"';
   while (*name) *o++ = (u8)*name++;
   *o++ = '"';
@@ -142,36 +164,39 @@ static u8 *emit_name(u8 *o, const char *name) {
   return o;
 }
 
+enum { OBJECT = 1, ARRAY = 2 };
+enum { EXPECT_VALUE, EXPECT_VALUE_OR_CLOSE, EXPECT_KEY, EXPECT_KEY_OR_CLOSE, AFTER_VALUE };
+
+/* What a line's scan found: the last value of each member the index reads ([start, end), start 0 when absent). */
+struct found {
+  int entry; /* whether the line's value is an object */
+  int whole; /* whether the skeleton is the line itself (an escaped key) */
+  int message_is_object;
+  const u8 *value_start[ENTRY_COUNT + 2];
+  const u8 *value_end[ENTRY_COUNT + 2];
+  const u8 *field_start[MESSAGE_COUNT];
+  const u8 *field_end[MESSAGE_COUNT];
+};
+
 /*
- * Checks line [in, in + length) and writes its skeleton to `out` (room for `length` bytes).
- * `stack` has room for `length` bytes (one per open bracket). Returns the skeleton's length,
- * or -1 when JSON.parse would refuse the line.
+ * Checks the line starting at `in` (within a run ending at `end`) and notes its read members
+ * in `f`. `stack` has room for one byte per open bracket. Returns the LF that ends the line,
+ * or 0 when JSON.parse would refuse the line.
  */
-__attribute__((export_name("skeleton"))) int skeleton(const u8 *in, int length, u8 *out, u8 *stack) {
+static const u8 *scan_line(const u8 *in, const u8 *end, u8 *stack, struct found *f) {
   const u8 *p = in;
-  const u8 *end = in + length;
   int depth = 0;
   int state = EXPECT_VALUE;
-  int entry = 0;   /* whether the line's value is an object */
-  int whole = 0;   /* whether the skeleton is the line itself (an escaped key) */
-  /* The last value of each member the index reads: [start, end), start 0 when absent. */
-  const u8 *value_start[ENTRY_COUNT + 2] = {0};
-  const u8 *value_end[ENTRY_COUNT + 2] = {0};
-  const u8 *field_start[MESSAGE_COUNT] = {0};
-  const u8 *field_end[MESSAGE_COUNT] = {0};
-  int message_is_object = 0;
-  int member = DROP;    /* the entry member being read */
+  int member = DROP; /* the entry member being read */
   const u8 *member_value = 0;
-  int field = DROP;     /* the message member being read */
+  int field = DROP; /* the message member being read */
   const u8 *field_value = 0;
   for (;;) {
     p = skip_space(p, end);
+    if (p >= end) return 0;
     if (state == AFTER_VALUE) {
       /* A value just ended: its holder is at `depth`. */
-      if (depth == 0) {
-        if (p != end) return -1;
-        break;
-      }
+      if (depth == 0) return *p == '\n' ? p : 0;
       u8 c = *p;
       int top = stack[depth - 1];
       if (c == ',') {
@@ -184,9 +209,8 @@ __attribute__((export_name("skeleton"))) int skeleton(const u8 *in, int length, 
         depth--;
         goto value_ended;
       }
-      return -1;
+      return 0;
     }
-    if (p >= end) return -1;
     u8 c = *p;
     if (state == EXPECT_KEY || state == EXPECT_KEY_OR_CLOSE) {
       if (c == '}' && state == EXPECT_KEY_OR_CLOSE) {
@@ -194,27 +218,21 @@ __attribute__((export_name("skeleton"))) int skeleton(const u8 *in, int length, 
         depth--;
         goto value_ended;
       }
-      if (c != '"') return -1;
+      if (c != '"') return 0;
       int escaped = 0;
       const u8 *close = scan_string(p + 1, end, &escaped);
-      if (!close) return -1;
+      if (!close) return 0;
       const u8 *key = p + 1;
       int n = (int)(close - key);
-      if (depth == 1 && entry) {
-        if (escaped) whole = 1;
-        member = DROP;
-        for (int i = 0; i < ENTRY_COUNT; i++)
-          if (equals(key, n, ENTRY_FIELDS[i])) member = i;
-        if (equals(key, n, "message")) member = MESSAGE;
-        if (equals(key, n, "retainedTail")) member = RETAINED_TAIL;
-      } else if (depth == 2 && entry && member == MESSAGE && message_is_object) {
-        if (escaped) whole = 1;
-        field = DROP;
-        for (int i = 0; i < MESSAGE_COUNT; i++)
-          if (equals(key, n, MESSAGE_FIELDS[i])) field = i;
+      if (depth == 1 && f->entry) {
+        if (escaped) f->whole = 1;
+        member = name_index(key, n, ENTRY_FIELDS);
+      } else if (depth == 2 && f->entry && member == MESSAGE && f->message_is_object) {
+        if (escaped) f->whole = 1;
+        field = name_index(key, n, MESSAGE_FIELDS);
       }
       p = skip_space(close + 1, end);
-      if (p >= end || *p != ':') return -1;
+      if (p >= end || *p != ':') return 0;
       p = skip_space(p + 1, end);
       state = EXPECT_VALUE;
       continue;
@@ -225,15 +243,15 @@ __attribute__((export_name("skeleton"))) int skeleton(const u8 *in, int length, 
       depth--;
       goto value_ended;
     }
-    if (depth == 0 && c == '{') entry = 1;
-    if (depth == 1 && entry) {
+    if (depth == 0 && c == '{') f->entry = 1;
+    if (depth == 1 && f->entry) {
       member_value = p;
       if (member == MESSAGE) {
         /* This message replaces any earlier one, members and all. */
-        message_is_object = c == '{';
-        for (int i = 0; i < MESSAGE_COUNT; i++) field_start[i] = 0;
+        f->message_is_object = c == '{';
+        for (int i = 0; i < MESSAGE_COUNT; i++) f->field_start[i] = 0;
       }
-    } else if (depth == 2 && entry && member == MESSAGE && message_is_object) {
+    } else if (depth == 2 && f->entry && member == MESSAGE && f->message_is_object) {
       field_value = p;
     }
     if (c == '{' || c == '[') {
@@ -245,7 +263,7 @@ __attribute__((export_name("skeleton"))) int skeleton(const u8 *in, int length, 
     if (c == '"') {
       int escaped = 0;
       const u8 *close = scan_string(p + 1, end, &escaped);
-      if (!close) return -1;
+      if (!close) return 0;
       p = close + 1;
     } else if (c == 't') {
       p = scan_literal(p, end, "true");
@@ -256,47 +274,87 @@ __attribute__((export_name("skeleton"))) int skeleton(const u8 *in, int length, 
     } else {
       p = scan_number(p, end);
     }
-    if (!p) return -1;
+    if (!p) return 0;
   value_ended:
     /* The value ending at `p` belongs to the holder at `depth` (0: the line's value). */
     state = AFTER_VALUE;
-    if (!entry) continue;
+    if (!f->entry) continue;
     if (depth == 1 && member != DROP) {
-      value_start[member] = member_value;
-      value_end[member] = p;
-    } else if (depth == 2 && member == MESSAGE && message_is_object && field != DROP) {
-      field_start[field] = field_value;
-      field_end[field] = p;
+      f->value_start[member] = member_value;
+      f->value_end[member] = p;
+    } else if (depth == 2 && member == MESSAGE && f->message_is_object && field != DROP) {
+      f->field_start[field] = field_value;
+      f->field_end[field] = p;
     }
   }
-  if (!entry || whole) return (int)(emit(out, in, end) - out);
-  u8 *o = out;
+}
+
+/* Writes the skeleton of an accepted line [in, line_end) to `o` (never longer than the line). */
+static u8 *emit_skeleton(u8 *o, const u8 *in, const u8 *line_end, const struct found *f) {
+  if (!f->entry || f->whole) return emit(o, in, line_end);
+  u8 *start = o;
   *o++ = '{';
   for (int i = 0; i < ENTRY_COUNT + 2; i++) {
-    if (!value_start[i]) continue;
-    if (o > out + 1) *o++ = ',';
+    if (!f->value_start[i]) continue;
+    if (o > start + 1) *o++ = ',';
     if (i < ENTRY_COUNT) {
-      o = emit(emit_name(o, ENTRY_FIELDS[i]), value_start[i], value_end[i]);
-    } else if (i == MESSAGE && !message_is_object) {
-      o = emit(emit_name(o, "message"), value_start[i], value_end[i]);
+      o = emit(emit_name(o, ENTRY_FIELDS[i]), f->value_start[i], f->value_end[i]);
+    } else if (i == MESSAGE && !f->message_is_object) {
+      o = emit(emit_name(o, ENTRY_FIELDS[MESSAGE]), f->value_start[i], f->value_end[i]);
     } else if (i == MESSAGE) {
-      o = emit_name(o, "message");
+      o = emit_name(o, ENTRY_FIELDS[MESSAGE]);
       *o++ = '{';
       int first = 1;
-      for (int f = 0; f < MESSAGE_COUNT; f++) {
-        if (!field_start[f]) continue;
+      for (int m = 0; m < MESSAGE_COUNT; m++) {
+        if (!f->field_start[m]) continue;
         if (!first) *o++ = ',';
         first = 0;
-        o = emit(emit_name(o, MESSAGE_FIELDS[f]), field_start[f], field_end[f]);
+        o = emit(emit_name(o, MESSAGE_FIELDS[m]), f->field_start[m], f->field_end[m]);
       }
       *o++ = '}';
     } else {
       /* retainedTail: only whether it is an array is read (so an array's content goes). */
-      o = emit_name(o, "retainedTail");
-      o = value_end[i][-1] == ']' ? emit(o, (const u8 *)"[]", (const u8 *)"[]" + 2)
-                                  : emit(o, value_start[i], value_end[i]);
+      o = emit_name(o, ENTRY_FIELDS[RETAINED_TAIL]);
+      o = f->value_end[i][-1] == ']' ? emit(o, (const u8 *)"[]", (const u8 *)"[]" + 2)
+                                     : emit(o, f->value_start[i], f->value_end[i]);
     }
   }
   *o++ = '}';
-  return (int)(o - out);
+  return o;
+}
+
+/*
+ * Scans the lines of the run [in, in + length) (each ended by an LF; 16 readable bytes follow),
+ * up to `max` of them, writing one record of RECORD_INTS ints each to `records`, and the
+ * skeletons of the accepted ones to `skeletons` as one JSON array (room for `length` + 2
+ * bytes). `stack` has room for `length` bytes. Returns the number of lines read; sizes[0] =
+ * bytes read (whole lines), sizes[1] = the skeletons' length.
+ */
+__attribute__((export_name("scan_lines"))) int scan_lines(const u8 *in, int length, int *records, int max,
+                                                          u8 *skeletons, u8 *stack, int *sizes) {
+  const u8 *p = in;
+  const u8 *end = in + length;
+  u8 *s = skeletons;
+  *s++ = '[';
+  int n = 0;
+  while (p < end && n < max) {
+    int *r = records + n * RECORD_INTS;
+    struct found f = {0};
+    const u8 *line_end = scan_line(p, end, stack, &f);
+    r[R_ACCEPTED] = line_end != 0;
+    if (!line_end) {
+      line_end = find_newline(p, end);
+    } else {
+      if (s > skeletons + 1) *s++ = ',';
+      s = emit_skeleton(s, p, line_end, &f);
+    }
+    r[R_START] = (int)(p - in);
+    r[R_LENGTH] = (int)(line_end - p);
+    p = line_end + 1;
+    n++;
+  }
+  *s++ = ']';
+  sizes[0] = (int)((p < end ? p : end) - in);
+  sizes[1] = (int)(s - skeletons);
+  return n;
 }
