@@ -5,7 +5,7 @@
  * and the session's CSRF token in the `csrf` form field or the `X-CSRF-Token` header.
  */
 import { csrfMatches, Forbidden, TooLarge, Unauthorized } from "@pisync/core";
-import { renderSignInHint } from "@pisync/viewer";
+import { renderSignInHint } from "@pisync/viewer/library";
 import type { Context } from "hono";
 import { getCookie } from "hono/cookie";
 import { createMiddleware } from "hono/factory";

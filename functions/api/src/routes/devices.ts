@@ -4,7 +4,7 @@
  */
 import { NotFound } from "@pisync/core";
 import { DEVICE_ID } from "@pisync/protocol";
-import { renderDevicesPage } from "@pisync/viewer";
+import { renderDevicesPage } from "@pisync/viewer/library";
 import { Hono } from "hono";
 import type { Services } from "../app.js";
 import { LIBRARY_SECURITY_HEADERS } from "../html.js";

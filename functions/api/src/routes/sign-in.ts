@@ -5,7 +5,7 @@
  */
 import { Gone, NotFound } from "@pisync/core";
 import { CreateLoginLink } from "@pisync/protocol";
-import { renderLinkRefused, renderSignedIn } from "@pisync/viewer";
+import { renderLinkRefused, renderSignedIn } from "@pisync/viewer/library";
 import { type Context, Hono } from "hono";
 import { deleteCookie, setCookie } from "hono/cookie";
 import type { Services } from "../app.js";

@@ -1,0 +1,8 @@
+/**
+ * `@pisync/viewer/library`: the signed-in library's pages. A subpath of its own because these
+ * pages need only escaping, not the session viewer's Markdown, highlighting and masking: the
+ * Lambda bundle keeps those in a chunk that loads with the first page that shows a session.
+ */
+export { type DeviceRow, type DevicesPage, renderDevicesPage } from "./devices.js";
+export { csrfField, LIBRARY_ASSETS, type LibraryChrome, type LibrarySection, renderLibraryPage } from "./layout.js";
+export { type RefusedLink, renderLinkRefused, renderSignedIn, renderSignInHint } from "./signin.js";
