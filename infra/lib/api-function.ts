@@ -12,11 +12,15 @@ import {
   aws_logs as logs,
   aws_lambda_nodejs as nodejs,
   RemovalPolicy,
+  Size,
   type aws_s3 as s3,
   type aws_secretsmanager as secrets,
 } from "aws-cdk-lib";
 import { Construct } from "constructs";
 import { LAMBDA_BUNDLE, lambdaExternals } from "./bundling.js";
+
+/** Shell words, quoted for the bundling hook's `sh -c` (paths of this checkout may hold spaces). */
+const quote = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`;
 
 const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -107,6 +111,9 @@ export class ApiFunction extends Construct {
       // Every request is bounded (Markdown and masking per entry, batched reads): a request
       // still running after 15 s is stuck, not busy; the CLI retries a 5xx.
       timeout: Duration.seconds(15),
+      // Search keeps users' index files in /tmp (a 256 MiB cache, and the copy a change is made
+      // on): room beyond them for a large user's index. Billed only while the function runs.
+      ephemeralStorageSize: Size.gibibytes(2),
       reservedConcurrentExecutions: props.reservedConcurrency,
       logGroup,
       environment: {
@@ -130,6 +137,13 @@ export class ApiFunction extends Construct {
           ...Object.fromEntries(Object.entries(LAMBDA_BUNDLE.alias).map(([from, to]) => [`--alias:${from}`, to])),
         },
         banner: LAMBDA_BUNDLE.banner,
+        // Beside the bundle, the files it reads from its own folder (search's WebAssembly SQLite).
+        commandHooks: {
+          beforeBundling: () => [],
+          beforeInstall: () => [],
+          afterBundling: (_inputDir: string, outputDir: string) =>
+            LAMBDA_BUNDLE.assets.map((asset) => `cp ${quote(asset)} ${quote(outputDir)}/`),
+        },
       },
     });
   }
