@@ -13,12 +13,13 @@ import {
   aws_lambda as lambda,
   aws_logs as logs,
   RemovalPolicy,
+  Size,
   type aws_s3 as s3,
   type aws_secretsmanager as secrets,
 } from "aws-cdk-lib";
 import { Construct } from "constructs";
 import { buildSync } from "esbuild";
-import { LAMBDA_HANDLER, lambdaBuildOptions } from "./bundling.js";
+import { copyLambdaAssets, LAMBDA_HANDLER, lambdaBuildOptions } from "./bundling.js";
 
 const apiRoot = fileURLToPath(new URL("../../functions/api", import.meta.url));
 
@@ -39,6 +40,8 @@ function apiCode(): lambda.Code {
             ...lambdaBuildOptions(join(apiRoot, "src/lambda.ts"), join(outputDir, "index.mjs")),
             sourcemap: true,
           });
+          // Beside the bundle, the files it reads from its own folder (search's WebAssembly SQLite).
+          copyLambdaAssets(outputDir);
           return true;
         },
       },
@@ -133,6 +136,9 @@ export class ApiFunction extends Construct {
       // Every request is bounded (Markdown and masking per entry, batched reads): a request
       // still running after 15 s is stuck, not busy; the CLI retries a 5xx.
       timeout: Duration.seconds(15),
+      // Search keeps users' index files in /tmp (a 256 MiB cache, and the copy a change is made
+      // on): room beyond them for a large user's index. Billed only while the function runs.
+      ephemeralStorageSize: Size.gibibytes(2),
       reservedConcurrentExecutions: props.reservedConcurrency,
       logGroup,
       environment: {

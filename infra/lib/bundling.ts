@@ -2,9 +2,19 @@
  * How the Lambda function is bundled (esbuild): the stack, the bundle benchmark and the bundle
  * test all use these options, so what is measured and tested is what ships.
  */
-import { basename, dirname, extname } from "node:path";
+import { copyFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { basename, dirname, extname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { BuildOptions } from "esbuild";
+
+/**
+ * The search adapter's SQLite (node-sqlite3-wasm) reads its WebAssembly module from the folder
+ * of the script that loads it (`__dirname`): in the bundle, the bundle's own folder.
+ */
+const SQLITE_WASM = createRequire(new URL("../../packages/search/package.json", import.meta.url)).resolve(
+  "node-sqlite3-wasm/dist/node-sqlite3-wasm.wasm",
+);
 
 export const LAMBDA_BUNDLE = {
   target: "node22",
@@ -12,7 +22,11 @@ export const LAMBDA_BUNDLE = {
   // ESM builds where packages ship them (smaller, tree-shaken); workspace packages from source.
   mainFields: ["module", "main"],
   conditions: ["source", "module"],
-  banner: "import{createRequire as __cr}from'module';const require=__cr(import.meta.url);",
+  // `require` and `__dirname` for the CommonJS packages bundled into this ES module.
+  banner:
+    "import{createRequire as __cr}from'module';import{fileURLToPath as __fu}from'url';const require=__cr(import.meta.url);const __dirname=__fu(new URL('.',import.meta.url));",
+  /** Files the bundle reads beside itself: the WebAssembly SQLite of search. */
+  assets: [SQLITE_WASM],
   /**
    * secretlint's rule preset loads node-forge (250 KB) lazily, only to open `.p12` files from
    * disk; shares mask text (ext `.jsonl`), so that chunk (the import path below, as the pinned
@@ -85,4 +99,9 @@ export function lambdaBuildOptions(entry: string, outfile: string, sdk: SdkSourc
     alias: LAMBDA_BUNDLE.alias,
     banner: { js: LAMBDA_BUNDLE.banner },
   };
+}
+
+/** Copies the files the bundle reads beside itself ({@link LAMBDA_BUNDLE}'s `assets`) into its folder. */
+export function copyLambdaAssets(outDir: string): void {
+  for (const asset of LAMBDA_BUNDLE.assets) copyFileSync(asset, join(outDir, basename(asset)));
 }

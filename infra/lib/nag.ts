@@ -36,6 +36,11 @@ const ACKNOWLEDGED: { id: string; reason: string }[] = [
       "Object ARNs of content-addressed blobs (oh-my-pi's images): the function reads and writes only under blobs/.",
   },
   {
+    id: objectsUnder(PREFIXES.search),
+    reason:
+      "Object ARNs of users' search index files (derived from the sessions): the function reads, writes and deletes only under search/.",
+  },
+  {
     id: "AwsSolutions::AwsSolutions-L1",
     reason:
       "Node.js 22 is the runtime pisync is built and tested for (esbuild target node22); moving runtimes is a tested change.",

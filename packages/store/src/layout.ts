@@ -13,6 +13,8 @@ export const PREFIXES = {
   uploads: "uploads/",
   /** Content-addressed attachments (oh-my-pi's images): `blobs/<user>/<sha256>`. */
   blobs: "blobs/",
+  /** A user's search index (derived from the sessions' bytes): `search/<user>/<version>-<nonce>.sqlite`. */
+  search: "search/",
 } as const;
 
 /** The metadata table: one table, `pk`/`sk` keys, one index for "by user, newest first" listings. */
@@ -103,4 +105,23 @@ const BLOB = new RegExp(`^${PREFIXES.blobs}${ID}/([0-9a-f]{64})$`);
 export function parseBlobKey(key: string): { userId: string; sha256: string } | undefined {
   const m = BLOB.exec(key);
   return m ? { userId: m[1] as string, sha256: m[2] as string } : undefined;
+}
+
+/**
+ * Where a version of a user's search index is kept (an immutable SQLite FTS5 file): versions
+ * count up, the nonce keeps two indexers' uploads of the same version apart.
+ * @example searchIndexKey("u", 3, "9f2c") // "search/u/0000000000000003-9f2c.sqlite"
+ */
+export function searchIndexKey(userId: string, version: number, nonce: string): string {
+  return `${PREFIXES.search}${userId}/${hex(version, 16)}-${nonce}.sqlite`;
+}
+
+const SEARCH_INDEX = new RegExp(`^${PREFIXES.search}${ID}/([0-9a-f]{16})-([A-Za-z0-9_-]+)\\.sqlite$`);
+
+/** The parts of a search index key, or undefined when `key` is not one. */
+export function parseSearchIndexKey(key: string): { userId: string; version: number; nonce: string } | undefined {
+  const m = SEARCH_INDEX.exec(key);
+  return m
+    ? { userId: m[1] as string, version: Number.parseInt(m[2] as string, 16), nonce: m[3] as string }
+    : undefined;
 }

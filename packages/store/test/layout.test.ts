@@ -5,8 +5,10 @@ import {
   blobKey,
   PREFIXES,
   parseBlobKey,
+  parseSearchIndexKey,
   parseSegmentKey,
   parseUploadKey,
+  searchIndexKey,
   segmentKey,
   sessionPrefix,
   uploadKey,
@@ -78,5 +80,24 @@ describe("upload and blob keys", () => {
     );
     expect(parseBlobKey(blobKey("u", "ABC"))).toBeUndefined();
     expect(parseUploadKey("uploads/u/a/b")).toBeUndefined();
+  });
+});
+
+describe("search index keys", () => {
+  it("parse back what they format, sort by version, and refuse other keys", () => {
+    expect(searchIndexKey("alice", 3, "9f2c")).toBe("search/alice/0000000000000003-9f2c.sqlite");
+    fc.assert(
+      fc.property(id, offset, offset, nonce, (u, a, b, n) => {
+        const key = searchIndexKey(u, a, n);
+        expect(key.startsWith(PREFIXES.search)).toBe(true);
+        expect(parseSearchIndexKey(key)).toEqual({ userId: u, version: a, nonce: n });
+        expect(Math.sign(key < searchIndexKey(u, b, n) ? -1 : key > searchIndexKey(u, b, n) ? 1 : 0)).toBe(
+          Math.sign(a - b),
+        );
+      }),
+    );
+    for (const key of ["search/alice/3-n.sqlite", "search/alice/0000000000000003-n", uploadKey("alice", "u")]) {
+      expect(parseSearchIndexKey(key), key).toBeUndefined();
+    }
   });
 });

@@ -1,0 +1,118 @@
+/**
+ * Search on Lambda, where a process freezes after each answer and many run at once: a write
+ * leaves a durable mark (DynamoDB) before it is answered, instead of the one-machine server's
+ * in-memory dirty set; a search first indexes its user's marked sessions, so an append is
+ * searchable on the next search; a scheduled pass indexes every marked session meanwhile.
+ */
+import { SearchIndexer } from "@pisync/core";
+import type { SearchIndex } from "@pisync/search";
+import type { SearchMarks, SessionMark } from "@pisync/search/aws";
+import type { Stores } from "@pisync/store";
+import type { SearchDeps } from "./routes/search.js";
+
+/** An indexer whose `markDirty` writes a durable mark; the answer waits for it ({@link MarkingIndexer.settle}). */
+export class MarkingIndexer extends SearchIndexer {
+  /** Mark writes in flight, each settled to its error (or undefined): none is left unhandled. */
+  private pending: Array<Promise<Error | undefined>> = [];
+
+  constructor(
+    private readonly storesOf: Stores,
+    private readonly indexOf: SearchIndex,
+    private readonly marks: SearchMarks,
+    private readonly log: (line: string) => void = console.error,
+  ) {
+    super(storesOf, indexOf, { log });
+  }
+
+  /** Starts writing the session's mark (never indexes here: the process may freeze right after). */
+  override markDirty(userId: string, sessionId: string): void {
+    this.pending.push(
+      this.marks.mark(userId, sessionId).then(
+        () => undefined,
+        (error: Error) => error,
+      ),
+    );
+  }
+
+  /** Waits for the marks written during a request. @throws the first failed write's error */
+  async settle(): Promise<void> {
+    const pending = this.pending;
+    this.pending = [];
+    const failed = (await Promise.all(pending)).find((error) => error !== undefined);
+    if (failed) throw failed;
+  }
+
+  /** Indexes a user's marked sessions and removes the marks of those now up to date. */
+  async catchUpUser(userId: string): Promise<void> {
+    await this.catchUpMarks(await this.marks.ofUser(userId));
+  }
+
+  /** Indexes every marked session of every user (the scheduled pass). */
+  async catchUpMarked(): Promise<void> {
+    const byUser = new Map<string, SessionMark[]>();
+    for (const mark of await this.marks.all()) byUser.set(mark.userId, [...(byUser.get(mark.userId) ?? []), mark]);
+    for (const marks of byUser.values()) {
+      await this.catchUpMarks(marks).catch((error: Error) =>
+        this.log(`pisync: search catch-up of a user failed: ${error.message}`),
+      );
+    }
+  }
+
+  /**
+   * Rebuilds users' indexes from the stored bytes: every session of a user in drains of many
+   * sessions at once (one new index file per drain step, not one per session).
+   */
+  async rebuildUsers(userIds: readonly string[]): Promise<void> {
+    for (const userId of userIds) {
+      await this.indexOf.clear(userId);
+      const drain = new SearchIndexer(this.storesOf, this.indexOf, { drainDelayMs: 0, log: this.log });
+      let cursor: string | undefined;
+      do {
+        const page = await this.storesOf.meta.listHeads(userId, { limit: 100, cursor });
+        for (const head of page.heads) drain.markDirty(userId, head.sessionId);
+        cursor = page.cursor;
+      } while (cursor);
+      await drain.flush();
+    }
+  }
+
+  /** One drain for the marks (one new index file per user), then each mark checked before it goes. */
+  private async catchUpMarks(marks: readonly SessionMark[]): Promise<void> {
+    if (marks.length === 0) return;
+    const drain = new SearchIndexer(this.storesOf, this.indexOf, { drainDelayMs: 0, log: this.log });
+    for (const mark of marks) drain.markDirty(mark.userId, mark.sessionId);
+    await drain.flush();
+    for (const mark of marks) {
+      const head = await this.storesOf.meta.getHead(mark.userId, mark.sessionId);
+      const state = await this.indexOf.state(mark.userId, mark.sessionId);
+      const current = head
+        ? state?.generation === head.current.generation && state.offset === head.current.length
+        : state === undefined;
+      // A session the drain could not index keeps its mark: the next pass tries again.
+      if (current) await this.marks.done(mark);
+    }
+  }
+}
+
+/**
+ * The search routes' dependencies on Lambda: the index, seen through a search that first
+ * catches up the user's marks (a failed catch-up is logged and the index answers as it is).
+ */
+export function lambdaSearch(index: SearchIndex, indexer: MarkingIndexer, log = console.error): SearchDeps {
+  const searching: SearchIndex = {
+    state: (userId, sessionId) => index.state(userId, sessionId),
+    sessions: (userId) => index.sessions(userId),
+    users: () => index.users(),
+    apply: (batch) => index.apply(batch),
+    applyAll: (batches) => index.applyAll(batches),
+    remove: (userId, sessionId) => index.remove(userId, sessionId),
+    clear: (userId) => index.clear(userId),
+    async search(userId, query, options) {
+      await indexer
+        .catchUpUser(userId)
+        .catch((error: Error) => log(`pisync: search catch-up failed: ${error.message}`));
+      return index.search(userId, query, options);
+    },
+  };
+  return { index: searching, indexer };
+}

@@ -1,0 +1,28 @@
+/**
+ * The part of a SQLite driver the search index uses: better-sqlite3's API, narrowed. The
+ * embedded adapter passes better-sqlite3 itself; the AWS adapter passes a WebAssembly build
+ * shaped like it (`aws/wasm-sqlite.ts`), so both run the same statements.
+ */
+
+/** What a statement's `run` reports. */
+export interface RunResult {
+  changes: number;
+  lastInsertRowid: number | bigint;
+}
+
+/** A prepared statement: positional parameters, or one object of named ones (`@name` → `name`). */
+export interface SqliteStatement {
+  run(...params: unknown[]): RunResult;
+  get(...params: unknown[]): unknown;
+  all(...params: unknown[]): unknown[];
+}
+
+/** An open database. */
+export interface SqliteDriver {
+  prepare(sql: string): SqliteStatement;
+  exec(sql: string): void;
+  pragma(source: string): unknown;
+  /** Wraps `fn` in a transaction (a savepoint when nested); a throw rolls it back. */
+  transaction<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) => R;
+  close(): void;
+}
