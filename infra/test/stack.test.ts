@@ -154,6 +154,7 @@ describe("the pisync stack", () => {
         "dynamodb:GetItem",
         "dynamodb:PutItem",
         "dynamodb:Query",
+        "dynamodb:UpdateItem",
       ],
       ["secretsmanager:DescribeSecret", "secretsmanager:GetSecretValue"],
     ]);

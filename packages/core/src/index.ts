@@ -4,6 +4,7 @@ export { Blobs } from "./blobs.js";
 export * from "./errors.js";
 export { contentText, isCutPreview, previewOf } from "./ingest.js";
 export { blobKey, checkId, checkSessionId, SAFE_ID, SESSION_ID, uploadKey } from "./keys.js";
+export { checkFilter, Library, type LibraryFilter, type LibraryPage, matches, searchText } from "./library.js";
 export { DEFAULT_READER_CACHE, Reader, type ReaderCacheLimits } from "./reader.js";
 export { SearchIndexer, storedLines } from "./search-indexer.js";
 export { MAX_SEGMENTS } from "./segments.js";

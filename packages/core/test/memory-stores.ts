@@ -6,11 +6,13 @@
 import {
   type BlobStore,
   type Commit,
+  cardOf,
   type GenerationState,
   type IndexPage,
   type MetaStore,
   NotFoundError,
   RevisionConflictError,
+  type SessionCard,
   type SessionHead,
   type ShareRecord,
   type Stores,
@@ -84,6 +86,10 @@ export class MemoryMetaStore implements MetaStore {
     return from + options.limit < all.length ? { heads, cursor: String(from + options.limit) } : { heads };
   }
 
+  async listCards(userId: string): Promise<SessionCard[]> {
+    return [...this.heads.values()].filter((h) => h.userId === userId).map(cardOf);
+  }
+
   async getPages(userId: string, sessionId: string, generation: number, from = 0): Promise<IndexPage[]> {
     const pages = this.pages.get(`${userId}/${sessionId}/${generation}`) ?? [];
     return pages
@@ -124,7 +130,14 @@ export class MemoryMetaStore implements MetaStore {
   }
 
   async putShare(share: ShareRecord): Promise<void> {
-    this.shares.set(share.id, copy(share));
+    const stored = this.shares.get(share.id);
+    const { views: _views, lastViewedAt: _last, ...record } = copy(share);
+    this.shares.set(share.id, { ...record, views: stored?.views ?? 0, lastViewedAt: stored?.lastViewedAt });
+  }
+
+  async recordShareView(id: string, at: string): Promise<void> {
+    const stored = this.shares.get(id);
+    if (stored) this.shares.set(id, { ...stored, views: (stored.views ?? 0) + 1, lastViewedAt: at });
   }
 
   async getShare(id: string): Promise<ShareRecord | undefined> {

@@ -44,8 +44,13 @@ export function sharePageRoutes(services: Services, shares: Shares) {
   app.get("/:token", compress(), async (c) => {
     const token = c.req.param("token");
     const { share, head } = await shares.open(token);
+    // Each page view is counted (one atomic update, beside the rendering): the owner sees it.
+    // A counter that could not be written never costs the reader the page.
+    const counted = shares.recordView(share).catch(() => undefined);
     const view = await reading.page(share, head, `/s/${token}`, pageQuery(c));
-    return c.html(await work.renderPage(view));
+    const html = await work.renderPage(view);
+    await counted;
+    return c.html(html);
   });
 
   /** For live pages: an ETag that changes as the session grows (a pinned share's never does: its path is fixed). */
