@@ -114,6 +114,8 @@ export class ApiFunction extends Construct {
         actions: [
           "dynamodb:GetItem",
           "dynamodb:PutItem",
+          // Share records and their view counters (an atomic ADD) are updated in place.
+          "dynamodb:UpdateItem",
           "dynamodb:DeleteItem",
           "dynamodb:Query",
           "dynamodb:BatchWriteItem",

@@ -25,6 +25,7 @@ import { htmlError, htmlRoot, wantsHtml } from "./html.js";
 import { type RateLimits, rateLimits } from "./rate-limit.js";
 import { blobRoutes } from "./routes/blobs.js";
 import { deviceRoutes } from "./routes/devices.js";
+import { libraryRoutes } from "./routes/library.js";
 import { indexAfterWrites, type SearchDeps, searchRoutes } from "./routes/search.js";
 import { sessionRoutes } from "./routes/sessions.js";
 import { sharePageRoutes } from "./routes/share-page.js";
@@ -156,6 +157,8 @@ export function createApp(deps: AppDeps) {
   app.route("/v1/sessions", sessionRoutes(services));
   app.route("/v1/uploads", uploadRoutes(services));
   app.route("/v1/tokens", tokenRoutes(services));
+  // The signed-in library's pages (sessions, one session, shares) and their assets.
+  app.route("/", libraryRoutes(services, { meta: deps.stores.meta, shares, search: deps.search }));
   return app;
 }
 

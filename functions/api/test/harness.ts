@@ -75,3 +75,13 @@ export function client(app: App, token: string) {
 }
 
 export const enc = (text: string) => new TextEncoder().encode(text);
+
+/** Asks until `done` holds of the answer (background work such as indexing: at most 10 s). */
+export async function eventually<T>(ask: () => Promise<T>, done: (answer: T) => boolean): Promise<T> {
+  const until = Date.now() + 10_000;
+  for (;;) {
+    const answer = await ask();
+    if (done(answer) || Date.now() > until) return answer;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

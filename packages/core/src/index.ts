@@ -15,6 +15,7 @@ export {
 export * from "./errors.js";
 export { contentText, isCutPreview, previewOf } from "./ingest.js";
 export { blobKey, checkId, checkSessionId, SAFE_ID, SESSION_ID, uploadKey } from "./keys.js";
+export { checkFilter, Library, type LibraryFilter, type LibraryPage, matches, searchText } from "./library.js";
 export { Memo } from "./memo.js";
 export { DEFAULT_READER_CACHE, Reader, type ReaderCacheLimits } from "./reader.js";
 export { SearchIndexer, storedLines } from "./search-indexer.js";

@@ -154,8 +154,22 @@ export function ingestBody(body: Uint8Array, start: IngestStart, sessionId: stri
 }
 
 const MAX_PROBLEM_SAMPLES = 20;
+/** Models kept in a summary (the library filters by them); a session naming more keeps its first. */
+const MAX_MODELS = 20;
 
-/** The summary after a body: counts, name, leaf, first message, tokens and cost. */
+/** The `provider/model` an entry names: a model change, or the model that wrote an assistant message. */
+function modelOf(entry: Record<string, unknown>): string | undefined {
+  const text = (value: unknown) => (typeof value === "string" ? value.slice(0, 200) : undefined);
+  if (entry.type === "model_change") {
+    const id = text(entry.modelId);
+    return id ? `${text(entry.provider) ?? "?"}/${id}` : undefined;
+  }
+  if (entry.type !== "message" || !isObject(entry.message) || entry.message.role !== "assistant") return undefined;
+  const id = text(entry.message.model);
+  return id ? `${text(entry.message.provider) ?? "?"}/${id}` : undefined;
+}
+
+/** The summary after a body: counts, name, leaf, first message, tokens and cost, models, last entry time. */
 export function advanceSummary(summary: SessionSummary, body: IngestedBody, version: number): SessionSummary {
   const next: SessionSummary = { ...summary, problems: [...summary.problems] };
   if (body.header) {
@@ -177,6 +191,13 @@ export function advanceSummary(summary: SessionSummary, body: IngestedBody, vers
       if (entry.message.role === "user") next.firstMessage = body.previews[record.line] ?? "";
     }
     addUsage(totals, usageOfEntry(entry));
+    if (typeof entry.timestamp === "string" && (next.lastEntryAt === undefined || entry.timestamp > next.lastEntryAt)) {
+      next.lastEntryAt = entry.timestamp;
+    }
+    const model = modelOf(entry);
+    if (model && !next.models?.includes(model) && (next.models?.length ?? 0) < MAX_MODELS) {
+      next.models = [...(next.models ?? []), model];
+    }
   });
   next.tokens += totals.totalTokens;
   next.cost = Math.round((next.cost + totals.cost) * 1e6) / 1e6;

@@ -132,6 +132,23 @@ export class Shares {
   }
 
   /**
+   * Revokes every share of the user that is not revoked yet (expired ones too: a revoked link
+   * stays dead whatever its expiry).
+   * @returns how many were revoked
+   */
+  async revokeAll(userId: string): Promise<number> {
+    const now = this.clock().toISOString();
+    const live = (await this.meta.listShares(userId)).filter((share) => !share.revokedAt);
+    await Promise.all(live.map((share) => this.meta.putShare({ ...share, revokedAt: now })));
+    return live.length;
+  }
+
+  /** Counts one view of a share's page (count and time only: nothing of the reader is kept). */
+  recordView(share: ShareRecord): Promise<void> {
+    return this.meta.recordShareView(share.id, this.clock().toISOString());
+  }
+
+  /**
    * The share a token names and its session's head. A missing session looks like a missing
    * link; a session deleted and uploaded again since the share was made is another session,
    * so the link is as dead as a revoked one.

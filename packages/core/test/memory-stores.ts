@@ -7,12 +7,14 @@ import {
   type BlobStore,
   type BrowserSessionRecord,
   type Commit,
+  cardOf,
   type GenerationState,
   type IndexPage,
   type LoginLinkRecord,
   type MetaStore,
   NotFoundError,
   RevisionConflictError,
+  type SessionCard,
   type SessionHead,
   type ShareRecord,
   type Stores,
@@ -88,6 +90,10 @@ export class MemoryMetaStore implements MetaStore {
     const from = options.cursor ? Number(options.cursor) : 0;
     const heads = all.slice(from, from + options.limit).map(copy);
     return from + options.limit < all.length ? { heads, cursor: String(from + options.limit) } : { heads };
+  }
+
+  async listCards(userId: string): Promise<SessionCard[]> {
+    return [...this.heads.values()].filter((h) => h.userId === userId).map(cardOf);
   }
 
   async getPages(userId: string, sessionId: string, generation: number, from = 0): Promise<IndexPage[]> {
@@ -180,7 +186,14 @@ export class MemoryMetaStore implements MetaStore {
   }
 
   async putShare(share: ShareRecord): Promise<void> {
-    this.shares.set(share.id, copy(share));
+    const stored = this.shares.get(share.id);
+    const { views: _views, lastViewedAt: _last, ...record } = copy(share);
+    this.shares.set(share.id, { ...record, views: stored?.views ?? 0, lastViewedAt: stored?.lastViewedAt });
+  }
+
+  async recordShareView(id: string, at: string): Promise<void> {
+    const stored = this.shares.get(id);
+    if (stored) this.shares.set(id, { ...stored, views: (stored.views ?? 0) + 1, lastViewedAt: at });
   }
 
   async getShare(id: string): Promise<ShareRecord | undefined> {

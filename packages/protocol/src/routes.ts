@@ -120,6 +120,169 @@ const linkErrors = {
   410: error("expired or revoked link", "gone"),
 };
 
+/**
+ * The signed-in library's pages: a browser session (cookie, with CSRF on changes) or a bearer
+ * token. Changes are form posts answered 303 back to a page; another user's session or share
+ * answers 404 like a missing one.
+ */
+const signedOut = error("not signed in", "unauthorized");
+const missingPage = error("missing, or another user's", "not_found");
+const css: Content = { type: "text/css" };
+const js: Content = { type: "text/javascript" };
+const seeOther = (where: string): Answer => ({ description: `done: see ${where}` });
+
+/** The library's routes (pages, their JSON for live search, form posts, assets). */
+export const LIBRARY_ROUTES: readonly RouteSpec[] = [
+  {
+    method: "get",
+    path: "/",
+    summary: "My sessions, latest conversation first (?cwd= ?model= ?from= ?to= ?cursor=), or a search (?q=)",
+    auth: "library",
+    answers: {
+      200: { description: "the page", content: html },
+      400: error("a malformed filter or query", "bad_request", "bad_query"),
+      401: signedOut,
+    },
+  },
+  {
+    method: "get",
+    path: "/library/search",
+    summary: "The search box's live results (?q= and the page's filters), as /v1/search answers",
+    auth: "library",
+    answers: {
+      200: { description: "a page of hits", content: json(SearchPage) },
+      400: error("a malformed query", "bad_query"),
+      401: signedOut,
+    },
+  },
+  {
+    method: "get",
+    path: "/sessions/:id",
+    summary: "One of my sessions in the viewer (tree, windows, permalinks), unmasked, with downloads and actions",
+    auth: "library",
+    params: session,
+    query: SharePageQuery,
+    answers: { 200: { description: "the page", content: html }, 401: signedOut, 404: missingPage },
+  },
+  {
+    method: "get",
+    path: "/sessions/:id/entries",
+    summary: "A window of a branch of my session, rendered (the viewer's script)",
+    auth: "library",
+    params: session,
+    query: SharePageQuery,
+    answers: { 200: { description: "rendered entries", content: html }, 401: signedOut, 404: missingPage },
+  },
+  {
+    method: "get",
+    path: "/sessions/:id/tree",
+    summary: "The compact tree of my session, for the viewer's navigator",
+    auth: "library",
+    params: session,
+    query: SharePageQuery,
+    answers: {
+      200: { description: "ids, parents, kinds, previews, labels, times, leaf" },
+      401: signedOut,
+      404: missingPage,
+    },
+  },
+  {
+    method: "get",
+    path: "/sessions/:id/state",
+    summary: "My session's tip and size, for a live page (ETag)",
+    auth: "library",
+    params: session,
+    answers: { 200: { description: "the state" }, 304: { description: "unchanged" }, 401: signedOut, 404: missingPage },
+  },
+  {
+    method: "get",
+    path: "/sessions/:id/context",
+    summary: "My session's context as JSON (?leaf=)",
+    auth: "library",
+    params: session,
+    query: SharePageQuery,
+    answers: { 200: { description: "the context", content: json(Context) }, 401: signedOut, 404: missingPage },
+  },
+  {
+    method: "get",
+    path: "/sessions/:id/raw",
+    summary: "The exact bytes of my session's current generation or of ?generation=N, as a download",
+    auth: "library",
+    params: session,
+    query: RawQuery,
+    answers: { 200: { description: "the JSONL", content: jsonl }, 401: signedOut, 404: missingPage },
+  },
+  {
+    method: "get",
+    path: "/sessions/:id/delete",
+    summary: "Delete my session: the confirmation page (asks for the id typed)",
+    auth: "library",
+    params: session,
+    answers: { 200: { description: "the page", content: html }, 401: signedOut, 404: missingPage },
+  },
+  {
+    method: "post",
+    path: "/sessions/:id/delete",
+    summary: "Delete my session (form: confirm = its id, csrf); its share links are revoked",
+    auth: "library",
+    params: session,
+    answers: {
+      303: seeOther("/"),
+      400: { description: "the id typed is not the session's: the page again, nothing deleted", content: html },
+      401: signedOut,
+      404: missingPage,
+    },
+  },
+  {
+    method: "get",
+    path: "/shares",
+    summary: "My share links: status, expiry, views, last viewed; the form to make one (?session= ?leaf=)",
+    auth: "library",
+    answers: { 200: { description: "the page", content: html }, 401: signedOut },
+  },
+  {
+    method: "post",
+    path: "/shares",
+    summary: "Make a share link (form: session, expires in days, leaf, mask, csrf); its address is shown once",
+    auth: "library",
+    answers: {
+      303: seeOther("/shares?created=<id>"),
+      400: error("a form field is missing or not valid", "bad_request", "expiry_out_of_range"),
+      401: signedOut,
+      404: missingPage,
+    },
+  },
+  {
+    method: "post",
+    path: "/shares/revoke-all",
+    summary: "Revoke every live share link of mine (form: csrf)",
+    auth: "library",
+    answers: { 303: seeOther("/shares"), 401: signedOut },
+  },
+  {
+    method: "post",
+    path: "/shares/:id/revoke",
+    summary: "Revoke one of my share links (form: csrf)",
+    auth: "library",
+    params: { id: SHARE_ID },
+    answers: { 303: seeOther("/shares"), 401: signedOut, 404: missingPage },
+  },
+  {
+    method: "get",
+    path: "/assets/library.css",
+    summary: "The library's style sheet",
+    auth: "none",
+    answers: { 200: { description: "CSS", content: css } },
+  },
+  {
+    method: "get",
+    path: "/assets/library.js",
+    summary: "The library's script",
+    auth: "none",
+    answers: { 200: { description: "JavaScript", content: js } },
+  },
+];
+
 /** API v1 and the share pages, route by route. */
 export const ROUTES: readonly RouteSpec[] = [
   { method: "get", path: "/healthz", summary: "Liveness", auth: "none", answers: { 200: { description: "ok" } } },
@@ -489,4 +652,5 @@ export const ROUTES: readonly RouteSpec[] = [
     query: SharePageQuery,
     answers: { 200: { description: "the context", content: json(Context) }, ...linkErrors },
   },
+  ...LIBRARY_ROUTES,
 ];

@@ -160,6 +160,9 @@ export const ShareView = z.looseObject({
   revokedAt: z.nullable(z.string()),
   maskSecrets: z.boolean(),
   status: ShareStatus,
+  /** How many times the link's page was opened, and when last (no reader's address is kept). */
+  views: z.optional(z.number()),
+  lastViewedAt: z.optional(z.nullable(z.string())),
 });
 export type ShareView = z.infer<typeof ShareView>;
 /** `GET /v1/shares`. */

@@ -3,6 +3,8 @@
  * subpaths `@pisync/store/embedded` (files + SQLite) and `@pisync/store/aws` (S3 + DynamoDB), so
  * that a Lambda bundle never carries SQLite and the one-machine server never needs the AWS SDK.
  */
+
+export { cardOf } from "./card.js";
 export { NotFoundError, RevisionConflictError } from "./errors.js";
 export * from "./layout.js";
 export type * from "./ports.js";

@@ -52,6 +52,10 @@ export interface SessionSummary {
   problemCount: number;
   /** The first problems found (at most 20), for the metadata answer. */
   problems: Problem[];
+  /** Every `provider/model` the session's assistant messages and model changes name, first first (at most 20). */
+  models?: string[];
+  /** The latest entry timestamp seen (ISO 8601): when the conversation last moved, not the backup. */
+  lastEntryAt?: string;
 }
 
 /** One session of one user: the commit point of every change. */
@@ -136,6 +140,32 @@ export interface ShareRecord {
   revokedAt?: string;
   /** Whether credentials are masked in what the share shows. */
   maskSecrets: boolean;
+  /** How many times its page was opened (kept by {@link MetaStore.recordShareView}, never by `putShare`). */
+  views?: number;
+  /** When its page was last opened. No address or anything else of the reader is kept. */
+  lastViewedAt?: string;
+}
+
+/**
+ * A session as the library lists it: small, kept beside the head by every commit, so that a
+ * user's whole list (thousands of sessions) is read in one query and filtered in memory.
+ */
+export interface SessionCard {
+  sessionId: string;
+  name?: string;
+  cwd?: string;
+  firstMessage?: string;
+  models: string[];
+  startedAt?: string;
+  /** When the conversation last moved: the latest entry's time, else the last backup. */
+  lastAt: string;
+  updatedAt: string;
+  entries: number;
+  bytes: number;
+  tokens: number;
+  cost: number;
+  generation: number;
+  generations: number;
 }
 
 /** What one commit writes, all or nothing. */
@@ -177,6 +207,8 @@ export interface MetaStore {
     userId: string,
     options: { limit: number; cursor?: string },
   ): Promise<{ heads: SessionHead[]; cursor?: string }>;
+  /** Every session of a user as a {@link SessionCard}, in no particular order. */
+  listCards(userId: string): Promise<SessionCard[]>;
   /** The index pages of one generation, in byte order; from `from` on (pages starting at or after it) when given. */
   getPages(userId: string, sessionId: string, generation: number, from?: number): Promise<IndexPage[]>;
   /** Archived generations, oldest first. */
@@ -221,12 +253,17 @@ export interface MetaStore {
   /** Removes every browser session of a user; @returns how many there were. */
   deleteBrowserSessions(userId: string): Promise<number>;
 
-  /** Writes a share link's record whole (creating it, or recording its revocation). */
+  /**
+   * Writes a share link's record whole (creating it, or recording its revocation); its view count
+   * and last view are left as they are.
+   */
   putShare(share: ShareRecord): Promise<void>;
   /** A share by its id, whoever owns it (the caller checks the owner); `undefined` when unknown. */
   getShare(id: string): Promise<ShareRecord | undefined>;
   /** A user's share links, revoked ones included. */
   listShares(userId: string): Promise<ShareRecord[]>;
+  /** Counts one view of a share's page, at `at`: one atomic update, whoever else counts at once. Unknown ids change nothing. */
+  recordShareView(id: string, at: string): Promise<void>;
 }
 
 /** Both ports, as the domain receives them. */

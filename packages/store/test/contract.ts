@@ -350,6 +350,73 @@ export function describeStoreContract(name: string, makeStores: () => Promise<St
         expect((await stores.meta.getShare(`a-${u}`))?.revokedAt).toBe("2026-01-03T00:00:00.000Z");
       });
 
+      it("lists every session of a user as a card kept by each commit, and nobody else's", async () => {
+        const [u, other] = [user(), user()];
+        const withFacts = (h: SessionHead): SessionHead => ({
+          ...h,
+          summary: {
+            ...h.summary,
+            cwd: "/w/app",
+            name: "fix <b>",
+            models: ["anthropic/claude"],
+            lastEntryAt: "2025-03-01T00:00:00.000Z",
+          },
+        });
+        await stores.meta.commit({
+          head: withFacts(head(u, "a", 1, "2026-01-01T00:00:00.000Z")),
+          expectedRevision: null,
+        });
+        await stores.meta.commit({ head: head(u, "b", 1, "2026-01-02T00:00:00.000Z"), expectedRevision: null });
+        await stores.meta.commit({ head: head(other, "c", 1, "2026-01-03T00:00:00.000Z"), expectedRevision: null });
+        const cards = (await stores.meta.listCards(u)).sort((x, y) => x.sessionId.localeCompare(y.sessionId));
+        expect(cards.map((c) => c.sessionId)).toEqual(["a", "b"]);
+        expect(cards[0]).toMatchObject({
+          cwd: "/w/app",
+          name: "fix <b>",
+          models: ["anthropic/claude"],
+          lastAt: "2025-03-01T00:00:00.000Z",
+          updatedAt: "2026-01-01T00:00:00.000Z",
+          entries: 1,
+          bytes: 10,
+        });
+        // Without an entry time, the last backup stands in for it.
+        expect(cards[1]).toMatchObject({ models: [], lastAt: "2026-01-02T00:00:00.000Z" });
+        await stores.meta.commit({ head: head(u, "a", 2, "2026-01-04T00:00:00.000Z"), expectedRevision: 1 });
+        const moved = (await stores.meta.listCards(u)).find((c) => c.sessionId === "a");
+        expect(moved).toMatchObject({ entries: 2, bytes: 20, lastAt: "2026-01-04T00:00:00.000Z", models: [] });
+        await stores.meta.deleteSession(u, "b", "2026-01-05T00:00:00.000Z");
+        expect((await stores.meta.listCards(u)).map((c) => c.sessionId)).toEqual(["a"]);
+        expect(await stores.meta.listCards(user())).toEqual([]);
+      });
+
+      it("counts share views atomically; rewriting the record keeps them; unknown ids change nothing", async () => {
+        const u = user();
+        const share = {
+          id: `v-${u}`,
+          userId: u,
+          sessionId: "s",
+          createdAt: "2026-01-01T00:00:00.000Z",
+          expiresAt: "2099-01-01T00:00:00.000Z",
+          maskSecrets: true,
+        };
+        await stores.meta.putShare(share);
+        expect((await stores.meta.getShare(share.id))?.views ?? 0).toBe(0);
+        expect((await stores.meta.getShare(share.id))?.lastViewedAt).toBeUndefined();
+        await Promise.all(
+          Array.from({ length: 12 }, (_, i) =>
+            stores.meta.recordShareView(share.id, `2026-01-02T00:00:${String(i).padStart(2, "0")}.000Z`),
+          ),
+        );
+        const viewed = await stores.meta.getShare(share.id);
+        expect(viewed?.views).toBe(12);
+        expect(viewed?.lastViewedAt).toMatch(/^2026-01-02T00:00:\d\d\.000Z$/);
+        await stores.meta.putShare({ ...share, revokedAt: "2026-01-03T00:00:00.000Z", views: 0 });
+        const [listed] = await stores.meta.listShares(u);
+        expect(listed).toMatchObject({ revokedAt: "2026-01-03T00:00:00.000Z", views: 12 });
+        await stores.meta.recordShareView(`missing-${u}`, "2026-01-04T00:00:00.000Z");
+        expect(await stores.meta.getShare(`missing-${u}`)).toBeUndefined();
+      });
+
       it("deleting a session revokes its shares in the same commit, and nobody else's", async () => {
         const [u, other] = [user(), user()];
         const share = (id: string, userId: string, sessionId: string, revokedAt?: string) => ({

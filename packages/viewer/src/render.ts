@@ -395,13 +395,13 @@ export function renderPage(view: SessionPageView): string {
   const preload = view.branches
     ? `<link rel="preload" href="${escapeHtml(`${view.base}/tree`)}" as="fetch" crossorigin="anonymous">\n`
     : "";
-  return `${documentHead(oneLine(view.facts.title, 80), `${preload}<script src="/s/assets/app.js" defer></script>\n`)}
+  return `${documentHead(oneLine(view.facts.title, 80), `${preload}<script src="/s/assets/app.js" defer></script>\n${view.host?.head ?? ""}`)}
 <body class="${view.branches ? "with-tree" : ""}" data-base="${escapeHtml(view.base)}" data-live="${view.live ? "1" : "0"}" data-leaf="${escapeHtml(view.leafId ?? "")}" data-start="${view.window.start}" data-end="${view.window.end}" data-total="${view.window.total}">
 <header>
 <h1>${escapeHtml(oneLine(view.facts.title, 200))}</h1>
 ${renderFacts(view)}
 <p class="notes">${view.notes.map((n) => escapeHtml(n)).join(" · ")} · <a href="${escapeHtml(`${view.base}/raw`)}">JSONL</a> · <a href="${escapeHtml(`${view.base}/context${contextQuery}`)}">context</a><span class="keys"> · keys: T thinking · O tool output · / search · j/k user messages</span></p>
-</header>
+${view.host?.toolbar ?? ""}</header>
 <div class="layout">
 ${tree}<main id="entries">
 ${sentences}${earlier}${renderEntries(view)}${later}

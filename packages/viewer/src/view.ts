@@ -83,4 +83,9 @@ export interface SessionPageView {
   problems?: string;
   /** Whether the page follows the session as it grows. */
   live: boolean;
+  /**
+   * What the page's host adds (the owner's library: its stylesheet, script, actions), as HTML it
+   * built with `escapeHtml`; a share link has none.
+   */
+  host?: { head: string; toolbar: string };
 }

@@ -50,6 +50,9 @@ export function sharePageRoutes(services: Services, shares: Shares) {
   app.get("/:token", async (c) => {
     const token = c.req.param("token");
     const { share, head } = await shares.open(token);
+    // Each page view is counted (one atomic update, beside the rendering): the owner sees it.
+    // A counter that could not be written never costs the reader the page.
+    const counted = shares.recordView(share).catch(() => undefined);
     const { leaf, target, before, from } = pageQuery(c);
     const request = { leaf, target, before, from };
     const base = `/s/${token}`;
@@ -58,6 +61,7 @@ export function sharePageRoutes(services: Services, shares: Shares) {
     // The page's script asks for the tree next: a whole share's starts being made now (errors
     // are the tree request's to answer).
     if (share.leafId === undefined) treeOf(share, head).catch(() => {});
+    await counted;
     return KeptBodies.respond(c, page, "text/html; charset=UTF-8");
   });
 

@@ -7,7 +7,8 @@ import type { Services } from "../app.js";
 import type { AuthEnv } from "../auth.js";
 import { parseJson } from "../validate.js";
 
-async function view(shares: Shares, share: ShareRecord, origin: string): Promise<ShareView> {
+/** A share as the API shows it to its owner (with its view count). */
+export async function view(shares: Shares, share: ShareRecord, origin: string): Promise<ShareView> {
   return {
     id: share.id,
     sessionId: share.sessionId,
@@ -18,6 +19,8 @@ async function view(shares: Shares, share: ShareRecord, origin: string): Promise
     revokedAt: share.revokedAt ?? null,
     maskSecrets: share.maskSecrets,
     status: shares.statusOf(share),
+    views: share.views ?? 0,
+    lastViewedAt: share.lastViewedAt ?? null,
   };
 }
 

@@ -5,11 +5,14 @@
  * so a conflict costs no second read.
  *
  * Items (user and session ids are validated to [A-Za-z0-9._-], so `#` separates safely):
- * - head:    pk `U#<user>`, sk `S#<session>`; gsi1 `U#<user>` / `<updatedAt>#<session>`
+ * - head:    pk `U#<user>`, sk `S#<session>`; gsi1 `U#<user>` / `<updatedAt>#<session>`; `card`, the
+ *            library's small view of it (JSON), read alone when a whole list is wanted
  * - page:    pk `P#<user>#<session>`, sk `G#<generation:8 hex>#<start:16 hex>`
  * - archive: pk `P#<user>#<session>`, sk `A#<generation:8 hex>`
  * - token:   pk `T#<hash>`, sk `T`; gsi1 `UT#<user>` / `<token id>`
- * - share:   pk `H#<id>`, sk `H`; gsi1 `UH#<user>` / `<createdAt>#<id>`; TTL a month after expiry
+ * - share:   pk `H#<id>`, sk `H`; gsi1 `UH#<user>` / `<createdAt>#<id>`; TTL a month after expiry;
+ *            `views` (a number, `ADD`ed atomically) and `lastViewedAt` beside `data`, which
+ *            writes of the record never touch
  * - sign-in link:    pk `L#<hash>`, sk `L`; TTL a day after its expiry (redeeming deletes it)
  * - browser session: pk `B#<hash>`, sk `B`; gsi1 `UB#<user>` / `<createdAt>#<id>`; TTL 31 days after last use
  * A token's or browser session's last use is its own attribute `lastUsedAt` (one small update,
@@ -35,6 +38,7 @@ import {
   type TransactWriteCommandInput,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
+import { cardOf } from "../card.js";
 import { RevisionConflictError } from "../errors.js";
 import { TABLE_SCHEMA } from "../layout.js";
 import type {
@@ -44,6 +48,7 @@ import type {
   IndexPage,
   LoginLinkRecord,
   MetaStore,
+  SessionCard,
   SessionHead,
   ShareRecord,
   TokenRecord,
@@ -138,6 +143,7 @@ export class DynamoMetaStore implements MetaStore {
             gsi1sk: `${head.updatedAt}#${head.sessionId}`,
             revision: head.revision,
             data: JSON.stringify(head),
+            card: JSON.stringify(cardOf(head)),
           },
           ...(commit.expectedRevision === null
             ? { ConditionExpression: "attribute_not_exists(pk)" }
@@ -208,6 +214,24 @@ export class DynamoMetaStore implements MetaStore {
       : { heads };
   }
 
+  async listCards(userId: string): Promise<SessionCard[]> {
+    const items = await this.queryAll({
+      IndexName: GSI,
+      KeyConditionExpression: "gsi1pk = :pk",
+      ExpressionAttributeValues: { ":pk": `U#${userId}` },
+      ProjectionExpression: "sk, card",
+    });
+    // A head written before cards were kept has none: its card is made from the head.
+    const cards = await Promise.all(
+      items.map(async (item) => {
+        if (typeof item.card === "string") return JSON.parse(item.card) as SessionCard;
+        const head = await this.getHead(userId, String(item.sk).slice(2));
+        return head ? cardOf(head) : undefined;
+      }),
+    );
+    return cards.filter((card) => card !== undefined);
+  }
+
   async getPages(userId: string, sessionId: string, generation: number, from = 0): Promise<IndexPage[]> {
     // Fixed-width hex keeps sort keys in byte order: one range query, from `from` to the generation's end.
     const items = await this.queryAll({
@@ -236,7 +260,7 @@ export class DynamoMetaStore implements MetaStore {
     // 100 items; a user with more live shares of one session has the rest revoked just before).
     const revoked = (await this.listShares(userId))
       .filter((share) => share.sessionId === sessionId && !share.revokedAt)
-      .map((share) => ({ Put: { TableName: this.table, Item: this.shareItem({ ...share, revokedAt }) } }));
+      .map((share) => ({ Update: { TableName: this.table, ...this.shareUpdate({ ...share, revokedAt }) } }));
     const commitHead = [{ Delete: { TableName: this.table, Key: headKey(userId, sessionId) } }];
     const early = revoked.slice(0, Math.max(0, revoked.length - 99));
     for (let i = 0; i < early.length; i += 100) {
@@ -334,29 +358,67 @@ export class DynamoMetaStore implements MetaStore {
     return true;
   }
 
-  /** A share's item: by id, listed under its user, kept a month past its expiry. */
-  private shareItem(share: ShareRecord): Record<string, unknown> {
+  /**
+   * A share's item written as an update: by id, listed under its user, kept a month past its
+   * expiry; its `views` and `lastViewedAt` are left as they are.
+   */
+  private shareUpdate(share: ShareRecord) {
+    const { views: _views, lastViewedAt: _last, ...record } = share;
     return {
-      pk: `H#${share.id}`,
-      sk: "H",
-      gsi1pk: `UH#${share.userId}`,
-      gsi1sk: `${share.createdAt}#${share.id}`,
-      [TABLE_SCHEMA.ttlAttribute]: Math.floor(Date.parse(share.expiresAt) / 1000) + MONTH_SECONDS,
-      data: JSON.stringify(share),
+      Key: key(`H#${share.id}`, "H"),
+      UpdateExpression: "SET gsi1pk = :gpk, gsi1sk = :gsk, #ttl = :ttl, #data = :data",
+      ExpressionAttributeNames: { "#ttl": TABLE_SCHEMA.ttlAttribute, "#data": "data" },
+      ExpressionAttributeValues: {
+        ":gpk": `UH#${share.userId}`,
+        ":gsk": `${share.createdAt}#${share.id}`,
+        ":ttl": Math.floor(Date.parse(share.expiresAt) / 1000) + MONTH_SECONDS,
+        ":data": JSON.stringify(record),
+      },
     };
   }
 
+  /** A share's record from its item, with its view count and last view. */
+  private static shareOf(stored: Item): ShareRecord {
+    const share = dataOf<ShareRecord>(stored);
+    const lastViewedAt = typeof stored.lastViewedAt === "string" ? { lastViewedAt: stored.lastViewedAt } : {};
+    return { ...share, views: Number(stored.views ?? 0), ...lastViewedAt };
+  }
+
   async putShare(share: ShareRecord): Promise<void> {
-    await this.client.send(new PutCommand({ TableName: this.table, Item: this.shareItem(share) }));
+    await this.client.send(new UpdateCommand({ TableName: this.table, ...this.shareUpdate(share) }));
   }
 
   async getShare(id: string): Promise<ShareRecord | undefined> {
     const stored = await this.getItem(key(`H#${id}`, "H"), true);
-    return stored ? dataOf<ShareRecord>(stored) : undefined;
+    return stored ? DynamoMetaStore.shareOf(stored) : undefined;
   }
 
-  listShares(userId: string): Promise<ShareRecord[]> {
-    return this.listIndexed(`UH#${userId}`, true);
+  async listShares(userId: string): Promise<ShareRecord[]> {
+    const items = await this.queryAll({
+      IndexName: GSI,
+      KeyConditionExpression: "gsi1pk = :pk",
+      ExpressionAttributeValues: { ":pk": `UH#${userId}` },
+      ScanIndexForward: false,
+    });
+    return items.map((stored) => DynamoMetaStore.shareOf(stored));
+  }
+
+  async recordShareView(id: string, at: string): Promise<void> {
+    try {
+      // One atomic counter update; nothing is read first.
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: key(`H#${id}`, "H"),
+          UpdateExpression: "ADD #views :one SET lastViewedAt = :at",
+          ConditionExpression: "attribute_exists(pk)",
+          ExpressionAttributeNames: { "#views": "views" },
+          ExpressionAttributeValues: { ":one": 1, ":at": at },
+        }),
+      );
+    } catch (error) {
+      if ((error as { name?: string }).name !== "ConditionalCheckFailedException") throw error;
+    }
   }
 
   touchToken(hash: string, lastUsedAt: string): Promise<void> {

@@ -4,6 +4,7 @@
  * adapter's conditional transaction.
  */
 import Database from "better-sqlite3";
+import { cardOf } from "../card.js";
 import { RevisionConflictError } from "../errors.js";
 import type {
   BrowserSessionRecord,
@@ -12,6 +13,7 @@ import type {
   IndexPage,
   LoginLinkRecord,
   MetaStore,
+  SessionCard,
   SessionHead,
   ShareRecord,
   TokenRecord,
@@ -38,6 +40,23 @@ CREATE TABLE IF NOT EXISTS browser_sessions (
 CREATE INDEX IF NOT EXISTS browser_sessions_by_user ON browser_sessions (user_id, created_at);
 `;
 
+/** Columns added since the first schema: added to an older file on open (`[table, column, type]`). */
+const ADDED_COLUMNS: Array<[string, string, string]> = [
+  // The library's card of each head (see `cardOf`), so a whole list parses little.
+  ["heads", "card", "TEXT"],
+  // Share views: counted apart from `data`, so a revocation's rewrite never loses a view.
+  ["shares", "views", "INTEGER NOT NULL DEFAULT 0"],
+  ["shares", "last_viewed_at", "TEXT"],
+];
+
+type ShareRow = { data: string; views: number; last_viewed_at: string | null };
+
+/** A share's record with its view count and last view. */
+function shareOf(row: ShareRow): ShareRecord {
+  const share = JSON.parse(row.data) as ShareRecord;
+  return { ...share, views: row.views, ...(row.last_viewed_at ? { lastViewedAt: row.last_viewed_at } : {}) };
+}
+
 /** Index pages read and parsed between two turns of the event loop. */
 const PAGES_AT_ONCE = 2;
 
@@ -57,6 +76,12 @@ function decodeCursor(cursor: string): [string, string] | undefined {
   }
 }
 
+/** A share's record without its counters (they live in their own columns). */
+function withoutViews(share: ShareRecord): ShareRecord {
+  const { views: _views, lastViewedAt: _last, ...rest } = share;
+  return rest;
+}
+
 /**
  * The embedded {@link MetaStore}: heads, the tree index, tokens, shares, sign-in links and browser
  * sessions in one SQLite file
@@ -72,6 +97,10 @@ export class SqliteMetaStore implements MetaStore {
     this.db.pragma("journal_mode = WAL");
     this.db.pragma("synchronous = FULL");
     this.db.exec(SCHEMA);
+    for (const [table, column, type] of ADDED_COLUMNS) {
+      const columns = this.db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[];
+      if (!columns.some((c) => c.name === column)) this.db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
+    }
   }
 
   close(): void {
@@ -95,19 +124,20 @@ export class SqliteMetaStore implements MetaStore {
     const { head } = commit;
     const run = this.db.transaction(() => {
       const data = JSON.stringify(head);
+      const card = JSON.stringify(cardOf(head));
       if (commit.expectedRevision === null) {
         const inserted = this.db
           .prepare(
-            "INSERT INTO heads (user_id, session_id, revision, updated_at, data) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            "INSERT INTO heads (user_id, session_id, revision, updated_at, data, card) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
           )
-          .run(head.userId, head.sessionId, head.revision, head.updatedAt, data);
+          .run(head.userId, head.sessionId, head.revision, head.updatedAt, data, card);
         if (inserted.changes === 0) return false;
       } else {
         const updated = this.db
           .prepare(
-            "UPDATE heads SET revision = ?, updated_at = ?, data = ? WHERE user_id = ? AND session_id = ? AND revision = ?",
+            "UPDATE heads SET revision = ?, updated_at = ?, data = ?, card = ? WHERE user_id = ? AND session_id = ? AND revision = ?",
           )
-          .run(head.revision, head.updatedAt, data, head.userId, head.sessionId, commit.expectedRevision);
+          .run(head.revision, head.updatedAt, data, card, head.userId, head.sessionId, commit.expectedRevision);
         if (updated.changes === 0) return false;
       }
       const putPage = this.db.prepare(
@@ -124,6 +154,7 @@ export class SqliteMetaStore implements MetaStore {
       return true;
     });
     if (!run.immediate()) throw new RevisionConflictError(await this.getHead(head.userId, head.sessionId));
+    this.updateCards(head.userId, head.sessionId, cardOf(head));
   }
 
   async listHeads(userId: string, options: { limit: number; cursor?: string }) {
@@ -143,6 +174,50 @@ export class SqliteMetaStore implements MetaStore {
     const heads = rows.slice(0, options.limit).map((row) => JSON.parse(row.data) as SessionHead);
     const more = rows.length > options.limit;
     return more ? { heads, cursor: encodeCursor(heads[heads.length - 1]) } : { heads };
+  }
+
+  /**
+   * Cards read lately, by user: valid while nothing was written, by this connection (every write
+   * clears them) or by another one (SQLite's `data_version` moves).
+   */
+  private cards = { version: -1, byUser: new Map<string, SessionCard[]>() };
+
+  private cardsCache(): Map<string, SessionCard[]> {
+    const version = this.db.pragma("data_version", { simple: true }) as number;
+    if (version !== this.cards.version) this.cards = { version, byUser: new Map() };
+    return this.cards.byUser;
+  }
+
+  /** Keeps a user's cached cards in step with this connection's own write (another's moves `data_version`). */
+  private updateCards(userId: string, sessionId: string, card: SessionCard | undefined): void {
+    const cached = this.cards.byUser.get(userId);
+    if (!cached) return;
+    const next = cached.filter((c) => c.sessionId !== sessionId);
+    if (card) next.push(card);
+    this.cards.byUser.set(userId, Object.freeze(next) as SessionCard[]);
+  }
+
+  async listCards(userId: string): Promise<SessionCard[]> {
+    const cache = this.cardsCache();
+    const cached = cache.get(userId);
+    if (cached) return [...cached];
+    // One string of every card, parsed once: a row-by-row parse costs several times more.
+    const row = this.db
+      .prepare(
+        "SELECT '[' || coalesce(group_concat(card, ','), '') || ']' FROM heads WHERE user_id = ? AND card IS NOT NULL",
+      )
+      .pluck()
+      .get(userId) as string;
+    const cards = JSON.parse(row) as SessionCard[];
+    // A head written before cards were kept has none: its card is made from the head.
+    const older = this.db
+      .prepare("SELECT data FROM heads WHERE user_id = ? AND card IS NULL")
+      .pluck()
+      .all(userId) as string[];
+    for (const data of older) cards.push(cardOf(JSON.parse(data) as SessionHead));
+    if (cache.size > 16) cache.clear();
+    cache.set(userId, Object.freeze(cards) as SessionCard[]);
+    return [...cards];
   }
 
   async getPages(userId: string, sessionId: string, generation: number, from = 0): Promise<IndexPage[]> {
@@ -181,6 +256,7 @@ export class SqliteMetaStore implements MetaStore {
         revoke.run(JSON.stringify({ ...share, revokedAt }), share.id);
       }
     })();
+    this.updateCards(userId, sessionId, undefined);
   }
 
   async putToken(token: TokenRecord): Promise<void> {
@@ -207,20 +283,32 @@ export class SqliteMetaStore implements MetaStore {
 
   async putShare(share: ShareRecord): Promise<void> {
     this.db
-      .prepare("INSERT OR REPLACE INTO shares (id, user_id, data) VALUES (?, ?, ?)")
-      .run(share.id, share.userId, JSON.stringify(share));
+      .prepare(
+        "INSERT INTO shares (id, user_id, data) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET user_id = excluded.user_id, data = excluded.data",
+      )
+      .run(share.id, share.userId, JSON.stringify(withoutViews(share)));
   }
 
   async getShare(id: string): Promise<ShareRecord | undefined> {
-    const row = this.db.prepare("SELECT data FROM shares WHERE id = ?").get(id) as { data: string } | undefined;
-    return row ? (JSON.parse(row.data) as ShareRecord) : undefined;
+    const row = this.db.prepare("SELECT data, views, last_viewed_at FROM shares WHERE id = ?").get(id) as
+      | ShareRow
+      | undefined;
+    return row ? shareOf(row) : undefined;
   }
 
   async listShares(userId: string): Promise<ShareRecord[]> {
-    const rows = this.db.prepare("SELECT data FROM shares WHERE user_id = ?").all(userId) as { data: string }[];
-    return rows
-      .map((row) => JSON.parse(row.data) as ShareRecord)
-      .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+    const rows = this.db
+      .prepare("SELECT data, views, last_viewed_at FROM shares WHERE user_id = ?")
+      .all(userId) as ShareRow[];
+    return rows.map(shareOf).sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+  }
+
+  async recordShareView(id: string, at: string): Promise<void> {
+    this.db
+      .prepare(
+        "UPDATE shares SET views = views + 1, last_viewed_at = max(coalesce(last_viewed_at, ''), ?) WHERE id = ?",
+      )
+      .run(at, id);
   }
 
   async touchToken(hash: string, lastUsedAt: string): Promise<void> {

@@ -3,6 +3,24 @@
  * pages need only escaping, not the session viewer's Markdown, highlighting and masking: the
  * Lambda bundle keeps those in a chunk that loads with the first page that shows a session.
  */
+export { LIBRARY_CSS, LIBRARY_JS } from "./assets.js";
 export { type DeviceRow, type DevicesPage, renderDevicesPage } from "./devices.js";
 export { csrfField, LIBRARY_ASSETS, type LibraryChrome, type LibrarySection, renderLibraryPage } from "./layout.js";
+export {
+  type DeletePageInput,
+  type GenerationRow,
+  renderDeletePage,
+  type SessionToolbarInput,
+  sessionPageHost,
+} from "./session.js";
+export {
+  hitHref,
+  renderSessionsPage,
+  renderSnippet,
+  type SessionHitRow,
+  type SessionRow,
+  type SessionsFilter,
+  type SessionsPageInput,
+} from "./sessions.js";
+export { renderSharesPage, type ShareRow, type SharesPageInput } from "./shares.js";
 export { type RefusedLink, renderLinkRefused, renderSignedIn, renderSignInHint } from "./signin.js";

@@ -1,0 +1,291 @@
+/**
+ * The signed-in library in the browser: `/` (sessions, filters, search), `/sessions/:id` (the
+ * share viewer over the owner's own session, unmasked, with downloads, the pull command and
+ * delete), `/shares` (links with their views; create, revoke, revoke all) and their assets.
+ * Pages are HTML under the library's CSP; every change is a form POST answered 303.
+ * This module only translates HTTP: the rules live in core's `Library`, `Shares` and `Reader`.
+ */
+import {
+  BadRequest,
+  Library,
+  type LibraryFilter,
+  type Reader,
+  ShareReading,
+  type Shares,
+  searchText,
+  shareSession,
+} from "@pisync/core";
+import { SESSION_ID, SharePageQuery } from "@pisync/protocol";
+import { parseQuery as parseSearch, QueryError, type SearchPage } from "@pisync/search";
+import type { MetaStore, SessionCard } from "@pisync/store";
+import {
+  LIBRARY_CSS,
+  LIBRARY_JS,
+  renderDeletePage,
+  renderSessionsPage,
+  renderSharesPage,
+  type ShareRow,
+  sessionPageHost,
+} from "@pisync/viewer/library";
+import { type Context, Hono } from "hono";
+import { compress } from "hono/compress";
+import * as z from "zod/mini";
+import type { Services } from "../app.js";
+import { LIBRARY_SECURITY_HEADERS } from "../html.js";
+import { type LibraryEnv, signedIn } from "../library-auth.js";
+import { started, textStream } from "../stream.js";
+import { parseQuery } from "../validate.js";
+import { viewer, viewerLoaded } from "../viewer.js";
+import { rawResponse } from "./raw.js";
+import type { SearchDeps } from "./search.js";
+import { view as shareView } from "./shares.js";
+
+/** What the library's routes need beside the services. */
+export interface LibraryDeps {
+  meta: MetaStore;
+  shares: Shares;
+  search?: SearchDeps;
+}
+
+/** Sessions per page of the list; hits per page of a search. */
+const PAGE_SIZE = 50;
+const HITS_PAGE = 20;
+/** The expiry choices of the share form, in days (within the server's longest). */
+const EXPIRY_DAYS = [1, 7, 30, 90];
+
+const DAY = z.optional(z.string().check(z.maxLength(10)));
+const ListQuery = z.object({
+  q: z.optional(z.string().check(z.maxLength(1000))),
+  cwd: z.optional(z.string().check(z.maxLength(4096))),
+  model: z.optional(z.string().check(z.maxLength(300))),
+  from: DAY,
+  to: DAY,
+  cursor: z.optional(z.string().check(z.maxLength(2000))),
+});
+const RawQuery = z.object({ generation: z.optional(z.string().check(z.regex(/^\d{1,9}$/))) });
+const CreateForm = z.object({
+  session: z.string().check(z.regex(SESSION_ID)),
+  expires: z.string().check(z.regex(/^\d{1,3}$/)),
+  leaf: z.optional(z.string().check(z.maxLength(224))),
+  mask: z.optional(z.string()),
+});
+const DeleteForm = z.object({ confirm: z.optional(z.string().check(z.maxLength(300))) });
+
+/** A form body, checked (a precise 400 for what is wrong). */
+async function parseForm<T extends z.ZodMiniType>(schema: T, c: Context): Promise<z.infer<T>> {
+  const body = await c.req.parseBody();
+  const parsed = schema.safeParse(Object.fromEntries(Object.entries(body).filter(([, v]) => typeof v === "string")));
+  if (!parsed.success) {
+    const field = String(parsed.error.issues[0]?.path[0] ?? "form");
+    throw new BadRequest(`the form's ${field} is missing or not valid`, "bad_request");
+  }
+  return parsed.data;
+}
+
+/** The filter of the address (empty values are no filter). */
+function filterOf(q: z.infer<typeof ListQuery>): LibraryFilter {
+  return { cwd: q.cwd || undefined, model: q.model || undefined, from: q.from || undefined, to: q.to || undefined };
+}
+
+/** A card's title: its name, its first message, or its id. */
+const titleOf = (card: SessionCard | undefined, id: string) => card?.name || card?.firstMessage || id;
+
+/**
+ * The library's routes, mounted at the root. Every page needs a signed-in user (see
+ * `signedIn`); another user's session or share answers 404 exactly like a missing one.
+ */
+export function libraryRoutes(services: Services, deps: LibraryDeps) {
+  const { reader, work } = services;
+  const reading = new ShareReading(reader, {
+    maskLines: work.maskLines,
+    maskTexts: work.maskTexts,
+    maskText: (t) => viewer().maskText(t).text,
+  });
+  const library = new Library(deps.meta, reader, reading);
+  const app = new Hono<LibraryEnv>();
+  const pages = ["/", "/library/*", "/sessions/*", "/shares", "/shares/*"];
+  for (const path of [...pages, "/assets/library.css", "/assets/library.js"]) {
+    app.use(path, async (c, next) => {
+      await next();
+      for (const [name, value] of Object.entries(LIBRARY_SECURITY_HEADERS)) c.header(name, value);
+    });
+  }
+  app.get("/assets/library.css", (c) => c.body(LIBRARY_CSS, 200, { "Content-Type": "text/css; charset=utf-8" }));
+  app.get("/assets/library.js", (c) => c.body(LIBRARY_JS, 200, { "Content-Type": "text/javascript; charset=utf-8" }));
+
+  const auth = signedIn(services);
+  for (const path of pages) app.use(path, auth);
+  // The owner's session page renders and reads through the viewer, loaded on demand.
+  app.use("/sessions/*", viewerLoaded);
+  const chrome = (c: Context<LibraryEnv>) => ({ signedIn: true, csrfToken: c.get("csrfToken") });
+
+  const search = async (userId: string, q: string, filter: LibraryFilter, cursor?: string): Promise<SearchPage> => {
+    if (!deps.search) throw new BadRequest("search is not enabled on this server", "bad_query");
+    const query = parseSearch(searchText(q, filter), services.clock().getTime());
+    return deps.search.index.search(userId, query, { limit: HITS_PAGE, cursor });
+  };
+
+  app.get("/", compress(), async (c) => {
+    const params = parseQuery(ListQuery, c);
+    const filter = filterOf(params);
+    const userId = c.get("userId");
+    const list = await library.list(userId, filter, { limit: PAGE_SIZE, cursor: params.q ? undefined : params.cursor });
+    const input = { filter: { ...filter, q: params.q }, list, searchable: deps.search !== undefined };
+    if (!params.q?.trim()) return c.html(renderSessionsPage(chrome(c), input));
+    try {
+      const found = await search(userId, params.q, filter, params.cursor);
+      return c.html(renderSessionsPage(chrome(c), { ...input, search: found }));
+    } catch (error) {
+      if (!(error instanceof QueryError)) throw error;
+      return c.html(renderSessionsPage(chrome(c), { ...input, error: error.message }), 400);
+    }
+  });
+
+  /** The live results of the search box, as JSON (`SearchPage`, as `/v1/search` answers). */
+  app.get("/library/search", async (c) => {
+    const params = parseQuery(ListQuery, c);
+    c.header("Cache-Control", "no-store");
+    try {
+      return c.json(await search(c.get("userId"), params.q ?? "", filterOf(params), params.cursor));
+    } catch (error) {
+      if (!(error instanceof QueryError)) throw error;
+      return c.json({ error: error.message, code: "bad_query" }, 400);
+    }
+  });
+
+  const pageQuery = (c: Context) => {
+    const q = parseQuery(SharePageQuery, c);
+    return { leaf: q.leaf ?? q.leafId, target: q.target ?? q.targetId, before: q.before, from: q.from, after: q.after };
+  };
+  const session = (c: Context<LibraryEnv>) => library.open(c.get("userId"), c.req.param("id") as string);
+
+  app.get("/sessions/:id", compress(), async (c) => {
+    const userId = c.get("userId");
+    const id = c.req.param("id");
+    const view = await library.page(userId, id, `/sessions/${encodeURIComponent(id)}`, pageQuery(c));
+    const generations = await reader.generations(userId, id);
+    view.host = sessionPageHost({
+      sessionId: id,
+      generations: generations.map((g) => ({
+        generation: g.generation,
+        bytes: g.length,
+        createdAt: g.createdAt,
+        reason: g.reason,
+      })),
+    });
+    return c.html(await work.renderPage(view));
+  });
+  app.get("/sessions/:id/entries", compress(), async (c) => {
+    const { share, head } = await session(c);
+    return c.html(await work.renderEntries(await reading.window(share, head, pageQuery(c))));
+  });
+  app.get("/sessions/:id/tree", compress(), async (c) => {
+    const { share, head } = await session(c);
+    return c.json(await reading.tree(share, head, pageQuery(c).leaf));
+  });
+  app.get("/sessions/:id/state", async (c) => {
+    const { share, head } = await session(c);
+    const state = await reading.state(share, head);
+    const etag = `"${state.generation}-${state.bytes}"`;
+    c.header("ETag", etag);
+    if (c.req.header("If-None-Match") === etag) return c.body(null, 304);
+    return c.json(state);
+  });
+  app.get("/sessions/:id/context", async (c) => {
+    const { share, head } = await session(c);
+    const pieces = await started(reading.context(share, head, pageQuery(c).leaf));
+    c.header("Content-Type", "application/json; charset=utf-8");
+    return c.body(textStream(pieces));
+  });
+  /** The exact bytes of the current generation, or of `?generation=N`, as a download. */
+  app.get("/sessions/:id/raw", async (c) => {
+    const { generation } = parseQuery(RawQuery, c);
+    const id = c.req.param("id");
+    const n = generation === undefined ? undefined : Number(generation);
+    c.header("Content-Disposition", `attachment; filename="${id}${n === undefined ? "" : `-generation-${n}`}.jsonl"`);
+    return rawResponse(c, reader, c.get("userId"), id, n);
+  });
+
+  app.get("/sessions/:id/delete", async (c) => {
+    const { head } = await session(c);
+    return c.html(renderDeletePage(chrome(c), deletion(head)));
+  });
+  app.post("/sessions/:id/delete", async (c) => {
+    const { head } = await session(c);
+    const { confirm } = await parseForm(DeleteForm, c);
+    if ((confirm ?? "").trim() !== head.sessionId) {
+      const error = "The id typed is not this session's: nothing was deleted.";
+      return c.html(renderDeletePage(chrome(c), { ...deletion(head), error }), 400);
+    }
+    await reader.delete(c.get("userId"), head.sessionId, services.clock());
+    deps.search?.indexer.markDirty(c.get("userId"), head.sessionId);
+    return c.redirect("/", 303);
+  });
+
+  app.get("/shares", async (c) => {
+    const userId = c.get("userId");
+    const origin = new URL(c.req.url).origin;
+    const [list, cards] = await Promise.all([deps.shares.list(userId), deps.meta.listCards(userId)]);
+    const byId = new Map(cards.map((card) => [card.sessionId, card]));
+    const shares: ShareRow[] = list.map((s) => ({
+      id: s.id,
+      sessionId: s.sessionId,
+      sessionTitle: byId.has(s.sessionId) ? titleOf(byId.get(s.sessionId), s.sessionId) : undefined,
+      leafId: s.leafId,
+      status: deps.shares.statusOf(s),
+      createdAt: s.createdAt,
+      expiresAt: s.expiresAt,
+      revokedAt: s.revokedAt,
+      maskSecrets: s.maskSecrets,
+      views: s.views ?? 0,
+      lastViewedAt: s.lastViewedAt,
+    }));
+    const createdId = c.req.query("created");
+    const made = createdId ? list.find((s) => s.id === createdId && deps.shares.statusOf(s) === "active") : undefined;
+    const revoked = c.req.query("revoked");
+    const newest = cards.sort((a, b) => (a.lastAt < b.lastAt ? 1 : -1)).slice(0, 200);
+    const maxDays = Math.floor(deps.shares.limits.maxSeconds / 86400);
+    return c.html(
+      renderSharesPage(chrome(c), {
+        shares,
+        created: made
+          ? { url: (await shareView(deps.shares, made, origin)).url, sessionId: made.sessionId }
+          : undefined,
+        sessions: newest.map((card) => ({ id: card.sessionId, title: titleOf(card, card.sessionId) })),
+        form: { session: c.req.query("session"), leaf: c.req.query("leaf") },
+        expiryDays: [...new Set([...EXPIRY_DAYS.filter((d) => d <= maxDays), maxDays])],
+        message: revoked === undefined ? undefined : `${revoked} link${revoked === "1" ? "" : "s"} revoked.`,
+      }),
+    );
+  });
+  app.post("/shares", async (c) => {
+    const form = await parseForm(CreateForm, c);
+    const { share } = await shareSession(reader, deps.shares, {
+      userId: c.get("userId"),
+      sessionId: form.session,
+      leafId: form.leaf?.trim() || undefined,
+      expiresIn: Number(form.expires) * 86400,
+      maskSecrets: form.mask !== undefined,
+    });
+    return c.redirect(`/shares?created=${encodeURIComponent(share.id)}`, 303);
+  });
+  app.post("/shares/revoke-all", async (c) => {
+    const count = await deps.shares.revokeAll(c.get("userId"));
+    return c.redirect(`/shares?revoked=${count}`, 303);
+  });
+  app.post("/shares/:id/revoke", async (c) => {
+    await deps.shares.revoke(c.get("userId"), c.req.param("id"));
+    return c.redirect("/shares?revoked=1", 303);
+  });
+  return app;
+}
+
+/** What the delete confirmation shows of a session. */
+function deletion(head: Awaited<ReturnType<Reader["head"]>>) {
+  return {
+    sessionId: head.sessionId,
+    title: head.summary.name || head.summary.firstMessage || head.sessionId,
+    entries: head.summary.entries,
+    generations: head.generations,
+  };
+}

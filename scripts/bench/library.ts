@@ -1,0 +1,136 @@
+/**
+ * Library benchmark: the first sessions page (`GET /`, 50 sessions, every filter's choices) of
+ * a user with 10,000 sessions on the embedded store; server time, p95 of 20 warm requests,
+ * target ≤ 150 ms. Baselines in the same run: `/healthz` and the API's own first page of the
+ * same list (`GET /v1/sessions?limit=50`). Also a filtered page (a model and a folder).
+ *
+ * The library is generated cheaply: 10,000 small sessions (a header, a user message, an
+ * assistant reply; 20 folders, 6 models, a year of dates), appended through core's `Appender`
+ * straight into the store (no HTTP, no search index), once, then reused from `.bench/`.
+ * Server time is the app's own time (`app.request`, in process): no sockets, no client.
+ */
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { createApp } from "@pisync/api";
+import { Appender, Tokens } from "@pisync/core";
+import { embeddedStores } from "@pisync/store/embedded";
+
+const SESSIONS = Number(process.env.LIBRARY_SESSIONS ?? 10_000);
+const dataDir = join(process.cwd(), ".bench", `library-${SESSIONS}`);
+const fresh = !existsSync(dataDir);
+mkdirSync(dataDir, { recursive: true });
+const stores = embeddedStores(dataDir);
+const MODELS = ["claude-sonnet-4-5", "claude-opus-4-1", "gpt-5", "gpt-5-mini", "gemini-2.5-pro", "kimi-k2"];
+
+/** Session `i`: its day spreads over 2025, its folder over 20 projects, its model over 6. */
+function session(i: number, id = `bench-${String(i).padStart(5, "0")}`): Uint8Array {
+  const day = new Date(Date.UTC(2025, 0, 1) + ((i * 37) % 365) * 86_400_000 + (i % 86_400) * 1000).toISOString();
+  const cwd = `/home/dev/project-${i % 20}${i % 3 ? "/src" : ""}`;
+  const lines = [
+    { type: "session", version: 3, id, timestamp: day, cwd },
+    {
+      type: "message",
+      id: "u1",
+      parentId: null,
+      timestamp: day,
+      message: { role: "user", content: `Task ${i}: fix the thing in module ${i % 97}`, timestamp: 1 },
+    },
+    {
+      type: "message",
+      id: "a1",
+      parentId: "u1",
+      timestamp: day,
+      message: {
+        role: "assistant",
+        content: [{ type: "text", text: `Done with task ${i}.` }],
+        provider: "bench",
+        model: MODELS[i % MODELS.length],
+        usage: {
+          input: 100,
+          output: 20,
+          cacheRead: 0,
+          cacheWrite: 0,
+          totalTokens: 120,
+          cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0.001 },
+        },
+        stopReason: "stop",
+        timestamp: 2,
+      },
+    },
+  ];
+  return new TextEncoder().encode(lines.map((l) => `${JSON.stringify(l)}\n`).join(""));
+}
+
+const appender = new Appender(stores);
+if (fresh) {
+  const t = performance.now();
+  for (let i = 0; i < SESSIONS; i++) {
+    await appender.append({
+      userId: "bench",
+      sessionId: `bench-${String(i).padStart(5, "0")}`,
+      offset: 0,
+      body: session(i),
+    });
+  }
+  console.log(`generated ${SESSIONS} sessions in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+}
+const { token } = await new Tokens(stores.meta).create("bench", "bench");
+const app = createApp({ stores, log: () => {} });
+const headers = { Authorization: `Bearer ${token}`, Accept: "text/html" };
+
+/**
+ * A write before a request, by another connection to the same files (a second process): the
+ * server's cached cards are dropped and read again whole. (Its own appends keep them in step.)
+ */
+const other = embeddedStores(dataDir);
+const otherAppender = new Appender(other);
+async function write() {
+  await otherAppender.append({ userId: "bench", sessionId: "scratch", offset: 0, body: session(0, "scratch") });
+  await other.meta.deleteSession("bench", "scratch", new Date().toISOString());
+}
+
+/**
+ * p95 and median of 20 warm requests (after 5 to warm up), in ms; checks the answer. With
+ * `afterWrite`, each request follows a write (not timed), so nothing read before is reused.
+ */
+async function time(path: string, check: (text: string) => boolean, afterWrite = false) {
+  const runs: number[] = [];
+  for (let i = 0; i < 25; i++) {
+    if (afterWrite) await write();
+    const t = performance.now();
+    const r = await app.request(path, { headers });
+    const text = await r.text();
+    const ms = performance.now() - t;
+    if (r.status !== 200 || !check(text)) throw new Error(`${path}: ${r.status} ${text.slice(0, 200)}`);
+    if (i >= 5) runs.push(ms);
+  }
+  runs.sort((a, b) => a - b);
+  return { p95: runs[Math.ceil(runs.length * 0.95) - 1], median: runs[Math.floor(runs.length / 2)] };
+}
+
+const rows = (text: string) => (text.match(/<li class="session">/g) ?? []).length;
+const results: Array<[string, { p95: number; median: number }]> = [
+  ["/healthz", await time("/healthz", (t) => t.includes("ok"))],
+  [
+    "GET /v1/sessions?limit=50 (baseline)",
+    await time("/v1/sessions?limit=50", (t) => JSON.parse(t).sessions.length === 50),
+  ],
+  ["GET / (first page)", await time("/", (t) => rows(t) === 50)],
+  [
+    "GET /?model=gpt-5&cwd=/home/dev/project-2",
+    await time("/?model=gpt-5&cwd=%2Fhome%2Fdev%2Fproject-2", (t) => rows(t) > 0),
+  ],
+  ["GET / after another process wrote (nothing cached)", await time("/", (t) => rows(t) === 50, true)],
+];
+const base = results[1][1].p95;
+console.log(`\nlibrary of ${SESSIONS} sessions (embedded store), server time of 20 warm requests:`);
+console.log("| request | median ms | p95 ms | p95 / baseline |");
+console.log("|---|---|---|---|");
+for (const [name, r] of results) {
+  console.log(`| ${name} | ${r.median.toFixed(1)} | ${r.p95.toFixed(1)} | ${(r.p95 / base).toFixed(2)} |`);
+}
+for (const [name, r] of [results[2], results[4]]) {
+  console.log(`target: ${name} p95 ≤ 150 ms: ${r.p95.toFixed(1)} ms — ${r.p95 <= 150 ? "met" : "NOT met"}`);
+}
+stores.close();
+other.close();
