@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { defaultDataDir, LOCAL_USER } from "@pisync/api";
 import { SearchIndexer, storedLines } from "@pisync/core";
-import { SqliteSearchIndex } from "@pisync/search/embedded";
+import { ThreadedSearchIndex } from "@pisync/search/embedded-threaded";
 import { embeddedStores } from "@pisync/store/embedded";
 
 const USAGE = "usage: npm run reindex -- [--user NAME] [--data DIR]";
@@ -20,7 +20,7 @@ try {
 }
 const dataDir = values.data ?? defaultDataDir();
 const stores = embeddedStores(dataDir);
-const index = new SqliteSearchIndex(join(dataDir, "search.sqlite"), storedLines(stores));
+const index = new ThreadedSearchIndex(join(dataDir, "search.sqlite"), storedLines(stores));
 try {
   // Every user of the store (and any the index still holds, whose documents then go).
   const users = values.user
@@ -28,13 +28,13 @@ try {
     : [...new Set([LOCAL_USER, ...(await stores.meta.users()), ...(await index.users())])];
   const started = performance.now();
   await new SearchIndexer(stores, index).rebuild(users);
-  index.optimize();
+  await index.optimize();
   let sessions = 0;
   for (const user of users) sessions += (await index.sessions(user)).length;
   console.log(
     `reindexed ${sessions} sessions of ${users.length} user(s) in ${Math.round(performance.now() - started)} ms`,
   );
 } finally {
-  index.close();
+  await index.close();
   stores.close();
 }

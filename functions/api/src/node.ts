@@ -14,7 +14,7 @@ import {
   storedLines,
   Tokens,
 } from "@pisync/core";
-import { SqliteSearchIndex } from "@pisync/search/embedded";
+import { ThreadedSearchIndex } from "@pisync/search/embedded-threaded";
 import { embeddedStores } from "@pisync/store/embedded";
 import { createApp } from "./app.js";
 import { DEFAULT_RATE_LIMITS, type RateLimits } from "./rate-limit.js";
@@ -112,7 +112,8 @@ export async function startNodeServer(options: NodeServerOptions) {
   const stores = embeddedStores(options.dataDir);
   const keys = localShareKeys(options.dataDir);
   const work = workerPool(options.workers);
-  const search = new SqliteSearchIndex(join(options.dataDir, "search.sqlite"), storedLines(stores));
+  // Indexing runs on the index's writer thread: appends never wait behind it.
+  const search = new ThreadedSearchIndex(join(options.dataDir, "search.sqlite"), storedLines(stores));
   const indexer = new SearchIndexer(stores, search, { users: () => stores.meta.users(), log });
   const stopCatchUp = catchUpEvery(indexer, SEARCH_CATCH_UP_MS, log);
   const app = createApp({
@@ -137,7 +138,7 @@ export async function startNodeServer(options: NodeServerOptions) {
   } catch (error) {
     stopCatchUp();
     await indexer.flush();
-    search.close();
+    await search.close();
     stores.close();
     throw error;
   }
@@ -162,7 +163,7 @@ export async function startNodeServer(options: NodeServerOptions) {
       await work.close();
       stopCatchUp();
       await indexer.flush(); // what was written is indexed before the index closes
-      search.close();
+      await search.close();
       stores.close();
     },
   };

@@ -4,7 +4,7 @@
  * index update a catch-up pass reads the missing lines from the store; a new generation is
  * indexed again from its start; a deleted session's documents go.
  */
-import { batchOf, type IndexBatch, type IndexState, type LineSource, type SearchIndex } from "@pisync/search";
+import { batchOf, type IndexState, type LineSource, type LinesToIndex, type SearchIndex } from "@pisync/search";
 import type { SessionHead, Stores } from "@pisync/store";
 import { readRange } from "./segments.js";
 
@@ -13,8 +13,13 @@ const BATCH_BYTES = 4 * 1024 * 1024;
 
 /** How long a write waits before the drain starts: appends that come close together share a transaction. */
 export const DRAIN_DELAY_MS = 200;
-/** Sessions one drain step indexes in one transaction. */
+/** Sessions one drain step indexes in one transaction at most. */
 const DRAIN_SESSIONS = 64;
+/**
+ * Bytes one drain step reads at most (a session's batch may pass it): bounds its memory, and
+ * keeps transactions large, since each commit writes a new FTS5 segment that later merges cost.
+ */
+const DRAIN_BYTES = 8 * 1024 * 1024;
 
 /** Where the users the catch-up pass visits come from (every user the meta store has). */
 export type UserSource = () => Promise<readonly string[]>;
@@ -29,6 +34,8 @@ export class SearchIndexer {
   private readonly dirty = new Set<string>();
   private timer: ReturnType<typeof setTimeout> | undefined;
   private draining: Promise<void> | undefined;
+  /** Set during a rebuild: lines are read into batches here, while the index writes the last step. */
+  private parseHere = false;
 
   /**
    * @param users every user to visit in a catch-up pass (besides those the index knows); the
@@ -90,42 +97,89 @@ export class SearchIndexer {
     return this.draining;
   }
 
-  /** Indexes the dirty sessions, {@link DRAIN_SESSIONS} per transaction. */
+  /**
+   * Indexes the dirty sessions, up to {@link DRAIN_SESSIONS} or {@link DRAIN_BYTES} per
+   * transaction. One step is applied while the next is read (and, in a rebuild, read into
+   * batches here): with an index that writes on its own thread, both threads work.
+   */
   private async drain(): Promise<void> {
-    while (this.dirty.size > 0) {
-      const keys = [...this.dirty].slice(0, DRAIN_SESSIONS);
-      for (const key of keys) this.dirty.delete(key);
-      const batches: IndexBatch[] = [];
-      for (const key of keys) {
-        const [userId, sessionId] = key.split("\n");
-        try {
-          const next = await this.nextBatch(userId, sessionId);
-          if (next === "gone") await this.index.remove(userId, sessionId);
-          else if (next) {
-            batches.push(next.batch);
-            if (next.more) this.dirty.add(key);
-          }
-        } catch (error) {
-          // One session's failure does not hold up the others: the catch-up pass retries it.
-          this.report(`pisync: indexing session ${sessionId} failed: ${(error as Error).message}`);
-        }
+    const inFlight = new Set<string>();
+    let applying: Promise<void> | undefined;
+    while (this.dirty.size > 0 || applying) {
+      const step = await this.readStep(inFlight);
+      if (step.items.length === 0 && step.again.length === 0) {
+        // Nothing to read but what is being applied: wait for it.
+        await applying;
+        applying = undefined;
+        continue;
       }
-      const applied = await this.index.applyAll(batches);
-      // A batch another indexer overtook: read its state again in the next step.
-      applied.forEach((ok, i) => {
-        if (!ok) this.dirty.add(`${batches[i].userId}\n${batches[i].sessionId}`);
-      });
+      const batches = this.parseHere ? step.items.map((item) => batchOf(item.bytes, item.at)) : undefined;
+      await applying;
+      const keys = step.items.map((item) => `${item.at.userId}\n${item.at.sessionId}`);
+      for (const key of keys) inFlight.add(key);
+      applying = (batches ? this.index.applyAll(batches) : this.applyLines(step.items))
+        .then((applied) => {
+          // A batch another indexer overtook: read its state again in a next step.
+          applied.forEach((ok, i) => {
+            if (!ok) this.dirty.add(keys[i]);
+          });
+          for (const key of step.again) this.dirty.add(key);
+        })
+        .finally(() => {
+          for (const key of keys) inFlight.delete(key);
+        });
+      // Its failure is thrown where it is awaited (the next step), not reported as unhandled meanwhile.
+      applying.catch(() => {});
     }
   }
 
   /**
-   * The next batch of a session's unindexed lines (from its indexed offset, or from 0 for a new
+   * Reads the next step's lines from the dirty sessions (those being applied wait for the next
+   * one). Sessions with more to read go back to the dirty set once this step is applied.
+   */
+  private async readStep(inFlight: ReadonlySet<string>): Promise<{ items: LinesToIndex[]; again: string[] }> {
+    const items: LinesToIndex[] = [];
+    const again: string[] = [];
+    let bytes = 0;
+    for (const key of [...this.dirty]) {
+      if (items.length >= DRAIN_SESSIONS || bytes >= DRAIN_BYTES) break;
+      if (inFlight.has(key)) continue;
+      this.dirty.delete(key);
+      const [userId, sessionId] = key.split("\n");
+      try {
+        const next = await this.unindexed(userId, sessionId);
+        if (next === "gone") await this.index.remove(userId, sessionId);
+        else if (next) {
+          items.push(next.lines);
+          bytes += next.lines.bytes.length;
+          if (next.more) again.push(key);
+        }
+      } catch (error) {
+        // One session's failure does not hold up the others: the catch-up pass retries it.
+        this.report(`pisync: indexing session ${sessionId} failed: ${(error as Error).message}`);
+      }
+    }
+    return { items, again };
+  }
+
+  /**
+   * Reads lines into batches and adds them: where the index reads them (the embedded index does
+   * on its writer thread), else here.
+   */
+  private applyLines(items: readonly LinesToIndex[]): Promise<boolean[]> {
+    if (items.length === 0) return Promise.resolve([]);
+    if (this.index.applyLines) return this.index.applyLines(items);
+    return this.index.applyAll(items.map((item) => batchOf(item.bytes, item.at)));
+  }
+
+  /**
+   * The next run of a session's unindexed lines (from its indexed offset, or from 0 for a new
    * generation); "gone" when the store has no such session; undefined when it is up to date.
    */
-  private async nextBatch(
+  private async unindexed(
     userId: string,
     sessionId: string,
-  ): Promise<{ batch: IndexBatch; more: boolean } | "gone" | undefined> {
+  ): Promise<{ lines: LinesToIndex; more: boolean } | "gone" | undefined> {
     const head = await this.stores.meta.getHead(userId, sessionId);
     if (!head) return "gone";
     const { generation, length } = head.current;
@@ -133,7 +187,7 @@ export class SearchIndexer {
     if (state?.generation === generation && state.offset === length) return undefined;
     const from = resumeAt(head, state);
     const bytes = await nextLines(this.stores, head, from);
-    return { batch: batchOf(bytes, { userId, sessionId, generation, from }), more: from + bytes.length < length };
+    return { lines: { bytes, at: { userId, sessionId, generation, from } }, more: from + bytes.length < length };
   }
 
   /** Brings one session's index up to its stored bytes (or removes it when the session is gone). */
@@ -145,7 +199,7 @@ export class SearchIndexer {
     let from = resumeAt(head, state);
     while (from < length) {
       const bytes = await nextLines(this.stores, head, from);
-      const applied = await this.index.apply(batchOf(bytes, { userId, sessionId, generation, from }));
+      const [applied] = await this.applyLines([{ bytes, at: { userId, sessionId, generation, from } }]);
       if (!applied) {
         // Another indexer moved it: start again from where it stands now.
         state = await this.index.state(userId, sessionId);
@@ -160,7 +214,8 @@ export class SearchIndexer {
 
   /**
    * The catch-up pass: every session of the given users (by default every user the index
-   * knows) brought up to date, and sessions the store no longer has removed.
+   * knows) brought up to date, and sessions the store no longer has removed. Stale sessions go
+   * through the drain (many per transaction); one that fails is reported and left to the next pass.
    */
   async catchUp(userIds?: readonly string[]): Promise<void> {
     const users = new Set([
@@ -177,9 +232,11 @@ export class SearchIndexer {
           seen.add(head.sessionId);
           const state = await this.index.state(userId, head.sessionId);
           if (state?.generation !== head.current.generation || state.offset !== head.current.length) {
-            await this.sync(userId, head.sessionId);
+            this.dirty.add(`${userId}\n${head.sessionId}`);
           }
         }
+        // A few pages at a time: the drain's steps fill up and the dirty set stays small.
+        if (this.dirty.size >= 4 * DRAIN_SESSIONS || !page.cursor) await this.flush();
         cursor = page.cursor;
       } while (cursor);
       for (const { sessionId } of await this.index.sessions(userId)) {
@@ -191,7 +248,12 @@ export class SearchIndexer {
   /** Rebuilds a user's index (or everyone's) from the stored bytes. */
   async rebuild(userIds: readonly string[]): Promise<void> {
     for (const userId of userIds) await this.index.clear(userId);
-    await this.catchUp(userIds);
+    this.parseHere = true;
+    try {
+      await this.catchUp(userIds);
+    } finally {
+      this.parseHere = false;
+    }
   }
 }
 

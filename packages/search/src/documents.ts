@@ -3,12 +3,11 @@
  * turned into {@link SearchDocument}s, and the session facts (cwd, name, labels) a batch carries.
  */
 import {
-  AssistantMessage,
   BranchSummaryEntry,
   CompactionEntry,
+  indexSession,
   LabelEntry,
   MessageEntry,
-  parseSession,
   SessionInfoEntry,
   TitleChangeEntry,
 } from "@pisync/format";
@@ -41,10 +40,8 @@ function documentsOfMessage(entry: MessageEntry, time: number): SearchDocument[]
       add({ kind: "user", role: "user", text: textOf(message.content) });
       break;
     case "assistant": {
-      const parsed = AssistantMessage.safeParse(message);
-      if (!parsed.success) break;
-      const model = parsed.data.model;
-      const parts = parsed.data.content;
+      const model = message.model;
+      const parts = message.content;
       add({ kind: "assistant", role: "assistant", model, text: textOf(parts) });
       const thinking = parts.flatMap((p) => (p.type === "thinking" ? [p.thinking] : [])).join("\n");
       add({ kind: "thinking", role: "assistant", model, text: thinking });
@@ -71,65 +68,63 @@ function documentsOfMessage(entry: MessageEntry, time: number): SearchDocument[]
 
 /**
  * Reads a run of complete lines of a session (the whole file when `from` is 0) into a batch.
- * Entries that do not match pi's schemas are skipped, as the viewer skips them.
+ * Entries that do not match pi's schemas are skipped, as the viewer skips them. Each entry is
+ * checked once, against the schema of its `type` only: this is the indexing's hot path.
  */
 export function batchOf(
   bytes: Uint8Array,
   at0: { userId: string; sessionId: string; generation: number; from: number },
 ): IndexBatch {
-  const session = parseSession(bytes);
+  // The index alone (no tree checks, labels or name of the whole file): entries are read one by one.
+  const index = indexSession(bytes);
   const batch: IndexBatch = { ...at0, to: at0.from + bytes.length, documents: [], labels: {} };
-  if (at0.from === 0 && session.header) batch.cwd = session.header.cwd;
-  const lines = session.index.records.filter((r) => r.isObject);
-  for (const [position, raw] of session.entries.entries()) {
-    const line = lines[position];
-    const at = { offset: at0.from + line.offset, length: line.length };
+  if (at0.from === 0 && index.header) batch.cwd = index.header.cwd;
+  for (const record of index.records) {
+    if (!record.isObject) continue;
+    const at = { offset: at0.from + record.offset, length: record.length };
     const count = batch.documents.length;
-    readEntry(raw);
+    readEntry(index.entry(record));
     for (let i = count; i < batch.documents.length; i++) batch.documents[i].at = at;
   }
   return batch;
 
-  function readEntry(raw: unknown): void {
-    const time = Date.parse(String((raw as { timestamp?: unknown }).timestamp)) || 0;
-    const message = MessageEntry.safeParse(raw);
-    if (message.success) {
-      batch.documents.push(...documentsOfMessage(message.data, time));
-      return;
-    }
-    const summary = CompactionEntry.safeParse(raw);
-    const branch = summary.success ? summary : BranchSummaryEntry.safeParse(raw);
-    if (branch.success) {
-      batch.documents.push({
-        entryId: branch.data.id,
-        kind: "summary",
-        role: "assistant",
-        time,
-        text: clean(branch.data.summary),
-      });
-      return;
-    }
-    const label = LabelEntry.safeParse(raw);
-    if (label.success) {
-      const text = label.data.label?.trim();
-      batch.labels[label.data.targetId] = text ? clean(text) : null;
-      if (text)
-        batch.documents.push({ entryId: label.data.targetId, kind: "label", role: "user", time, text: clean(text) });
-      return;
-    }
-    const info = SessionInfoEntry.safeParse(raw);
-    const title = TitleChangeEntry.safeParse(raw);
-    const name = info.success ? info.data.name?.trim() : title.success ? title.data.title.trim() : undefined;
-    if (info.success || title.success) {
-      batch.name = name ? clean(name) : null;
-      if (name)
-        batch.documents.push({
-          entryId: (info.data ?? title.data)!.id,
-          kind: "name",
-          role: "user",
-          time,
-          text: clean(name),
-        });
+  function readEntry(raw: Record<string, unknown>): void {
+    const time = Date.parse(String(raw.timestamp)) || 0;
+    switch (raw.type) {
+      case "message": {
+        const message = MessageEntry.safeParse(raw);
+        if (message.success) batch.documents.push(...documentsOfMessage(message.data, time));
+        return;
+      }
+      case "compaction":
+      case "branch_summary": {
+        const summary = (raw.type === "compaction" ? CompactionEntry : BranchSummaryEntry).safeParse(raw);
+        if (summary.success) {
+          const { id, summary: text } = summary.data;
+          batch.documents.push({ entryId: id, kind: "summary", role: "assistant", time, text: clean(text) });
+        }
+        return;
+      }
+      case "label": {
+        const label = LabelEntry.safeParse(raw);
+        if (!label.success) return;
+        const text = label.data.label?.trim();
+        batch.labels[label.data.targetId] = text ? clean(text) : null;
+        if (text)
+          batch.documents.push({ entryId: label.data.targetId, kind: "label", role: "user", time, text: clean(text) });
+        return;
+      }
+      case "session_info":
+      case "title_change": {
+        const info = raw.type === "session_info" ? SessionInfoEntry.safeParse(raw) : undefined;
+        const title = raw.type === "title_change" ? TitleChangeEntry.safeParse(raw) : undefined;
+        const entry = info?.success ? info.data : title?.success ? title.data : undefined;
+        if (!entry) return;
+        const name = info?.success ? info.data.name?.trim() : title?.success ? title.data.title.trim() : undefined;
+        batch.name = name ? clean(name) : null;
+        if (name) batch.documents.push({ entryId: entry.id, kind: "name", role: "user", time, text: clean(name) });
+        return;
+      }
     }
   }
 }

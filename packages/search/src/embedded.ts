@@ -23,6 +23,12 @@ import type { SqliteDriver } from "./sqlite-driver.js";
 
 /** Rows of hits read for one page at most: bounds the work of a broad query. */
 const MAX_SCAN = 5000;
+/**
+ * Matching entries ranked at most, the last indexed first: a term found in most of a large
+ * library is ranked among its newest matches instead of scoring every one (bounds the work of a
+ * broad query; narrower queries rank all their matches).
+ */
+const MAX_RANKED = 10_000;
 /** The kinds of each role (documents.ts gives every kind one role). */
 const KINDS_OF: Record<Role, DocumentKind[]> = {
   user: ["user", "name", "label"],
@@ -259,15 +265,24 @@ export class SqliteSearchIndex implements SearchIndex {
       where.push("EXISTS (SELECT 1 FROM labels l WHERE l.session_key = s.key AND lower(l.label) = lower(@label))");
       params.label = query.label;
     }
-    const order = match !== undefined ? "bm25(docs), e.time DESC, e.id DESC" : "e.time DESC, e.id DESC";
-    const rows = this.db
-      .prepare(
-        `SELECT s.session_id, e.entry_id, e.kind, e.time, e.line_offset, e.line_length, s.generation, s.name, s.cwd
-         FROM docs JOIN entries e ON e.id = docs.rowid
-         JOIN sessions s ON s.key = e.session_key
-         WHERE ${where.join(" AND ")} ORDER BY ${order} LIMIT @scan`,
-      )
-      .all(params) as HitRow[];
+    const columns =
+      "s.session_id, e.entry_id, e.kind, e.time, e.line_offset, e.line_length, s.generation, s.name, s.cwd";
+    const rows = (
+      match !== undefined
+        ? // Newest matches first (FTS5 walks its doclists backwards and stops at the limit), then ranked.
+          this.db.prepare(
+            `WITH hits AS (
+               SELECT docs.rowid AS id, bm25(docs) AS score FROM docs JOIN entries e ON e.id = docs.rowid
+               JOIN sessions s ON s.key = e.session_key
+               WHERE ${where.join(" AND ")} ORDER BY docs.rowid DESC LIMIT @ranked)
+             SELECT ${columns} FROM hits JOIN entries e ON e.id = hits.id JOIN sessions s ON s.key = e.session_key
+             ORDER BY hits.score, e.time DESC, e.id DESC LIMIT @scan`,
+          )
+        : this.db.prepare(
+            `SELECT ${columns} FROM entries e JOIN sessions s ON s.key = e.session_key
+             WHERE ${where.join(" AND ")} ORDER BY e.time DESC, e.id DESC LIMIT @scan`,
+          )
+    ).all(match !== undefined ? { ...params, ranked: MAX_RANKED } : params) as HitRow[];
     const groups = new Map<string, SessionHit>();
     const located = new Map<EntryHit, HitRow>();
     for (const row of rows) {

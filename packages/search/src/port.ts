@@ -72,6 +72,12 @@ export interface IndexBatch {
   labels: Record<string, string | null>;
 }
 
+/** Complete lines of a session's generation, from byte `from`: what {@link IndexBatch}es are read from. */
+export interface LinesToIndex {
+  bytes: Uint8Array;
+  at: { userId: string; sessionId: string; generation: number; from: number };
+}
+
 /** How far a session is indexed. */
 export interface IndexState {
   generation: number;
@@ -122,6 +128,12 @@ export interface SearchIndex {
    * batch, what {@link SearchIndex.apply} would have.
    */
   applyAll(batches: readonly IndexBatch[]): Promise<boolean[]>;
+  /**
+   * Optional: reads each item's lines into a batch (`batchOf`) and adds them as
+   * {@link SearchIndex.applyAll} does. An adapter that indexes off the caller's thread has it
+   * (the reading is most of the work); callers fall back to `batchOf` and `applyAll`.
+   */
+  applyLines?(items: readonly LinesToIndex[]): Promise<boolean[]>;
   /** Removes a session's documents; nothing when it has none. */
   remove(userId: string, sessionId: string): Promise<void>;
   /** Removes every document of a user, or of everyone. */

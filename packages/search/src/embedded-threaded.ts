@@ -1,0 +1,142 @@
+/**
+ * The embedded search index with its writes on a worker thread: a server's appends never wait
+ * behind indexing. Reading lines into documents and the FTS5 inserts (most of the cost of
+ * indexing a byte, about as much as storing it) run on the worker's own connection to the same
+ * SQLite file; searches and the indexer's state reads run on the caller's connection (WAL: readers
+ * see every committed write and never wait for the writer).
+ */
+import { Worker } from "node:worker_threads";
+import { SqliteSearchIndex } from "./embedded.js";
+import type { WriterAnswer, WriterCall } from "./embedded-writer.js";
+import type { IndexBatch, IndexState, LineSource, LinesToIndex, SearchIndex, SearchPage } from "./port.js";
+import type { SearchQuery } from "./query.js";
+
+/** Heap of the writer thread, in MB: a batch is at most a few MB of lines. */
+const WRITER_HEAP_MB = 512;
+
+/** Distributes calls without their `id` over the call union (keeps `method` and `args` paired). */
+type Call = WriterCall extends infer C ? (C extends WriterCall ? Omit<C, "id"> : never) : never;
+
+/**
+ * The writer's file: from source (tests, `npm start`, scripts), a shim that loads the TypeScript
+ * through tsx with the `source` condition; the built file otherwise.
+ */
+function writerFile(): { url: URL; execArgv?: string[] } {
+  if (import.meta.url.endsWith(".ts")) {
+    return { url: new URL("./embedded-writer.source.mjs", import.meta.url), execArgv: ["--conditions=source"] };
+  }
+  return { url: new URL("./embedded-writer.js", import.meta.url) };
+}
+
+/** The search index on one SQLite file, written by a worker thread (see the module's comment). */
+export class ThreadedSearchIndex implements SearchIndex {
+  private readonly reader: SqliteSearchIndex;
+  private worker: Worker | undefined;
+  private readonly pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
+  private nextId = 0;
+
+  /** Opens (or creates) the index at `path` (a file: the worker opens it too); `lines` as {@link SqliteSearchIndex}'s. */
+  constructor(
+    private readonly path: string,
+    lines: LineSource,
+  ) {
+    // Made (schema, file mode) here first, so the writer only opens it.
+    this.reader = new SqliteSearchIndex(path, lines);
+  }
+
+  /** The writer, started on first use and again after it died (its calls then failed). */
+  private writer(): Worker {
+    if (this.worker) return this.worker;
+    const { url, execArgv } = writerFile();
+    const worker = new Worker(url, {
+      workerData: { path: this.path },
+      execArgv,
+      resourceLimits: { maxOldGenerationSizeMb: WRITER_HEAP_MB },
+    });
+    worker.unref(); // held only while a call waits (see call)
+    worker.on("message", (answer: WriterAnswer) => {
+      const waiting = this.pending.get(answer.id);
+      if (!waiting) return;
+      this.pending.delete(answer.id);
+      if (this.pending.size === 0) worker.unref();
+      if (answer.error !== undefined) waiting.reject(new Error(answer.error));
+      else waiting.resolve(answer.result);
+    });
+    const died = (error: Error) => {
+      if (this.worker === worker) this.worker = undefined;
+      for (const waiting of this.pending.values()) waiting.reject(error);
+      this.pending.clear();
+    };
+    worker.on("error", died);
+    worker.on("exit", (code) => died(new Error(`the search writer thread stopped (exit code ${code})`)));
+    this.worker = worker;
+    return worker;
+  }
+
+  private call<T>(call: Call, transfer: ArrayBuffer[] = []): Promise<T> {
+    const worker = this.writer();
+    const id = this.nextId++;
+    return new Promise<T>((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
+      worker.ref();
+      worker.postMessage({ ...call, id }, transfer);
+    });
+  }
+
+  state(userId: string, sessionId: string): Promise<IndexState | undefined> {
+    return this.reader.state(userId, sessionId);
+  }
+
+  sessions(userId: string): Promise<Array<IndexState & { sessionId: string }>> {
+    return this.reader.sessions(userId);
+  }
+
+  users(): Promise<string[]> {
+    return this.reader.users();
+  }
+
+  search(userId: string, query: SearchQuery, options: { limit: number; cursor?: string }): Promise<SearchPage> {
+    return this.reader.search(userId, query, options);
+  }
+
+  async apply(batch: IndexBatch): Promise<boolean> {
+    return (await this.applyAll([batch]))[0];
+  }
+
+  applyAll(batches: readonly IndexBatch[]): Promise<boolean[]> {
+    return this.call({ method: "applyAll", args: [[...batches]] });
+  }
+
+  /** Reads the lines into documents on the writer thread; the bytes are copied to it once. */
+  applyLines(items: readonly LinesToIndex[]): Promise<boolean[]> {
+    const copies = items.map(({ bytes, at }) => ({ bytes: bytes.slice(), at }));
+    return this.call(
+      { method: "applyLines", args: [copies] },
+      copies.map((item) => item.bytes.buffer as ArrayBuffer),
+    );
+  }
+
+  remove(userId: string, sessionId: string): Promise<void> {
+    return this.call({ method: "remove", args: [userId, sessionId] });
+  }
+
+  clear(userId?: string): Promise<void> {
+    return this.call({ method: "clear", args: [userId] });
+  }
+
+  /** Merges the index's segments and gives freed pages back (after a rebuild). */
+  optimize(): Promise<void> {
+    return this.call({ method: "optimize", args: [] });
+  }
+
+  /** Closes both connections (the writer's last, after the calls before this one) and stops the thread. */
+  async close(): Promise<void> {
+    const worker = this.worker;
+    if (worker) {
+      await this.call({ method: "close", args: [] });
+      this.worker = undefined;
+      await worker.terminate();
+    }
+    this.reader.close();
+  }
+}
