@@ -22,9 +22,11 @@ export const LAMBDA_BUNDLE = {
   // ESM builds where packages ship them (smaller, tree-shaken); workspace packages from source.
   mainFields: ["module", "main"],
   conditions: ["source", "module"],
-  // `require` and `__dirname` for the CommonJS packages bundled into this ES module.
+  // `require` and `__dirname` for the CommonJS packages bundled into this ES module. Every output
+  // file gets the banner; `__dirname` is the bundle's folder for the entry and for its chunks
+  // (in `chunks/`) alike, since the files read beside the bundle (`assets`) are there.
   banner:
-    "import{createRequire as __cr}from'module';import{fileURLToPath as __fu}from'url';const require=__cr(import.meta.url);const __dirname=__fu(new URL('.',import.meta.url));",
+    "import{createRequire as __cr}from'module';import{fileURLToPath as __fu}from'url';const require=__cr(import.meta.url);const __dirname=__fu(new URL(/\\/chunks\\/[^/]*$/.test(import.meta.url)?'..':'.',import.meta.url));",
   /** Files the bundle reads beside itself: the WebAssembly SQLite of search. */
   assets: [SQLITE_WASM],
   /**
