@@ -1,5 +1,5 @@
 /** The synthesized template, asserted; and cdk-nag's AwsSolutions checks pass. */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { PREFIXES, TABLE_SCHEMA } from "@pisync/store";
 import { App, Validations } from "aws-cdk-lib";
@@ -8,6 +8,22 @@ import { AwsSolutionsChecks } from "cdk-nag";
 import { beforeAll, describe, expect, it } from "vitest";
 import { acknowledgeNagFindings } from "../lib/nag.js";
 import { PisyncStack } from "../lib/pisync-stack.js";
+
+/** Bytes of a bundled module and of every module it imports statically, transitively. */
+function staticClosureBytes(entry: string): number {
+  const seen = new Set<string>();
+  const visit = (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    const code = readFileSync(file, "utf8");
+    // Minified static imports: `import{a as b}from"./chunks/x.mjs"` or `from"./x.mjs"`.
+    for (const [, path] of code.matchAll(/(?:^|[;\s}])(?:import|export)[^"'()]*?from\s*["'](\.[^"']+)["']/g)) {
+      visit(join(file, "..", path as string));
+    }
+  };
+  visit(entry);
+  return [...seen].reduce((sum, file) => sum + statSync(file).size, 0);
+}
 
 describe("the pisync stack", () => {
   let app: App;
@@ -30,6 +46,9 @@ describe("the pisync stack", () => {
     const chunks = readdirSync(join(asset, "chunks")).filter((name) => name.endsWith(".mjs"));
     expect(entry).not.toContain("hljs");
     expect(chunks.filter((name) => readFileSync(join(asset, "chunks", name), "utf8").includes("hljs"))).toHaveLength(1);
+    // What a cold start reads (the entry and the chunks it imports statically) stays within a
+    // budget: one static import of a heavy library (classic zod, the viewer) would break it.
+    expect(staticClosureBytes(join(asset, "index.mjs"))).toBeLessThan(700 * 1024);
   });
 
   it("keeps bytes in a private, encrypted, TLS-only bucket with lifecycle rules", () => {

@@ -5,7 +5,7 @@
  */
 import { chmodSync, closeSync, existsSync, openSync } from "node:fs";
 import Database from "better-sqlite3";
-import { z } from "zod";
+import * as z from "zod/mini";
 import { batchOf } from "./documents.js";
 import type {
   DocumentKind,
@@ -58,7 +58,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS docs USING fts5(
   text, content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2');
 `;
 
-const Cursor = z.object({ skip: z.number().int().min(0).max(MAX_SCAN) });
+const Cursor = z.object({ skip: z.int().check(z.minimum(0), z.maximum(MAX_SCAN)) });
 
 function encodeCursor(skip: number): string {
   return Buffer.from(JSON.stringify({ skip })).toString("base64url");
