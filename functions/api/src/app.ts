@@ -21,7 +21,7 @@ import { type Context, Hono } from "hono";
 import { type AuthEnv, bearerAuth } from "./auth.js";
 import type { BodyLimits } from "./body.js";
 import { onError, redact } from "./errors.js";
-import { htmlError, htmlRoot, wantsHtml } from "./html.js";
+import { htmlError, wantsHtml } from "./html.js";
 import { type RateLimits, rateLimits } from "./rate-limit.js";
 import { blobRoutes } from "./routes/blobs.js";
 import { deviceRoutes } from "./routes/devices.js";
@@ -123,7 +123,6 @@ export function createApp(deps: AppDeps) {
   if (deps.rateLimits) app.use(...rateLimits(deps.rateLimits.limits, deps.rateLimits.clientIp));
   app.notFound((c) => {
     const path = new URL(c.req.url).pathname;
-    if (path === "/" && c.req.method === "GET" && wantsHtml(c)) return htmlRoot(c);
     if (wantsHtml(c)) return htmlError(c, 404, "There is nothing at this address.");
     return c.json(
       { error: `no route ${c.req.method} ${redact(path)}`, code: "route_not_found" } satisfies ErrorBody,

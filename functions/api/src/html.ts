@@ -1,6 +1,6 @@
 /**
- * What people get in a browser: the share page's headers, and small HTML pages for errors and
- * the server root (API clients, which do not ask for HTML, keep JSON).
+ * What people get in a browser: the share page's and the library's headers, and small HTML
+ * pages for errors (API clients, which do not ask for HTML, keep JSON).
  */
 import type { Context } from "hono";
 import { loadViewer } from "./viewer.js";
@@ -56,14 +56,4 @@ export async function htmlNotice(
 /** A 404 or 410 as a page for a browser. */
 export function htmlError(c: Context, status: 404 | 410, message: string): Promise<Response> {
   return htmlNotice(c, status, TITLES[status], message);
-}
-
-/** The server root, for a browser. */
-export function htmlRoot(c: Context): Promise<Response> {
-  return htmlNotice(
-    c,
-    200,
-    "pisync",
-    "This server backs up and shares pi coding-agent sessions. Share links look like /s/<link>; the API lives under /v1 (see /openapi.json).",
-  );
 }

@@ -222,7 +222,7 @@ describe("the library in a browser", () => {
     const [download] = await Promise.all([page.waitForEvent("download"), page.click("a.download")]);
     expect(download.suggestedFilename()).toBe("login-race-generation-1.jsonl");
     await page.click('button[data-copy^="pisync pull"]');
-    await expect(page.locator('button[data-copy^="pisync pull"]').textContent()).resolves.toBe("Copied");
+    await page.locator('button[data-copy^="pisync pull"]', { hasText: "Copied" }).waitFor();
     await expect(page.evaluate(() => navigator.clipboard.readText())).resolves.toBe("pisync pull login-race");
     await page.close();
   });

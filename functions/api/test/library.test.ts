@@ -157,7 +157,10 @@ describe.each(STORE_NAMES)("the library's pages (%s)", (storeName) => {
     expect(await first.text()).toBe(body);
     expect(await (await alice.get("/sessions/keys/raw")).text()).toBe(second);
     expect(await page(alice, "/sessions/keys")).toContain("1 earlier generation");
-    expect((await alice.get("/sessions/keys/raw?generation=9")).status).toBe(404);
+    const missing = await alice.get("/sessions/keys/raw?generation=9", html);
+    expect(missing.status).toBe(404);
+    // A browser gets the missing page as a page, not as a download.
+    expect(missing.headers.get("Content-Disposition")).toBeNull();
   });
 
   it("deletes a session only after its id is typed, by POST", async () => {
@@ -236,13 +239,21 @@ describe.each(STORE_NAMES)("the library's pages (%s)", (storeName) => {
     expect((await bob.get("/sessions/bobs", html)).status).toBe(200);
   });
 
-  it("asks for sign-in on every page and post; the root keeps its notice for someone with no credentials", async () => {
+  it("asks for sign-in on every page and post; the root shows a browser the sign-in hint, an API client JSON", async () => {
     for (const path of ["/shares", "/sessions/mid", "/library/search?q=x"]) {
       expect((await app.request(path, { headers: html })).status).toBe(401);
     }
     expect((await app.request("/shares/revoke-all", { method: "POST" })).status).toBe(401);
     expect((await app.request("/", { headers: { ...html, Authorization: "Bearer pst_nope" } })).status).toBe(401);
-    expect(await (await app.request("/", { headers: html })).text()).toContain("<h1>pisync</h1>");
+    const hint = await app.request("/", { headers: html });
+    expect(hint.status).toBe(401);
+    expect(hint.headers.get("Content-Type")).toContain("text/html");
+    expect(hint.headers.get("Content-Security-Policy")).toContain("form-action 'self'");
+    expect(await hint.text()).toContain("<code>pisync open</code>");
+    const api = await app.request("/", { headers: { Accept: "application/json" } });
+    expect(api.status).toBe(401);
+    expect(api.headers.get("Content-Type")).toContain("application/json");
+    expect(await api.json()).toMatchObject({ code: "unauthorized" });
     expect((await app.request("/assets/library.js")).headers.get("Content-Type")).toContain("text/javascript");
     expect((await app.request("/assets/library.css")).headers.get("Content-Type")).toContain("text/css");
   });

@@ -317,7 +317,7 @@ describeOnEveryStore("share links", (pair, name) => {
     }
   });
 
-  it("browsers get a small HTML page for missing and dead links and for the server root; API clients keep JSON", async () => {
+  it("browsers get a small HTML page for missing and dead links and the sign-in hint at the server root; API clients keep JSON", async () => {
     const html = { Accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8" };
     const { share, path } = await shared();
     const missing = await app.request("/s/garbage", { headers: html });
@@ -329,11 +329,12 @@ describeOnEveryStore("share links", (pair, name) => {
     const revoked = await app.request(path, { headers: html });
     expect(revoked.status).toBe(410);
     expect(await revoked.text()).toContain("this link has been revoked");
+    // The root is the library: signed out, a browser gets its sign-in hint.
     const root = await app.request("/", { headers: html });
-    expect(root.status).toBe(200);
+    expect(root.status).toBe(401);
     expect(root.headers.get("Content-Type")).toContain("text/html");
     expect(root.headers.get("X-Content-Type-Options")).toBe("nosniff");
-    expect(await root.text()).toContain("<h1>pisync</h1>");
+    expect(await root.text()).toContain("<code>pisync open</code>");
     const nowhere = await app.request("/nowhere", { headers: html });
     expect(nowhere.status).toBe(404);
     expect(nowhere.headers.get("Content-Type")).toContain("text/html");
@@ -342,8 +343,8 @@ describeOnEveryStore("share links", (pair, name) => {
     expect(
       (await app.request(path, { headers: { Accept: "application/json" } })).headers.get("Content-Type"),
     ).toContain("application/json");
-    expect((await app.request("/")).status).toBe(404);
-    expect((await app.request("/")).headers.get("Content-Type")).toContain("application/json");
+    expect((await app.request("/")).status).toBe(401);
+    expect(await (await app.request("/")).json()).toMatchObject({ code: "unauthorized" });
   });
 
   it("the tree of a whole share: compact, masked, and only through a valid whole-share link", async () => {

@@ -413,7 +413,7 @@ ${sentences}${earlier}${renderEntries(view)}${later}
 `;
 }
 
-/** A small page in the share page's style: an error (missing, revoked or expired link) or the server root. */
+/** A small page in the share page's style: an error (a missing, revoked or expired link, a missing page). */
 export function renderNotice(input: { title: string; message: string }): string {
   return `${documentHead(input.title)}
 <body class="notice">

@@ -32,7 +32,7 @@ import { compress } from "hono/compress";
 import * as z from "zod/mini";
 import type { Services } from "../app.js";
 import { LIBRARY_SECURITY_HEADERS } from "../html.js";
-import { type LibraryEnv, signedIn } from "../library-auth.js";
+import { type LibraryEnv, publicOrigin, signedIn } from "../library-auth.js";
 import { started, textStream } from "../stream.js";
 import { parseQuery } from "../validate.js";
 import { viewer, viewerLoaded } from "../viewer.js";
@@ -202,8 +202,13 @@ export function libraryRoutes(services: Services, deps: LibraryDeps) {
     const { generation } = parseQuery(RawQuery, c);
     const id = c.req.param("id");
     const n = generation === undefined ? undefined : Number(generation);
-    c.header("Content-Disposition", `attachment; filename="${id}${n === undefined ? "" : `-generation-${n}`}.jsonl"`);
-    return rawResponse(c, reader, c.get("userId"), id, n);
+    const answer = await rawResponse(c, reader, c.get("userId"), id, n);
+    // Named once the bytes are found: a 404 (a browser's page) must not arrive as a download.
+    answer.headers.set(
+      "Content-Disposition",
+      `attachment; filename="${id}${n === undefined ? "" : `-generation-${n}`}.jsonl"`,
+    );
+    return answer;
   });
 
   app.get("/sessions/:id/delete", async (c) => {
@@ -224,7 +229,7 @@ export function libraryRoutes(services: Services, deps: LibraryDeps) {
 
   app.get("/shares", async (c) => {
     const userId = c.get("userId");
-    const origin = new URL(c.req.url).origin;
+    const origin = publicOrigin(c, services.publicUrl);
     const [list, cards] = await Promise.all([deps.shares.list(userId), deps.meta.listCards(userId)]);
     const byId = new Map(cards.map((card) => [card.sessionId, card]));
     const shares: ShareRow[] = list.map((s) => ({
