@@ -7,6 +7,7 @@
 import { csrfMatches, Forbidden, TooLarge, Unauthorized } from "@pisync/core";
 import { renderSignInHint } from "@pisync/viewer/library";
 import type { Context } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import { getCookie } from "hono/cookie";
 import { createMiddleware } from "hono/factory";
 import type { Services } from "./app.js";
@@ -57,13 +58,28 @@ function claimedOrigin(c: Context): string | undefined {
   }
 }
 
+/** Whether a request says it comes from a page of this server (`Origin`, else `Referer`). */
+export function fromThisOrigin(c: Context, publicUrl: string | undefined): boolean {
+  return claimedOrigin(c) === publicOrigin(c, publicUrl);
+}
+
+/**
+ * Refuses (413) a body larger than a library form before anything reads it, whether its size
+ * is declared or it comes in chunks: a form post is buffered whole to be parsed.
+ */
+export const formLimit = bodyLimit({
+  maxSize: MAX_FORM_BYTES,
+  onError: () => {
+    throw new TooLarge("the form is too large");
+  },
+});
+
 /** The CSRF token a request carries: the `X-CSRF-Token` header, else the form's `csrf` field. */
 async function carriedCsrf(c: Context): Promise<string | undefined> {
   const header = c.req.header("X-CSRF-Token");
   if (header) return header;
   const type = c.req.header("Content-Type") ?? "";
   if (!/^(application\/x-www-form-urlencoded|multipart\/form-data)\b/i.test(type)) return undefined;
-  if (Number(c.req.header("Content-Length") ?? 0) > MAX_FORM_BYTES) throw new TooLarge("the form is too large");
   // Hono keeps the parsed body: the route reads the same form again for free.
   const field = (await c.req.parseBody()).csrf;
   return typeof field === "string" ? field : undefined;
@@ -76,7 +92,7 @@ async function carriedCsrf(c: Context): Promise<string | undefined> {
  * `X-CSRF-Token` header).
  */
 export function signedIn(services: Services) {
-  return createMiddleware<LibraryEnv>(async (c, next) => {
+  const check = createMiddleware<LibraryEnv>(async (c, next) => {
     const bearer = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header("Authorization") ?? "");
     if (bearer) {
       // A bearer token is not sent by a browser on its own: no cross-site request carries it.
@@ -96,7 +112,7 @@ export function signedIn(services: Services) {
       throw new Unauthorized("sign in first: a browser session (pisync open) or a bearer token");
     }
     if (STATE_CHANGING.has(c.req.method)) {
-      if (claimedOrigin(c) !== publicOrigin(c, services.publicUrl)) {
+      if (!fromThisOrigin(c, services.publicUrl)) {
         throw new Forbidden("this change must come from a page of this server");
       }
       if (!csrfMatches(secret, await carriedCsrf(c))) {
@@ -107,5 +123,13 @@ export function signedIn(services: Services) {
     c.set("csrfToken", browser.csrfToken);
     c.set("signedInWith", { browserId: browser.record.id });
     await next();
+  });
+  // Bearer or cookie, a change's body is bounded before it is read (the route parses it too).
+  return createMiddleware<LibraryEnv>(async (c, next) => {
+    if (!STATE_CHANGING.has(c.req.method)) return check(c, next);
+    await formLimit(c, async () => {
+      const answer = await check(c, next);
+      if (answer instanceof Response) c.res = answer; // the sign-in hint page
+    });
   });
 }

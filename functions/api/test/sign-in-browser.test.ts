@@ -132,7 +132,7 @@ describe("signing in, in a browser", () => {
     await second.close();
   });
 
-  it("a link opened from another site's page lands signed in on its page", async () => {
+  it("a link opened from another site's page signs in only when confirmed, then lands on its page", async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
     const res = await fetch(`${origin}/v1/login-links`, {
@@ -142,11 +142,15 @@ describe("signing in, in a browser", () => {
     });
     const { url } = (await res.json()) as { url: string };
     // localhost is another site than the 127.0.0.1 page the link is on: the navigation is
-    // cross-site, so the SameSite=Strict cookie must still reach the page the 303 leads to.
+    // cross-site. It signs nothing in by itself (login CSRF); the person confirms on our page,
+    // and the SameSite=Strict cookie must then reach the page the 303 leads to.
     await page.goto(`${otherOrigin}/?href=${encodeURIComponent(url.replace("127.0.0.1", "localhost"))}`);
+    await page.click("#link");
+    await page.waitForSelector("form[action^='/login/'] button");
+    expect((await context.cookies()).some((cookie) => cookie.name === "pisync_session")).toBe(false);
     const [landed] = await Promise.all([
       page.waitForResponse((r) => new URL(r.url()).pathname === "/devices"),
-      page.click("#link"),
+      page.click("form[action^='/login/'] button"),
     ]);
     expect(landed.status()).toBe(200);
     await expect(landed.text()).resolves.toContain("this browser");

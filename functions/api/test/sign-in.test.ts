@@ -101,14 +101,18 @@ describeOnEveryStore("sign-in", (pair) => {
     expect(res.headers.get("Set-Cookie")).toContain("Secure");
   });
 
-  it("opened from another site, the link answers a page that moves on by itself (the Strict cookie then goes along)", async () => {
+  it("opened from another site, the link signs in only once confirmed by a POST from this server's page", async () => {
     const link = LoginLink.parse(await (await loginLink(alice, { next: '/?q=it\'s "quoted"' })).json());
     const res = await app.request(link.url, { headers: { ...HTML, "Sec-Fetch-Site": "cross-site" } });
     expect(res.status).toBe(200);
-    expect(res.headers.get("Set-Cookie")).toMatch(/^pisync_session=pss_.*HttpOnly.*SameSite=Strict/);
-    const page = await res.text();
-    expect(page).toContain('<meta http-equiv="refresh" content="0; url=/?q=it%27s %22quoted%22">');
-    expect(res.headers.get("Content-Security-Policy")).toContain("default-src 'none'");
+    expect(res.headers.get("Set-Cookie")).toBeNull();
+    expect(res.headers.get("Referrer-Policy")).toBe("same-origin");
+    expect(res.headers.get("Content-Security-Policy")).toContain("form-action 'self'");
+    expect(await res.text()).toContain(`<form method="post" action="${new URL(link.url).pathname}">`);
+    const confirmed = await app.request(link.url, { method: "POST", headers: { Origin: ORIGIN } });
+    expect(confirmed.status).toBe(303);
+    expect(confirmed.headers.get("Location")).toBe('/?q=it\'s "quoted"');
+    expect(confirmed.headers.get("Set-Cookie")).toMatch(/^pisync_session=pss_.*HttpOnly.*SameSite=Strict/);
   });
 
   it("the devices page escapes what users and browsers wrote (token names, User-Agent)", async () => {

@@ -169,6 +169,16 @@ function modelOf(entry: Record<string, unknown>): string | undefined {
   return id ? `${text(entry.message.provider) ?? "?"}/${id}` : undefined;
 }
 
+/**
+ * An entry's time as an ISO instant, or undefined when it is not a time: the library sorts,
+ * filters and pages by it (its cursor carries it), so a session's text must not choose it.
+ */
+function instantOf(value: unknown): string | undefined {
+  if (typeof value !== "string" || value.length > 40) return undefined;
+  const ms = Date.parse(value);
+  return Number.isNaN(ms) ? undefined : new Date(ms).toISOString();
+}
+
 /** The summary after a body: counts, name, leaf, first message, tokens and cost, models, last entry time. */
 export function advanceSummary(summary: SessionSummary, body: IngestedBody, version: number): SessionSummary {
   const next: SessionSummary = { ...summary, problems: [...summary.problems] };
@@ -191,9 +201,8 @@ export function advanceSummary(summary: SessionSummary, body: IngestedBody, vers
       if (entry.message.role === "user") next.firstMessage = body.previews[record.line] ?? "";
     }
     addUsage(totals, usageOfEntry(entry));
-    if (typeof entry.timestamp === "string" && (next.lastEntryAt === undefined || entry.timestamp > next.lastEntryAt)) {
-      next.lastEntryAt = entry.timestamp;
-    }
+    const at = instantOf(entry.timestamp);
+    if (at && (next.lastEntryAt === undefined || at > next.lastEntryAt)) next.lastEntryAt = at;
     const model = modelOf(entry);
     if (model && !next.models?.includes(model) && (next.models?.length ?? 0) < MAX_MODELS) {
       next.models = [...(next.models ?? []), model];

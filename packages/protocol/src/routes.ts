@@ -528,10 +528,24 @@ export const ROUTES: readonly RouteSpec[] = [
     params: { secret: LOGIN_SECRET },
     answers: {
       200: {
-        description: "signed in, opened from another site (Sec-Fetch-Site: cross-site): a page that moves on to next",
+        description:
+          "opened from another site's page (Sec-Fetch-Site: cross-site or same-site): nothing is signed in (login CSRF); a page asks to confirm with POST /login/:secret",
         content: html,
       },
       303: { description: "signed in; Set-Cookie pisync_session and Location" },
+      404: { description: "unknown or already used (a page for a browser)", content: html },
+      410: { description: "expired (a page for a browser)", content: html },
+    },
+  },
+  {
+    method: "post",
+    path: "/login/:secret",
+    summary: "Confirm a sign-in link opened from another site's page (the button of its page, from this origin only)",
+    auth: "link",
+    params: { secret: LOGIN_SECRET },
+    answers: {
+      303: { description: "signed in; Set-Cookie pisync_session and Location" },
+      403: error("not posted from this server's page (Origin)", "csrf_rejected"),
       404: { description: "unknown or already used (a page for a browser)", content: html },
       410: { description: "expired (a page for a browser)", content: html },
     },

@@ -1,4 +1,5 @@
 import { storedLines } from "@pisync/core";
+import { searchIndexKey } from "@pisync/store";
 import { type AwsStoresConfig, awsStores } from "@pisync/store/aws";
 import { testAwsConfig } from "@pisync/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -75,6 +76,19 @@ describe("the aws search index", () => {
     await index.clear("tidy");
     expect(await stores.blobs.list("search/tidy/")).toEqual([]);
     expect(await index.users()).not.toContain("tidy");
+  });
+
+  it("removes the objects a crash left behind, in time, and never the one the pointer names", async () => {
+    const stores = awsStores(config);
+    const index = newIndex();
+    // An upload whose pointer write never happened (the process died between the two).
+    const leftover = searchIndexKey("sweeper", 1, "crashed");
+    await stores.blobs.put(leftover, new TextEncoder().encode("not an index"));
+    for (let i = 0; i < 16; i++) await index.apply(batch("sweeper", `s${i}`, `swept heron ${i}`));
+    const kept = await stores.blobs.list("search/sweeper/");
+    expect(kept).toHaveLength(1);
+    expect(kept).not.toContain(leftover);
+    expect(await found(newIndex(), "sweeper", "heron")).toHaveLength(16);
   });
 
   it("gives a removed session's pages back: the file shrinks, the rest is still found", async () => {

@@ -9,6 +9,7 @@ import {
   BadRequest,
   Library,
   type LibraryFilter,
+  NotFound,
   type Reader,
   ShareReading,
   type Shares,
@@ -201,6 +202,8 @@ export function libraryRoutes(services: Services, deps: LibraryDeps) {
   app.get("/sessions/:id/raw", async (c) => {
     const { generation } = parseQuery(RawQuery, c);
     const id = c.req.param("id");
+    // The id goes into a header: anything not an id is a missing session, never a 500.
+    if (!SESSION_ID.test(id)) throw new NotFound("no such session");
     const n = generation === undefined ? undefined : Number(generation);
     const answer = await rawResponse(c, reader, c.get("userId"), id, n);
     // Named once the bytes are found: a 404 (a browser's page) must not arrive as a download.
@@ -247,7 +250,8 @@ export function libraryRoutes(services: Services, deps: LibraryDeps) {
     }));
     const createdId = c.req.query("created");
     const made = createdId ? list.find((s) => s.id === createdId && deps.shares.statusOf(s) === "active") : undefined;
-    const revoked = c.req.query("revoked");
+    // Only a count is said: the address must not put words in the page's mouth.
+    const revoked = /^\d{1,6}$/.exec(c.req.query("revoked") ?? "")?.[0];
     const newest = cards.sort((a, b) => (a.lastAt < b.lastAt ? 1 : -1)).slice(0, 200);
     const maxDays = Math.floor(deps.shares.limits.maxSeconds / 86400);
     return c.html(

@@ -1,17 +1,18 @@
 /**
  * Signing a browser in and out: `POST /v1/login-links` (a device token asks for a one-time
- * link), `GET /login/:secret` (the link sets the session cookie), `POST /logout` and
+ * link), `GET /login/:secret` (the link sets the session cookie; from another site's page,
+ * only after a confirming `POST /login/:secret`), `POST /logout` and
  * `POST /logout-all`.
  */
-import { Gone, NotFound } from "@pisync/core";
-import { CreateLoginLink } from "@pisync/protocol";
-import { renderLinkRefused, renderSignedIn } from "@pisync/viewer/library";
+import { Forbidden, Gone, NotFound } from "@pisync/core";
+import { CreateLoginLink, LOGIN_SECRET } from "@pisync/protocol";
+import { renderConfirmSignIn, renderLinkRefused } from "@pisync/viewer/library";
 import { type Context, Hono } from "hono";
 import { deleteCookie, setCookie } from "hono/cookie";
 import type { Services } from "../app.js";
 import type { AuthEnv } from "../auth.js";
 import { LIBRARY_SECURITY_HEADERS, wantsHtml } from "../html.js";
-import { isHttps, type LibraryEnv, publicOrigin, SESSION_COOKIE, signedIn } from "../library-auth.js";
+import { fromThisOrigin, isHttps, type LibraryEnv, publicOrigin, SESSION_COOKIE, signedIn } from "../library-auth.js";
 import { parseJson } from "../validate.js";
 
 /** The cookie outlives any session: the server's 30-day idle rule is what ends one. */
@@ -39,16 +40,17 @@ export function loginLinkRoutes(services: Services) {
   return app;
 }
 
-/** `GET /login/:secret`, `POST /logout`, `POST /logout-all`. */
+/** `GET` and `POST /login/:secret`, `POST /logout`, `POST /logout-all`. */
 export function signInRoutes(services: Services) {
   const app = new Hono<LibraryEnv>();
-  app.get("/login/:secret", async (c) => {
+  /** Redeems the link: sets the session cookie and goes on to `next` (a page for a refused link). */
+  const redeem = async (c: Context) => {
     withLibraryHeaders(c);
     // The link's URL is a secret: no referrer at all from here.
     c.header("Referrer-Policy", "no-referrer");
     let signedInBrowser: Awaited<ReturnType<typeof services.browserSessions.redeem>>;
     try {
-      signedInBrowser = await services.browserSessions.redeem(c.req.param("secret"), c.req.header("User-Agent"));
+      signedInBrowser = await services.browserSessions.redeem(c.req.param("secret") ?? "", c.req.header("User-Agent"));
     } catch (error) {
       if (!(error instanceof NotFound || error instanceof Gone) || !wantsHtml(c)) throw error;
       return c.html(
@@ -63,12 +65,27 @@ export function signInRoutes(services: Services) {
       secure: isHttps(c),
       maxAge: COOKIE_MAX_AGE_SECONDS,
     });
-    // A link opened from another site's page (a chat, a mail): a redirect would still be that
-    // site's navigation, and the SameSite=Strict cookie would not go with it. A page of ours
-    // that moves on by itself starts a navigation from this site instead.
-    if (c.req.header("Sec-Fetch-Site") === "cross-site") return c.html(renderSignedIn(signedInBrowser.next));
-    // Typed, opened by `pisync open`, or from this site: the next request is same-site.
     return c.redirect(signedInBrowser.next, 303);
+  };
+  app.get("/login/:secret", async (c) => {
+    // Login CSRF: another site's page (or a sibling subdomain's) could navigate a victim to a
+    // link its owner asked for, signing the victim into the owner's account. Such a link
+    // signs in only from a POST of this page, which no other site can make for the person.
+    const site = c.req.header("Sec-Fetch-Site");
+    if ((site === "cross-site" || site === "same-site") && LOGIN_SECRET.test(c.req.param("secret"))) {
+      withLibraryHeaders(c);
+      // Kept within this origin (it has the link in it), so the form's POST carries our Origin.
+      c.header("Referrer-Policy", "same-origin");
+      return c.html(renderConfirmSignIn(new URL(c.req.url).pathname));
+    }
+    // Typed, opened by `pisync open`, or from this site: signed in at once.
+    return redeem(c);
+  });
+  app.post("/login/:secret", async (c) => {
+    if (!fromThisOrigin(c, services.publicUrl)) {
+      throw new Forbidden("signing in must be confirmed on this server's page");
+    }
+    return redeem(c);
   });
   app.post("/logout", signedIn(services), async (c) => {
     const { browserId } = c.get("signedInWith");

@@ -3,7 +3,7 @@ import { spawn } from "node:child_process";
 import { isSessionId } from "@pisync/protocol";
 import * as z from "zod/mini";
 import { type Api, ApiError } from "../api.js";
-import { EXIT } from "../cli-error.js";
+import { CliError, EXIT } from "../cli-error.js";
 import { api, type CommandHelp, type Io, parse } from "./common.js";
 
 const OPEN_HELP: CommandHelp = {
@@ -62,7 +62,21 @@ async function landingOf(client: Api, target: string | undefined): Promise<strin
 export async function libraryLink(client: Api, target?: string): Promise<LibraryLink> {
   const next = await landingOf(client, target);
   const link = await client.postJson<{ url: string; expiresAt: string }>("/v1/login-links", { next });
-  return { ...link, next };
+  return { ...link, url: checkedLoginUrl(link.url), next };
+}
+
+/** A sign-in link as servers make it: http(s), a plain host, `/login/psl_…`, nothing else. */
+const LOGIN_URL = /^https?:\/\/(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?\/login\/psl_[A-Za-z0-9_-]{43}$/;
+
+/**
+ * The server's link, refused unless it has the shape of a sign-in link: it becomes an argument
+ * of the browser opener (on Windows, `cmd /c start`, which reads `&`, `|` and `^` as commands),
+ * so a server, or whatever answers in its place, must not choose what runs here.
+ * @throws CliError when it has another shape
+ */
+export function checkedLoginUrl(url: unknown): string {
+  if (typeof url === "string" && LOGIN_URL.test(url)) return url;
+  throw new CliError("the server's answer is not a sign-in link: nothing was opened");
 }
 
 /** The command that opens a URL here: `$BROWSER`, else the platform's opener. */

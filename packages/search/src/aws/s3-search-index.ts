@@ -21,7 +21,7 @@ import {
   PutCommand,
   QueryCommand,
 } from "@aws-sdk/lib-dynamodb";
-import { type BlobStore, NotFoundError, searchIndexKey } from "@pisync/store";
+import { type BlobStore, NotFoundError, PREFIXES, parseSearchIndexKey, searchIndexKey } from "@pisync/store";
 import { type AwsConnection, awsErrorName, documentClient } from "@pisync/store/aws";
 import { SqliteSearchIndex } from "../embedded.js";
 import type { IndexBatch, IndexState, LineSource, SearchIndex, SearchPage } from "../port.js";
@@ -36,6 +36,11 @@ const MAX_ATTEMPTS = 8;
 const READ_ATTEMPTS = 4;
 /** A file whose free pages are more than this share of it is vacuumed before it is uploaded. */
 const VACUUM_FREE_SHARE = 0.25;
+/**
+ * Every this many versions, a publish also removes the user's objects a crash or a failed
+ * pointer write left behind (an upload whose pointer never moved): one LIST now and then.
+ */
+const SWEEP_EVERY = 16;
 
 export interface S3SearchIndexConfig {
   connection: AwsConnection;
@@ -238,7 +243,22 @@ export class S3SearchIndex implements SearchIndex {
       this.files.drop(pointer.key);
       await this.config.blobs.delete([pointer.key]);
     }
+    if (version % SWEEP_EVERY === 0) await this.sweep(userId, next);
     return { result };
+  }
+
+  /**
+   * Removes the user's objects of versions up to `current`'s other than it: the pointer only
+   * moves forward from `current`, so none of them can ever be named again (a racing indexer's
+   * upload of a later version is left alone).
+   */
+  private async sweep(userId: string, current: Pointer): Promise<void> {
+    const keys = await this.config.blobs.list(`${PREFIXES.search}${userId}/`);
+    const stale = keys.filter((key) => {
+      const parsed = parseSearchIndexKey(key);
+      return key !== current.key && parsed?.userId === userId && parsed.version <= current.version;
+    });
+    if (stale.length) await this.config.blobs.delete(stale);
   }
 
   /** The conditional write: false when another indexer moved the pointer since `from` was read. */

@@ -23,4 +23,4 @@ export {
   type SessionsPageInput,
 } from "./sessions.js";
 export { renderSharesPage, type ShareRow, type SharesPageInput } from "./shares.js";
-export { type RefusedLink, renderLinkRefused, renderSignedIn, renderSignInHint } from "./signin.js";
+export { type RefusedLink, renderConfirmSignIn, renderLinkRefused, renderSignInHint } from "./signin.js";

@@ -35,17 +35,15 @@ export function renderLinkRefused(reason: RefusedLink): string {
 }
 
 /**
- * The page a sign-in link answers with when it was opened from another site: it moves on to
- * `next` (a path of this server) by itself, so that the move starts from this site and the
- * SameSite=Strict cookie goes with it (a redirect would still count as the other site's).
+ * The page a sign-in link answers when it was opened from another site's page: it signs
+ * nothing in by itself (another site could otherwise sign this browser into its owner's
+ * account) and asks the person to confirm with a POST from this page. `action` is the link's
+ * own path.
  */
-export function renderSignedIn(next: string): string {
-  // The refresh's URL runs unquoted to the end of the attribute: a quote in it is encoded.
-  const target = escapeHtml(next.replaceAll("'", "%27").replaceAll('"', "%22"));
-  const page = renderLibraryPage(
-    { title: "Signed in", signedIn: false },
-    `<p>Signed in. <a href="${target}">Continue</a></p>`,
+export function renderConfirmSignIn(action: string): string {
+  return renderLibraryPage(
+    { title: "Sign in to pisync?", signedIn: false },
+    `<section class="sign-in"><p>This sign-in link was opened from another site. Continue only if you asked for it yourself, with <code>pisync open</code>, a moment ago: a link someone else made signs you in to their account.</p>
+<form method="post" action="${escapeHtml(action)}"><button type="submit">Sign in</button></form></section>`,
   );
-  // The frame has no slot in its head: the refresh goes first in it.
-  return page.replace("<head>", `<head>\n<meta http-equiv="refresh" content="0; url=${target}">`);
 }
