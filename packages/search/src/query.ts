@@ -4,7 +4,8 @@
  * every term.
  *
  * Grammar (terms are separated by white space):
- * - `word` — an entry containing the word; `word*` — a word starting with it;
+ * - `word` — an entry containing the word; `word*` — a word starting with it (at least two
+ *   letters or digits);
  * - `"exact phrase"` — the words in that order;
  * - `-word`, `-"phrase"`, `-word*` — entries without it (needs at least one positive term);
  * - filters `cwd:TEXT`, `role:user|assistant|tool`, `since:7d` (or `12h`, `2w`, or a date),
@@ -57,6 +58,9 @@ const ROLES = new Set<Role>(["user", "assistant", "tool"]);
 const UNITS: Record<string, number> = { h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
 /** Text the tokenizer keeps: a term without any letter or digit would match nothing. */
 const HAS_WORD = /[\p{L}\p{N}]/u;
+const WORD_CHARS = /[\p{L}\p{N}]/gu;
+/** Letters or digits a prefix needs: a shorter one stands for a large part of the vocabulary. */
+export const MIN_PREFIX = 2;
 
 /** One white-space-separated token: an optional `-`, an optional `key:`, a bare or quoted value. */
 interface Token {
@@ -148,6 +152,9 @@ export function parseQuery(input: unknown, now: number = Date.now()): SearchQuer
       if (token.quoted || prefix) throw new QueryError(`"${token.value}" has no letters or digits to search for`);
       continue; // lone punctuation between words
     }
+    if (prefix && (text.match(WORD_CHARS) ?? []).length < MIN_PREFIX) {
+      throw new QueryError(`"${token.value}": a prefix needs at least ${MIN_PREFIX} letters or digits`);
+    }
     query.terms.push({ kind: token.quoted ? "phrase" : prefix ? "prefix" : "word", text, exclude: token.exclude });
   }
   if (query.terms.length > MAX_TERMS) throw new QueryError(`the query has more than ${MAX_TERMS} terms`);
@@ -169,11 +176,26 @@ function quote(term: Term): string {
 }
 
 /**
- * The FTS5 MATCH expression of a query's terms, or `undefined` when it has none (filters only).
- * Every term is quoted: the user's text is never FTS5 syntax.
+ * The words a prefix stands for in one query (an adapter's bound on the work of `word*`), or
+ * `undefined` to search the prefix as it is.
  */
-export function ftsMatch(query: SearchQuery): string | undefined {
-  const positive = query.terms.filter((t) => !t.exclude).map(quote);
+export type PrefixExpansion = (prefix: string) => readonly string[] | undefined;
+
+/**
+ * The FTS5 MATCH expression of a query's terms, or `undefined` when it has none (filters only).
+ * Every term is quoted: the user's text is never FTS5 syntax. `expand` may replace a prefix the
+ * query looks for by the words it gives (`("word1" OR "word2")`); excluded prefixes stay whole,
+ * so an exclusion always removes every completion.
+ */
+export function ftsMatch(query: SearchQuery, expand?: PrefixExpansion): string | undefined {
+  const positive = query.terms
+    .filter((t) => !t.exclude)
+    .map((term) => {
+      const words = term.kind === "prefix" ? expand?.(term.text) : undefined;
+      if (words === undefined) return quote(term);
+      if (words.length === 0) return quote({ ...term, kind: "word" }); // no completion: nothing matches
+      return `(${words.map((text) => quote({ kind: "word", text, exclude: false })).join(" OR ")})`;
+    });
   if (positive.length === 0) return undefined;
   const negative = query.terms.filter((t) => t.exclude).map(quote);
   const base = positive.join(" AND ");

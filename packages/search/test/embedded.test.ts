@@ -59,3 +59,59 @@ describe("embedded: a broad query", () => {
     expect(narrow.sessions.flatMap((s) => s.entries.map((e) => e.entryId))).toEqual(["o7"]);
   });
 });
+
+describe("embedded: a prefix", () => {
+  // One session per entry: a page shows a few entries of each session.
+  const sessions = (entries: Array<[string, string]>) =>
+    entries.map(([id, text], i) => ({
+      userId: "u-prefix",
+      sessionId: id,
+      generation: 1,
+      from: 0,
+      to: 1,
+      documents: [{ entryId: id, kind: "user" as const, role: "user" as const, text, time: i }],
+      labels: {},
+    }));
+  const entriesOf = (page: Awaited<ReturnType<SqliteSearchIndex["search"]>>) =>
+    page.sessions.flatMap((s) => s.entries.map((e) => e.entryId)).sort();
+
+  it("matches its most common completions, up to the bound; an excluded prefix removes every completion", async () => {
+    const bounded = new SqliteSearchIndex(":memory:", async () => [], { rankedEntries: 10_000, prefixWords: 2 });
+    await bounded.applyAll(
+      sessions([
+        ["a", "stormy sea"],
+        ["b", "stormy night"],
+        ["c", "stormy weather"],
+        ["d", "storm front"],
+        ["e", "storm warning"],
+        ["f", "a stork flies"],
+        ["g", "calm sea"],
+      ]),
+    );
+    // The two most common words starting with "stor" are "stormy" (3 entries) and "storm" (2).
+    expect(entriesOf(await bounded.search("u-prefix", parseQuery("stor*"), { limit: 10 }))).toEqual([
+      "a",
+      "b",
+      "c",
+      "d",
+      "e",
+    ]);
+    // Folded as the index folds words (case, diacritics); a prefix with few completions finds them all.
+    expect(entriesOf(await bounded.search("u-prefix", parseQuery("STÖRK*"), { limit: 10 }))).toEqual(["f"]);
+    expect(entriesOf(await bounded.search("u-prefix", parseQuery("sea -stor*"), { limit: 10 }))).toEqual(["g"]);
+    expect(entriesOf(await bounded.search("u-prefix", parseQuery("zebr*"), { limit: 10 }))).toEqual([]);
+    bounded.close();
+    const unbounded = new SqliteSearchIndex(":memory:", async () => [], {
+      rankedEntries: 10_000,
+      prefixWords: Number.POSITIVE_INFINITY,
+    });
+    await unbounded.applyAll(
+      sessions([
+        ["f", "a stork flies"],
+        ["d", "storm front"],
+      ]),
+    );
+    expect(entriesOf(await unbounded.search("u-prefix", parseQuery("stor*"), { limit: 10 }))).toEqual(["d", "f"]);
+    unbounded.close();
+  });
+});

@@ -63,6 +63,7 @@ describe("parseQuery", () => {
     expect(errorOf('"ab"cd')).toMatch(/followed by a space/);
     expect(errorOf('"ab"*')).toMatch(/phrase cannot be a prefix/);
     expect(errorOf("a*b")).toMatch(/may only end a word/);
+    expect(errorOf("a*")).toMatch(/a prefix needs at least 2 letters or digits/);
     expect(errorOf("*")).toMatch(/no letters or digits/);
     expect(errorOf("role:robot")).toMatch(/role: is user, assistant or tool, not "robot"/);
     expect(errorOf("role:user role:tool")).toMatch(/role: is given twice/);
@@ -84,6 +85,14 @@ describe("ftsMatch", () => {
     const query = parseQuery('retry "S3 bucket" upl* -flaky -"old plan"', NOW);
     expect(ftsMatch(query)).toBe('("retry" AND "S3 bucket" AND "upl"*) NOT ("flaky" OR "old plan")');
     expect(ftsMatch(parseQuery("role:user", NOW))).toBeUndefined();
+  });
+
+  it("searches a prefix as the words an expansion gives, quoted; an excluded prefix stays whole", () => {
+    const query = parseQuery('upl* "x y" -old*', NOW);
+    const expand = (prefix: string) => (prefix === "upl" ? ["upload", 'upl"oad'] : undefined);
+    expect(ftsMatch(query, expand)).toBe('(("upload" OR "upl""oad") AND "x y") NOT ("old"*)');
+    expect(ftsMatch(parseQuery("upl*", NOW), () => [])).toBe('"upl"');
+    expect(ftsMatch(parseQuery("upl*", NOW), () => undefined)).toBe('"upl"*');
   });
 
   it("never lets the user's text become FTS5 syntax (any input: an error, or only quoted terms)", () => {
