@@ -11,6 +11,7 @@ import {
   Reader,
   type ReaderCacheLimits,
   type ShareKeys,
+  ShareReading,
   Shares,
   Tokens,
   Uploads,
@@ -34,7 +35,7 @@ import { loginLinkRoutes, signInRoutes } from "./routes/sign-in.js";
 import { tokenRoutes } from "./routes/tokens.js";
 import { uploadRoutes } from "./routes/uploads.js";
 import { inlineWork, type ShareWork } from "./share-work.js";
-import { viewerLoaded } from "./viewer.js";
+import { viewer, viewerLoaded } from "./viewer.js";
 
 export interface AppLimits extends BodyLimits {
   /** A single large line uploaded outside the append request (pi keeps images inline). */
@@ -87,6 +88,11 @@ export interface Services {
   publicUrl: string | undefined;
   uploads: Uploads;
   blobs: Blobs;
+  /**
+   * What a session view shows, for share links and for the owner's library alike: one instance,
+   * so both keep their per-version work (facts, trees) in one place.
+   */
+  reading: ShareReading;
   limits: AppLimits;
   clock: () => Date;
   work: ShareWork;
@@ -106,17 +112,25 @@ export interface Services {
 export function createApp(deps: AppDeps) {
   const clock = deps.clock ?? (() => new Date());
   const limits = { ...DEFAULT_LIMITS, ...deps.limits };
+  const reader = new Reader(deps.stores, deps.readerCache);
+  const work = deps.work ?? inlineWork;
   const services: Services = {
     appender: new Appender(deps.stores, clock, { maxLines: limits.maxLines }),
-    reader: new Reader(deps.stores, deps.readerCache),
+    reader,
     tokens: new Tokens(deps.stores.meta, clock),
     browserSessions: new BrowserSessions(deps.stores.meta, clock),
     publicUrl: deps.publicUrl,
     uploads: new Uploads(deps.stores.blobs, limits.maxUploadBytes, clock),
     blobs: new Blobs(deps.stores.blobs),
+    reading: new ShareReading(reader, {
+      maskLines: work.maskLines,
+      maskTexts: work.maskTexts,
+      // Only share routes mask single texts, and they run behind `viewerLoaded`.
+      maskText: (t) => viewer().maskText(t).text,
+    }),
     limits,
     clock,
-    work: deps.work ?? inlineWork,
+    work,
   };
   const app = new Hono<AuthEnv>();
   app.onError((error, c) => onError(error, c, deps.log));

@@ -11,7 +11,6 @@ import {
   type LibraryFilter,
   NotFound,
   type Reader,
-  ShareReading,
   type Shares,
   searchText,
   shareSession,
@@ -36,7 +35,7 @@ import { LIBRARY_SECURITY_HEADERS } from "../html.js";
 import { type LibraryEnv, publicOrigin, signedIn } from "../library-auth.js";
 import { started, textStream } from "../stream.js";
 import { parseQuery } from "../validate.js";
-import { viewer, viewerLoaded } from "../viewer.js";
+import { viewerLoaded } from "../viewer.js";
 import { rawResponse } from "./raw.js";
 import type { SearchDeps } from "./search.js";
 import { view as shareView } from "./shares.js";
@@ -96,12 +95,7 @@ const titleOf = (card: SessionCard | undefined, id: string) => card?.name || car
  * `signedIn`); another user's session or share answers 404 exactly like a missing one.
  */
 export function libraryRoutes(services: Services, deps: LibraryDeps) {
-  const { reader, work } = services;
-  const reading = new ShareReading(reader, {
-    maskLines: work.maskLines,
-    maskTexts: work.maskTexts,
-    maskText: (t) => viewer().maskText(t).text,
-  });
+  const { reader, reading, work } = services;
   const library = new Library(deps.meta, reader, reading);
   const app = new Hono<LibraryEnv>();
   const pages = ["/", "/library/*", "/sessions/*", "/shares", "/shares/*"];

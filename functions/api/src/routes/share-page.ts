@@ -5,7 +5,7 @@
  * work (masking, rendering) runs through `work`. Every response carries a strict CSP (no inline
  * script), no-referrer (the token is in the URL), noindex and nosniff.
  */
-import { ShareReading, type Shares } from "@pisync/core";
+import type { Shares } from "@pisync/core";
 import { SharePageQuery } from "@pisync/protocol";
 import type { SessionHead, ShareRecord } from "@pisync/store";
 import { Hono } from "hono";
@@ -22,12 +22,7 @@ import { viewer } from "../viewer.js";
  * carries the share page's security headers; the work is done by core's `ShareReading`.
  */
 export function sharePageRoutes(services: Services, shares: Shares) {
-  const { reader, work } = services;
-  const reading = new ShareReading(reader, {
-    maskLines: work.maskLines,
-    maskTexts: work.maskTexts,
-    maskText: (t) => viewer().maskText(t).text,
-  });
+  const { reading, work } = services;
   const app = new Hono();
   app.use("*", async (c, next) => {
     await next();
