@@ -4,10 +4,15 @@
  * through markdown.ts; thinking, tool calls and tool results are collapsed behind a one-line
  * summary (<details>), so the page needs no script to work.
  */
+
 import { escapeHtml, safeImageSrc } from "./escape.js";
+import { documentHead } from "./head.js";
 import { PAGE_BUDGET_CHARS, renderMarkdown, withBudget } from "./markdown.js";
 import { renderBashExecution, renderToolBlock, type ToolCallPart } from "./tools/index.js";
 import type { PageEntry, SessionPageView } from "./view.js";
+
+/** The share page's stylesheet (served by the share routes). */
+const SHARE_CSS = "/s/assets/style.css";
 
 export type { PageEntry } from "./view.js";
 /** What a page shows: a session view. */
@@ -322,19 +327,6 @@ export function renderEntries(input: EntriesInput): string {
   );
 }
 
-/** The start of every page, up to `</head>`: one stylesheet, and `extra` (the page's script). */
-function documentHead(title: string, extra = ""): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>${escapeHtml(title)} · pisync</title>
-<link rel="stylesheet" href="/s/assets/style.css">
-${extra}</head>`;
-}
-
 function plural(n: number, one: string, many = `${one}s`): string {
   return `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`;
 }
@@ -395,7 +387,7 @@ export function renderPage(view: SessionPageView): string {
   const preload = view.branches
     ? `<link rel="preload" href="${escapeHtml(`${view.base}/tree`)}" as="fetch" crossorigin="anonymous">\n`
     : "";
-  return `${documentHead(oneLine(view.facts.title, 80), `${preload}<script src="/s/assets/app.js" defer></script>\n${view.host?.head ?? ""}`)}
+  return `${documentHead(oneLine(view.facts.title, 80), SHARE_CSS, `${preload}<script src="/s/assets/app.js" defer></script>\n${view.host?.head ?? ""}`)}
 <body class="${view.branches ? "with-tree" : ""}" data-base="${escapeHtml(view.base)}" data-live="${view.live ? "1" : "0"}" data-leaf="${escapeHtml(view.leafId ?? "")}" data-start="${view.window.start}" data-end="${view.window.end}" data-total="${view.window.total}">
 <header>
 <h1>${escapeHtml(oneLine(view.facts.title, 200))}</h1>
@@ -415,7 +407,7 @@ ${sentences}${earlier}${renderEntries(view)}${later}
 
 /** A small page in the share page's style: an error (a missing, revoked or expired link, a missing page). */
 export function renderNotice(input: { title: string; message: string }): string {
-  return `${documentHead(input.title)}
+  return `${documentHead(input.title, SHARE_CSS)}
 <body class="notice">
 <header><h1>${escapeHtml(input.title)}</h1></header>
 <main><p>${escapeHtml(input.message)}</p></main>

@@ -4,6 +4,7 @@
  * {@link escapeHtml}; nothing from a session reaches this module unescaped.
  */
 import { escapeHtml } from "../escape.js";
+import { documentHead } from "../head.js";
 
 /** Which part of the library a page belongs to (its navigation link is marked current). */
 export type LibrarySection = "sessions" | "shares" | "devices";
@@ -47,16 +48,7 @@ export function renderLibraryPage(chrome: LibraryChrome, bodyHtml: string): stri
         "",
       )}<form method="post" action="/logout" class="sign-out">${csrfField(chrome.csrfToken)}<button type="submit">Sign out</button></form></nav>`
     : "";
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>${escapeHtml(chrome.title)} · pisync</title>
-<link rel="stylesheet" href="${LIBRARY_ASSETS.css}">
-<script type="module" src="${LIBRARY_ASSETS.js}"></script>
-</head>
+  return `${documentHead(chrome.title, LIBRARY_ASSETS.css, `<script type="module" src="${LIBRARY_ASSETS.js}"></script>\n`)}
 <body class="library">
 <header>${nav}<h1>${escapeHtml(chrome.title)}</h1></header>
 <main>
