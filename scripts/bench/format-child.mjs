@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { buildSessionContext, parseSession } from "@pisync/format";
+import { readSessionFile } from "@pisync/format/file";
 
 const [which, file] = process.argv.slice(2);
 // Loaded before measuring, as the libraries above are.
@@ -19,7 +20,7 @@ if (which === "pi" || which === "pi1") {
   const sm = (pi1 ?? SessionManager).open(file);
   context = sm.buildSessionContext();
 } else {
-  const session = parseSession(readFileSync(file));
+  const session = process.env.BYTES ? parseSession(readFileSync(file)) : readSessionFile(file);
   context = buildSessionContext(session);
 }
 const ms = performance.now() - start;

@@ -34,6 +34,8 @@
  * pi throws (a `message` entry without a message, an edit without a `replacement`), that entry
  * is skipped and reported.
  */
+
+import type { LightIndex } from "./light-index.js";
 import type { Problem } from "./problems.js";
 import type { AgentMessage, SessionEntry } from "./schema.js";
 import type { EntryRecord, SessionIndex } from "./session-index.js";
@@ -49,12 +51,14 @@ export interface SessionContext {
 /** A parsed session (see `parseSession`). */
 export interface ContextSource {
   index: SessionIndex;
+  /** Set when the file was read by the light index: contexts are rebuilt from it, without `index`. */
+  light?: LightIndex;
 }
 
 type Entry = Record<string, unknown>;
 
-/** How the context rules read the entries of a path: index records, or entry objects as pi holds them. */
-interface PathReader<N> {
+/** How the context rules read the entries of a path: index records, entry objects as pi holds them, or light-index entries. */
+export interface PathReader<N> {
   type(node: N): unknown;
   id(node: N): unknown;
   /** The thinking level of a `thinking_level_change`. */
@@ -66,6 +70,8 @@ interface PathReader<N> {
   /** The role of a `message` entry's message (undefined when it has none). */
   role(node: N): unknown;
   entry(node: N): Entry;
+  /** Told the nodes whose entries are about to be read (a reader from disk reads them in one go). */
+  prefetch?(nodes: readonly N[]): void;
 }
 
 function indexReader(index: SessionIndex): PathReader<EntryRecord> {
@@ -262,6 +268,7 @@ function contextOfPath<N>(nodes: N[], read: PathReader<N>, report: (problem: Pro
   while (compactionAt >= 0 && read.type(nodes[compactionAt]) !== "compaction") compactionAt--;
 
   const { selected, retained } = selectEntries(nodes, compactionAt, read);
+  read.prefetch?.(selected);
   const edits = new Map<unknown, Entry>();
   for (const node of selected) {
     if (read.type(node) !== "context_edit") continue;
@@ -322,6 +329,12 @@ export function buildSessionContext(
     const { nodes, cycleAt } = pathOverArray(source, leafId);
     reportCycle(cycleAt);
     return contextOfPath(nodes, entryReader, report);
+  }
+  const light = "light" in source ? (source as ContextSource).light : undefined;
+  if (light) {
+    if (light.count === 0) return EMPTY();
+    const found = leafId ? light.entryOf(leafId) : -1;
+    return contextOfPath(light.pathTo(found >= 0 ? found : light.count - 1), light.reader(), report);
   }
   const index = "index" in source ? (source as ContextSource).index : (source as SessionIndex);
   const leaf = (leafId ? index.byId(leafId) : undefined) ?? index.defaultLeaf;

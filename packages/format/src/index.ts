@@ -27,6 +27,7 @@ export {
   lineTable,
   splitLines,
 } from "./jsonl.js";
+export { type ByteSource, LightIndex } from "./light-index.js";
 export {
   isHeader,
   isObject,
@@ -41,7 +42,15 @@ export {
   trimFileStartBom,
 } from "./lines.js";
 export { CURRENT_SESSION_VERSION, migrateEntry, v1EntryId } from "./migrate.js";
-export { entryProblems, labelsOf, nameOf, type ParsedSession, parseSession, treeProblems } from "./parse.js";
+export {
+  entryProblems,
+  hasEntry,
+  labelsOf,
+  nameOf,
+  type ParsedSession,
+  parseSession,
+  treeProblems,
+} from "./parse.js";
 export type { Problem, ProblemKind } from "./problems.js";
 export * from "./schema.js";
 export { type EntryFacts, type EntryRecord, type IndexParts, SessionIndex } from "./session-index.js";

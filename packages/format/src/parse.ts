@@ -5,6 +5,8 @@
 
 import { indexSession } from "./index-scan.js";
 import { encodeUtf8 } from "./jsonl.js";
+import { LightIndex } from "./light-index.js";
+import { CURRENT_SESSION_VERSION } from "./migrate.js";
 import type { Problem } from "./problems.js";
 import type { SessionEntry, SessionHeader } from "./schema.js";
 import type { SessionIndex } from "./session-index.js";
@@ -26,8 +28,10 @@ export interface ParsedSession {
   name: string | undefined;
   /** Everything found wrong, in file order: never thrown. */
   problems: Problem[];
-  /** The tree index the entries came from. */
+  /** The tree index the entries came from (built on first read when the light index read the file). */
   index: SessionIndex;
+  /** The light index, when it could read the file: contexts are rebuilt from it. */
+  light?: LightIndex;
 }
 
 /** Labels by target entry: the last label entry per target wins; an empty one clears it. Labels on ids not in the file are left out. */
@@ -80,6 +84,11 @@ export function entryProblems(index: SessionIndex): Problem[] {
   return problems;
 }
 
+/** Whether the session has an entry with this id (without building the full index when the light index read it). */
+export function hasEntry(session: ParsedSession, id: string): boolean {
+  return session.light ? session.light.entryOf(id) >= 0 : session.index.byId(id) !== undefined;
+}
+
 /**
  * Reads a whole session file. Accepts the file's bytes (preferred: offsets are bytes) or its
  * text. Never throws on content. Cheap: `entries` are parsed in full only when first read;
@@ -90,6 +99,39 @@ export function entryProblems(index: SessionIndex): Problem[] {
  */
 export function parseSession(input: Uint8Array | string): ParsedSession {
   const bytes = typeof input === "string" ? encodeUtf8(input) : input;
+  const light = LightIndex.of(bytes);
+  return light ? lightSession(light, () => bytes) : fullSession(bytes);
+}
+
+/**
+ * A session the light index read: its header, leaf, labels, name and problems from the light
+ * index; what needs every entry (`entries`, `index`) from the full reading, on first access.
+ */
+export function lightSession(light: LightIndex, bytes: () => Uint8Array): ParsedSession {
+  let full: ParsedSession | undefined;
+  const whole = () => {
+    full ??= fullSession(bytes());
+    return full;
+  };
+  return {
+    header: { ...light.header, version: CURRENT_SESSION_VERSION },
+    version: light.version,
+    leafId: light.count ? light.id(light.count - 1) : null,
+    light,
+    get entries() {
+      return whole().entries;
+    },
+    labels: light.labels(),
+    name: light.name(),
+    problems: light.problems(),
+    get index() {
+      return whole().index;
+    },
+  };
+}
+
+/** A session read through the full tree index. */
+export function fullSession(bytes: Uint8Array): ParsedSession {
   const index = indexSession(bytes);
   const problems = [...index.problems, ...treeProblems(index), ...entryProblems(index)];
   problems.sort((a, b) => (a.line ?? Number.MAX_SAFE_INTEGER) - (b.line ?? Number.MAX_SAFE_INTEGER));

@@ -12,6 +12,7 @@ import { indexSession } from "../src/index-scan.js";
 import { recordOf } from "../src/lines.js";
 import { NOT_JSON, skeletonScanner } from "../src/skeleton.js";
 import { SKELETON_WASM } from "../src/skeleton-wasm.js";
+import { entry, jsonValue, mutate, mutation, respell, TYPES } from "./line-arbitraries.js";
 
 const scanner = skeletonScanner();
 /** The scan's value of one line (no newline in it), given as a run of its own inside a larger buffer. */
@@ -51,83 +52,6 @@ function agrees(line: Uint8Array): boolean {
   expect(recordOf(span, value, 0), decoder.decode(line)).toEqual(recordOf(span, expected, 0));
   if (expected === null || typeof expected !== "object" || Array.isArray(expected)) expect(value).toEqual(expected);
   return true;
-}
-
-const FIELDS = [
-  "type",
-  "id",
-  "parentId",
-  "timestamp",
-  "targetId",
-  "label",
-  "name",
-  "thinkingLevel",
-  "provider",
-  "modelId",
-  "firstKeptEntryId",
-  "firstKeptEntryIndex",
-  "retainedTail",
-  "summary",
-  "content",
-];
-const MESSAGE_FIELDS = ["role", "provider", "model", "content", "usage", "timestamp"];
-const jsonValue = fc.jsonValue({ maxDepth: 3 });
-const longText = fc.string({ unit: "binary", minLength: 0, maxLength: 300 });
-const TYPES = ["message", "label", "session_info", "thinking_level_change", "model_change", "compaction", "custom"];
-const anyValue = fc.oneof(
-  jsonValue,
-  longText,
-  fc.constantFrom(null, "assistant", [], {}, ...TYPES),
-  fc.constantFrom(...TYPES),
-);
-
-/** A message member: an object with the fields the index reads and others, or any value. */
-const message = fc.oneof(
-  fc
-    .array(fc.tuple(fc.constantFrom(...MESSAGE_FIELDS), anyValue), { maxLength: 8 })
-    .map((members) => `{${members.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(",")}}`),
-  anyValue.map((v) => JSON.stringify(v)),
-);
-
-/** pi-like entries: the index's fields with any values, repeated (messages too), next to bulky ones. */
-const entry = fc
-  .tuple(
-    fc.array(fc.tuple(fc.constantFrom(...FIELDS), anyValue), { maxLength: 12 }),
-    fc.array(fc.tuple(message, fc.nat()), { maxLength: 2 }),
-  )
-  .map(([members, messages]) => {
-    const parts = members.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`);
-    for (const [value, at] of messages) parts.splice(at % (parts.length + 1), 0, `"message":${value}`);
-    return `{${parts.join(",")}}`;
-  });
-
-/** Keys spelled with escapes, and spaces where JSON allows them. */
-function respell(text: string, seed: number): string {
-  return text
-    .replace(/"(id|role|type|message|parentId)":/g, (m, key: string) =>
-      seed % 3 === 0 ? `"\\u00${key.charCodeAt(0).toString(16)}${key.slice(1)}":` : m,
-    )
-    .replace(/([,:[{])/g, (m) => (seed % 2 === 0 ? `${m} \t` : m));
-}
-
-const INTERESTING = [0x22, 0x5c, 0x7b, 0x7d, 0x5b, 0x5d, 0x2c, 0x3a, 0x30, 0x31, 0x2d, 0x2e, 0x65, 0x45, 0x2b, 0x20];
-const mutation = fc.tuple(
-  fc.nat(),
-  fc.constantFrom("set", "insert", "delete"),
-  fc.oneof(fc.constantFrom(...INTERESTING), fc.integer({ min: 0, max: 255 })),
-);
-
-function mutate(bytes: Uint8Array, mutations: [number, string, number][]): Uint8Array {
-  let out = [...bytes];
-  for (const [at, kind, byte] of mutations) {
-    if (byte === 0x0a) continue; // a newline ends a line: never inside one
-    const i = out.length ? at % (out.length + (kind === "insert" ? 1 : 0)) : 0;
-    if (kind === "set" && out.length) out[i] = byte;
-    else if (kind === "insert") out.splice(i, 0, byte);
-    else if (out.length) out.splice(i, 1);
-  }
-  out = out.filter((b) => b !== 0x0a);
-  return new Uint8Array(out);
 }
 
 describe.runIf(read !== undefined)("the skeleton scan", () => {

@@ -24,8 +24,15 @@
  */
 #include <wasm_simd128.h>
 
+/* Which scan this build is: the skeleton scan (0) or the span scan (1); one module each, each under 4 KB. */
+#ifndef SPANS
+#define SPANS 0
+#endif
+
 /* Kept out of line where clang would copy a function into each of its callers: the module must stay under 4 KB. */
 #define OUT_OF_LINE __attribute__((noinline))
+/* Code that runs once a line or less, built for size (the scan's inner loops are built for speed). */
+#define SMALL __attribute__((noinline, minsize))
 
 typedef unsigned char u8;
 
@@ -45,7 +52,7 @@ static int equals(const u8 *k, int n, const char *name) {
 }
 
 /* The index of the key [k, k + n) in `names` (the last match), or -1 (DROP). */
-OUT_OF_LINE static int name_index(const u8 *k, int n, const char *const *names) {
+SMALL static int name_index(const u8 *k, int n, const char *const *names) {
   int found = -1;
   for (int i = 0; names[i]; i++)
     if (equals(k, n, names[i])) found = i;
@@ -67,6 +74,17 @@ enum { DROP = -1, MESSAGE = ENTRY_COUNT, RETAINED_TAIL = ENTRY_COUNT + 1 };
 
 /* A record: the line's start and length in the run, and whether it was accepted. */
 enum { R_START, R_LENGTH, R_ACCEPTED, RECORD_INTS };
+
+/*
+ * A span record (scan_lines without skeletons): a record, then the line's flags, then where
+ * each read member's value is, from the line's start ([start, end), both 0 when absent): the ENTRY_FIELDS
+ * in their order (`message` and `retainedTail` included), then the MESSAGE_FIELDS.
+ */
+enum { S_FLAGS = RECORD_INTS, S_SPANS, SPAN_INTS = S_SPANS + 2 * (ENTRY_COUNT + 2 + MESSAGE_COUNT) };
+/* Span record flags: an object; an escaped key (the line must be read whole); `message` is an
+ * object; odd: a type or role holding a backslash or a byte >= 0x80 (JSON.parse reads it
+ * otherwise than its bytes), or a parentId that is neither a string nor null. */
+enum { F_ENTRY = 1, F_WHOLE = 2, F_MESSAGE_OBJECT = 4, F_ODD = 8 };
 
 /* Lanes (all ones) where a string's scan stops: '"', '\', a control char. */
 static v128_t string_stops(v128_t bytes) {
@@ -156,13 +174,15 @@ OUT_OF_LINE static u8 *emit(u8 *o, const u8 *from, const u8 *to) {
   return o + (to - from);
 }
 
-OUT_OF_LINE static u8 *emit_name(u8 *o, const char *name) {
+#if !SPANS
+SMALL static u8 *emit_name(u8 *o, const char *name) {
   *o++ = '"';
   while (*name) *o++ = (u8)*name++;
   *o++ = '"';
   *o++ = ':';
   return o;
 }
+#endif
 
 enum { OBJECT = 1, ARRAY = 2 };
 enum { EXPECT_VALUE, EXPECT_VALUE_OR_CLOSE, EXPECT_KEY, EXPECT_KEY_OR_CLOSE, AFTER_VALUE };
@@ -289,8 +309,9 @@ static const u8 *scan_line(const u8 *in, const u8 *end, u8 *stack, struct found 
   }
 }
 
+#if !SPANS
 /* Writes the skeleton of an accepted line [in, line_end) to `o` (never longer than the line). */
-static u8 *emit_skeleton(u8 *o, const u8 *in, const u8 *line_end, const struct found *f) {
+SMALL static u8 *emit_skeleton(u8 *o, const u8 *in, const u8 *line_end, const struct found *f) {
   if (!f->entry || f->whole) return emit(o, in, line_end);
   u8 *start = o;
   *o++ = '{';
@@ -322,31 +343,103 @@ static u8 *emit_skeleton(u8 *o, const u8 *in, const u8 *line_end, const struct f
   *o++ = '}';
   return o;
 }
+#endif
+
+#if SPANS
+/* Whether [p, end) holds a backslash or a byte >= 0x80: a value JSON.parse may read otherwise than its bytes. */
+SMALL static int odd(const u8 *p, const u8 *end) {
+  for (; p < end; p++)
+    if (*p == '\\' || *p >= 0x80) return 1;
+  return 0;
+}
+
+/* Writes the span record of an accepted line: its member values relative to the line start `in`. */
+SMALL static void write_spans(int *r, const u8 *in, const struct found *f) {
+  const u8 *const *starts[2] = {f->value_start, f->field_start};
+  const u8 *const *ends[2] = {f->value_end, f->field_end};
+  int *o = r + S_SPANS;
+  int flags = (f->entry ? F_ENTRY : 0) | (f->whole ? F_WHOLE : 0) | (f->message_is_object ? F_MESSAGE_OBJECT : 0);
+  for (int g = 0; g < 2; g++) {
+    int count = g ? MESSAGE_COUNT : ENTRY_COUNT + 2;
+    for (int i = 0; i < count; i++, o += 2) {
+      const u8 *a = starts[g][i];
+      o[0] = a ? (int)(a - in) : 0;
+      o[1] = a ? (int)(ends[g][i] - in) : 0;
+      /* type; role (the first of each) */
+      if (a && i == 0 && odd(a, ends[g][i])) flags |= F_ODD;
+    }
+  }
+  /* A parentId neither a string nor null (the links' 0 must mean "the previous line's id"). */
+  const u8 *parent = f->value_start[2];
+  if (parent && *parent != '"' && *parent != 'n') flags |= F_ODD;
+  r[S_FLAGS] = flags;
+}
+
+/* A member value as written, or null when absent. */
+SMALL static u8 *emit_value(u8 *o, const u8 *from, const u8 *to) {
+  return from ? emit(o, from, to) : emit(o, (const u8 *)"null", (const u8 *)"null" + 4);
+}
+
+struct value {
+  const u8 *start, *end;
+};
+
+/*
+ * A line's id and parentId, as written (null when absent), for the span scan; a parentId written
+ * exactly as the previous accepted line's id (the usual case: a conversation goes on) is 0,
+ * unless it is "" (which names no parent).
+ */
+SMALL static u8 *emit_links(u8 *o, const struct found *f, struct value *previous) {
+  const u8 *id = f->value_start[1], *parent = f->value_start[2];
+  int n = (int)(f->value_end[2] - parent);
+  /* "" is no parent (not the previous line's id "", if it is one). */
+  int same = parent && n > 2 && previous->start && n == (int)(previous->end - previous->start);
+  for (int i = 0; same && i < n; i++) same = parent[i] == previous->start[i];
+  o = emit_value(o, id, f->value_end[1]);
+  *o++ = ',';
+  o = same ? emit(o, (const u8 *)"0", (const u8 *)"0" + 1) : emit_value(o, parent, f->value_end[2]);
+  previous->start = id;
+  previous->end = f->value_end[1];
+  return o;
+}
+#endif
 
 /*
  * Scans the lines of the run [in, in + length) (each ended by an LF; 16 readable bytes follow),
- * up to `max` of them, writing one record of RECORD_INTS ints each to `records`, and the
- * skeletons of the accepted ones to `skeletons` as one JSON array (room for `length` + 2
- * bytes). `stack` has room for `length` bytes. Returns the number of lines read; sizes[0] =
- * bytes read (whole lines), sizes[1] = the skeletons' length.
+ * up to `max` of them, writing one record each to `records` and, for the accepted ones, a JSON
+ * text to `out` (one array for the run). The skeleton scan (SPANS 0): records of RECORD_INTS
+ * ints, and each line's skeleton in the array (room for `length` + 2 bytes). The span scan
+ * (SPANS 1): span records of SPAN_INTS ints, and each line's `id` and `parentId` as written
+ * (null when absent; 0 when the parentId is written as the previous accepted line's id) in the
+ * array, two items a line (room for `length` + 10 bytes a line + 2). `stack` has room for `length`
+ * bytes. Returns the number of lines read; sizes[0] = bytes read (whole lines), sizes[1] = the
+ * JSON text's length.
  */
-__attribute__((export_name("scan_lines"))) int scan_lines(const u8 *in, int length, int *records, int max,
-                                                          u8 *skeletons, u8 *stack, int *sizes) {
+__attribute__((export_name("scan_lines"))) int scan_lines(const u8 *in, int length, int *records, int max, u8 *out,
+                                                          u8 *stack, int *sizes) {
   const u8 *p = in;
   const u8 *end = in + length;
-  u8 *s = skeletons;
+  u8 *s = out;
   *s++ = '[';
   int n = 0;
+#if SPANS
+  struct value previous = {0, 0};
+#endif
   while (p < end && n < max) {
-    int *r = records + n * RECORD_INTS;
+    int *r = records + n * (SPANS ? SPAN_INTS : RECORD_INTS);
     struct found f = {0};
     const u8 *line_end = scan_line(p, end, stack, &f);
     r[R_ACCEPTED] = line_end != 0;
     if (!line_end) {
       line_end = find_newline(p, end);
     } else {
-      if (s > skeletons + 1) *s++ = ',';
+      if (s > out + 1) *s++ = ',';
+#if SPANS
+      write_spans(r, p, &f);
+      s = emit_links(s, &f, &previous);
+#else
       s = emit_skeleton(s, p, line_end, &f);
+#endif
     }
     r[R_START] = (int)(p - in);
     r[R_LENGTH] = (int)(line_end - p);
@@ -355,6 +448,6 @@ __attribute__((export_name("scan_lines"))) int scan_lines(const u8 *in, int leng
   }
   *s++ = ']';
   sizes[0] = (int)((p < end ? p : end) - in);
-  sizes[1] = (int)(s - skeletons);
+  sizes[1] = (int)(s - out);
   return n;
 }

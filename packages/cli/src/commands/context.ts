@@ -1,5 +1,5 @@
-import { readFileSync } from "node:fs";
-import { buildSessionContext, parseSession } from "@pisync/format";
+import { buildSessionContext, hasEntry, type ParsedSession } from "@pisync/format";
+import { readSessionFile } from "@pisync/format/file";
 import * as z from "zod/mini";
 import { CliError, EXIT } from "../cli-error.js";
 import { type CommandHelp, type Io, parse } from "./common.js";
@@ -29,9 +29,9 @@ export async function context(argv: string[], io: Io): Promise<number> {
     }),
     HELP,
   );
-  let bytes: Uint8Array;
+  let session: ParsedSession;
   try {
-    bytes = readFileSync(args.positionals[0]);
+    session = readSessionFile(args.positionals[0]);
   } catch (error) {
     const missing = (error as NodeJS.ErrnoException).code === "ENOENT";
     throw new CliError(
@@ -41,8 +41,7 @@ export async function context(argv: string[], io: Io): Promise<number> {
       missing ? EXIT.notFound : EXIT.failed,
     );
   }
-  const session = parseSession(bytes);
-  if (args.leaf !== undefined && !session.index.byId(args.leaf)) {
+  if (args.leaf !== undefined && !hasEntry(session, args.leaf)) {
     throw new CliError(`no entry ${args.leaf} in ${args.positionals[0]}`, EXIT.notFound);
   }
   for (const problem of session.problems) io.err(`problem: ${problem.message}\n`);

@@ -1,0 +1,194 @@
+/**
+ * The light index against the full reading, its oracle: for every file, `parseSession` (light
+ * where it can) and `readSessionFile` (from disk) must answer exactly as the full tree index
+ * does: header, version, default leaf, labels, name, problems, and the context of every leaf
+ * with what it reports. Checked on the fixtures and on random sessions with everything that
+ * sends a file to the full reading (and everything that does not).
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { inRepoCorpus, loadCorpus, sharedCorpus } from "@pisync/testing/fixtures";
+import fc from "fast-check";
+import { afterAll, describe, expect, it } from "vitest";
+import { readSessionFile } from "../src/file.js";
+import { buildSessionContext, type ParsedSession, type Problem, parseSession } from "../src/index.js";
+import { LightIndex } from "../src/light-index.js";
+import { fullSession } from "../src/parse.js";
+
+const dir = mkdtempSync(join(tmpdir(), "pisync-light-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const encoder = new TextEncoder();
+
+/** The contexts of these leaves, with what each build reported. */
+function contexts(session: ParsedSession, leaves: (string | undefined)[]) {
+  return leaves.map((leaf) => {
+    const problems: Problem[] = [];
+    const context = buildSessionContext(session, leaf, { onProblem: (p) => problems.push(p) });
+    return { leaf, context, problems };
+  });
+}
+
+function reading(session: ParsedSession) {
+  return {
+    header: session.header,
+    version: session.version,
+    leafId: session.leafId,
+    labels: [...session.labels],
+    name: session.name,
+    problems: session.problems,
+  };
+}
+
+let files = 0;
+/** Checks a file's light readings against its full one; answers whether the light index read it. */
+function sameAsFull(bytes: Uint8Array): boolean {
+  const path = join(dir, `${files++}.jsonl`);
+  writeFileSync(path, bytes);
+  const full = fullSession(bytes);
+  const ids = [...new Set(full.index.records.map((r) => r.id))];
+  // Every leaf of a small file; of a large one, forty spread over it (a leaf's context walks its whole path).
+  const step = Math.max(1, Math.ceil(ids.length / 40));
+  const leaves = [...ids.filter((_, i) => i % step === 0 || i === ids.length - 1), undefined, "no-such-entry"];
+  const want = { ...reading(full), contexts: contexts(full, leaves) };
+  for (const session of [parseSession(bytes), readSessionFile(path)]) {
+    expect({ ...reading(session), contexts: contexts(session, leaves) }).toEqual(want);
+    // What needs every entry comes from the full reading.
+    expect(session.entries).toEqual(full.entries);
+  }
+  return LightIndex.of(bytes) !== undefined;
+}
+
+describe("the light index", () => {
+  it("reads every fixture as the full reading does, and reads pi's own files itself", () => {
+    const fixtures = [...loadCorpus(inRepoCorpus), ...loadCorpus(sharedCorpus)];
+    let light = 0;
+    for (const fixture of fixtures) if (sameAsFull(readFileSync(fixture.jsonl))) light++;
+    // Most fixtures are clean files pi wrote; the rest are the broken ones, read in full.
+    expect(light).toBeGreaterThan(fixtures.length / 2);
+    expect(light).toBeLessThan(fixtures.length);
+  }, 60_000);
+
+  const ids = ["a", "b", "c", "d", "e", "é", 'q"q', "0", ""];
+  const value = fc.oneof(fc.constantFrom(null, 1, "", "x", "off", "high", [], {}), fc.string({ maxLength: 4 }));
+  /** Mostly what pi writes; now and then what sends a file to the full reading. */
+  const often = <T>(usual: T[], rare: T[]) =>
+    fc.oneof({ weight: 30, arbitrary: fc.constantFrom(...usual) }, { weight: 1, arbitrary: fc.constantFrom(...rare) });
+  /** One line: an entry of a random type, linked to a random parent, or something that is not one. */
+  const line = fc.oneof(
+    {
+      weight: 60,
+      arbitrary: fc.record({
+        type: often(
+          [
+            "message",
+            "message",
+            "label",
+            "session_info",
+            "thinking_level_change",
+            "model_change",
+            "compaction",
+            "context_edit",
+            "custom",
+            "usage",
+          ],
+          ["b\\u0061d", "session"],
+        ),
+        id: often<string | undefined>(ids, [undefined]),
+        parentId: fc.oneof(
+          { weight: 6, arbitrary: fc.constant("previous") },
+          { weight: 4, arbitrary: often<unknown>([...ids, null, undefined], [7]) },
+        ),
+        role: often(["user", "assistant", "system", "toolResult", "custom", undefined], ["od\\u0064"]),
+        message: fc.constantFrom("object", "object", "null", "missing", "string"),
+        facts: fc.record(
+          {
+            targetId: fc.constantFrom(...ids),
+            label: value,
+            name: value,
+            thinkingLevel: value,
+            provider: value,
+            modelId: value,
+            firstKeptEntryId: fc.constantFrom(...ids),
+          },
+          { requiredKeys: [] },
+        ),
+        repeated: fc.boolean(),
+      }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom("", "[1]", "null", "{", '{"type":"message"', '{"\\u0074ype":"label","id":"z"}'),
+    },
+  );
+  /** A session: a header (v3, or something else now and then), lines, maybe an unfinished last one. */
+  const session = fc.record({
+    header: fc.constantFrom(
+      ...Array(12).fill('{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}'),
+      '{"type":"session","version":2,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}',
+      '\uFEFF{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}',
+      '{"type":"title","title":"t"}\n{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}',
+    ),
+    lines: fc.array(line, { maxLength: 14 }),
+    tail: fc.constantFrom("", "", "", '{"type":"message","id":"t"'),
+  });
+
+  function write(header: string, lines: unknown[], tail: string): string {
+    const out = [header];
+    let previous: string | undefined;
+    let n = 0;
+    for (const l of lines) {
+      if (typeof l === "string") {
+        out.push(l);
+        continue;
+      }
+      const { type, id, parentId, role, message, facts, repeated } = l as {
+        repeated: boolean;
+        type: string;
+        id: string | undefined;
+        parentId: unknown;
+        role: string | undefined;
+        message: string;
+        facts: Record<string, unknown>;
+      };
+      const parts = [`"type":"${type}"`];
+      // Unique ids mostly; a repeated one now and then (ids are drawn from a small set).
+      const own = id === undefined ? undefined : repeated && n % 8 === 0 ? id : `${id}${n}`;
+      n++;
+      if (own !== undefined) parts.push(`"id":${JSON.stringify(own)}`);
+      const parent = parentId === "previous" ? previous : parentId;
+      if (parent !== undefined) parts.push(`"parentId":${JSON.stringify(parent)}`);
+      parts.push('"timestamp":"2026-01-01T00:00:01.000Z"');
+      for (const [k, v] of Object.entries(facts)) parts.push(`${JSON.stringify(k)}:${JSON.stringify(v)}`);
+      if (type === "message" && message !== "missing") {
+        const roleText = role === undefined ? "" : `"role":"${role}",`;
+        parts.push(
+          message === "object"
+            ? `"message":{${roleText}"provider":"p","model":"m","content":[{"type":"text","text":"hi"}]}`
+            : message === "null"
+              ? '"message":null'
+              : '"message":"text"',
+        );
+      }
+      if (type === "context_edit") parts.push('"replacement":{"content":"edited"}');
+      if (type === "compaction") parts.push('"summary":"s","tokensBefore":1');
+      out.push(`{${parts.join(",")}}`);
+      previous = own;
+    }
+    return `${out.join("\n")}\n${tail}`;
+  }
+
+  it("reads random sessions as the full reading does, and leaves to it the files it cannot read as pi does", () => {
+    let light = 0;
+    const runs = 400;
+    fc.assert(
+      fc.property(session, ({ header, lines, tail }) => {
+        if (sameAsFull(encoder.encode(write(header, lines, tail)))) light++;
+      }),
+      { numRuns: runs },
+    );
+    // Both readings were exercised.
+    expect(light).toBeGreaterThan(runs / 10);
+    expect(light).toBeLessThan(runs * 0.9);
+  }, 60_000);
+});
