@@ -72,6 +72,8 @@ export interface PathReader<N> {
   entry(node: N): Entry;
   /** Told the nodes whose entries are about to be read (a reader from disk reads them in one go). */
   prefetch?(nodes: readonly N[]): void;
+  /** The node with this id, where ids are unique and it can be found without reading every node's id. */
+  withId?(id: unknown): N | undefined;
 }
 
 function indexReader(index: SessionIndex): PathReader<EntryRecord> {
@@ -222,8 +224,9 @@ function selectEntries<N>(
     return { selected: selected.concat(nodes.slice(compactionAt + 1)), retained: c.retainedTail };
   // Ids on a path are unique (a repeated one closes a cycle, cut by the walk): search from the compaction back.
   let from = compactionAt;
+  const firstKept = read.withId?.(c.firstKeptEntryId);
   for (let i = compactionAt - 1; i >= 0; i--) {
-    if (read.id(nodes[i]) === c.firstKeptEntryId) {
+    if (read.withId ? nodes[i] === firstKept : read.id(nodes[i]) === c.firstKeptEntryId) {
       from = i;
       break;
     }

@@ -1,17 +1,18 @@
 /**
  * The light index: what opening a session file and rebuilding its contexts needs, and nothing
  * more. The span scan (span-scan.ts) checks every line against JSON's grammar, says where each
- * read member's value is and hands over ids and parent ids, which link each entry to its
- * parent. Types and roles are kept as small codes; no entry becomes a JavaScript object until a
- * context reads it, and the bytes can stay on disk (see {@link ByteSource}), so a large file
- * is opened in about the time it takes to read it.
+ * read member's value is, codes types and roles, and links each entry to its parent by the
+ * hash of its id. No entry becomes a JavaScript object, and no id a string, until a context
+ * reads it; the bytes can stay on disk (see {@link ByteSource}). A large file is opened in about
+ * the time it takes to read it.
  *
  * It holds only files where that is exactly pi's reading: a v3 (or later) header on the first
- * line, then only entries JSON.parse accepts, each an object with a string `type` and `id`, ids
- * unique, every parent before its children, types and roles written plainly (no escapes or
- * non-ASCII bytes), parent ids strings or null, no escaped keys. For any other file it answers
- * undefined and the caller builds the full {@link SessionIndex}, which reads everything as pi
- * does and reports what is wrong.
+ * line, then only entries JSON.parse accepts, each an object with a `type` and an `id` that are
+ * plain strings (ASCII, no escapes: their bytes are their text), parent ids null or plain
+ * strings, ids unique, every parent before its children, no escaped keys. Links found by hash
+ * are checked against the ids' text. For any other file it answers undefined, and the caller
+ * builds the full {@link SessionIndex}, which reads everything as pi does and reports what is
+ * wrong.
  */
 import type { PathReader } from "./context.js";
 import { findHeader, headerVersion } from "./header.js";
@@ -19,7 +20,17 @@ import { decodeUtf8 } from "./jsonl.js";
 import type { Json } from "./lines.js";
 import type { Problem } from "./problems.js";
 import type { SessionHeader } from "./schema.js";
-import { MEMBER, type ReadAt, SPAN, SPAN_FLAG, SPAN_INTS, type SpanRun, spanScanner } from "./span-scan.js";
+import {
+  MEMBER,
+  type ReadAt,
+  SPAN,
+  SPAN_FLAG,
+  SPAN_INTS,
+  type SpanRun,
+  type SpanScanner,
+  spanScanner,
+  textHash,
+} from "./span-scan.js";
 
 /** Where the light index reads a file's bytes after the scan: the file in memory, or on disk. */
 export interface ByteSource {
@@ -29,8 +40,8 @@ export interface ByteSource {
   prefetch?(ranges: [offset: number, length: number][]): void;
 }
 
-/** Entry types and message roles kept as codes (1 + their place here): reading one makes no string. */
-const KNOWN_NAMES = [
+/** Entry types and message roles the scan codes (1 + their place here, as NAMES in wasm/skeleton.c). */
+export const KNOWN_NAMES = [
   "message",
   "custom_message",
   "branch_summary",
@@ -46,57 +57,36 @@ const KNOWN_NAMES = [
   "user",
   "assistant",
   "toolResult",
+  "session",
 ];
-const MESSAGE_TYPE = 1;
-/** The code of a name not in {@link KNOWN_NAMES} (kept aside as a string). */
+/** The code of another string (read from the bytes when asked). */
 const OTHER = 255;
-const QUOTE = 0x22;
-const N = 0x6e; // the n of null
-
-// Where each member read here starts in a span record (its end follows).
-const TYPE = SPAN.member(MEMBER.type);
-const MESSAGE = SPAN.member(MEMBER.message);
-const ROLE = SPAN.member(MEMBER.role);
-
-/** Known names by a key of their bytes: length, first and last byte. */
-const namesByKey = new Map<number, string>();
-for (const name of KNOWN_NAMES) {
-  namesByKey.set(name.length | (name.charCodeAt(0) << 8) | (name.charCodeAt(name.length - 1) << 16), name);
-}
-
-/** Whether bytes [from, to) spell `text` (ASCII). */
-function spells(bytes: Uint8Array, from: number, to: number, text: string): boolean {
-  if (to - from !== text.length) return false;
-  for (let i = 0; i < text.length; i++) if (bytes[from + i] !== text.charCodeAt(i)) return false;
-  return true;
-}
-
-/** A session file read for its contexts: header, entries' spans, ids, parent links, types and roles. */
+const MESSAGE = 1;
+const LABEL = KNOWN_NAMES.indexOf("label") + 1;
+const SESSION_INFO = KNOWN_NAMES.indexOf("session_info") + 1;
+/** A session file read for its contexts: header, entries' spans, codes and parent links. */
 export class LightIndex {
   /** How many entries there are. */
   count = 0;
-  /** Span records of the entries (the lines after the header), with offsets in the file. */
+  /** Span records of the entries (the lines after the header); offsets are in their run. */
   private records = new Int32Array(0);
+  /** The first entry of each run, and where the run starts in the file. */
+  private readonly runFirst: number[] = [];
+  private readonly runOffset: number[] = [];
   /** Entry `k`'s parent entry, -1 for a root (or a parent not in the file). */
   private parents = new Int32Array(0);
-  /** Entry `k`'s type and its message's role (0: none) as codes. */
-  private types = new Uint8Array(0);
-  private roles = new Uint8Array(0);
-  /** Types and roles not in KNOWN_NAMES, by entry. */
-  private readonly otherTypes = new Map<number, string>();
-  private readonly otherRoles = new Map<number, string>();
-  private readonly ids: string[] = [];
-  private readonly byId = new Map<string, number>();
-  /** Entries whose parent was not found when they were read (it may come later). */
-  private readonly pending: number[] = [];
-  /** Message entries without a message (missing or null). */
-  private readonly withoutMessage: number[] = [];
+  /** Entries whose parent is not in the file, with the parent id they name. */
+  private readonly missing: [entry: number, parentId: string][] = [];
+  /** Entries whose parent was not linked when they were read (it may come later), with its id. */
+  private readonly pending: [entry: number, parentId: string][] = [];
+  private readonly names = new Map<number, string>();
   /** Where the entries start (past the header line), and the bytes covered by whole lines. */
   private entriesAt = 0;
   private complete = 0;
 
   private constructor(
     private readonly source: ByteSource,
+    private readonly scanner: SpanScanner,
     /** The file's size. */
     private readonly size: number,
     /** The header as written. */
@@ -111,12 +101,12 @@ export class LightIndex {
    */
   static of(bytes: Uint8Array): LightIndex | undefined {
     const end = bytes.lastIndexOf(0x0a) + 1;
-    const index = LightIndex.start(bytes.subarray(0, end), bytes.length, {
-      read: (offset, length) => bytes.subarray(offset, offset + length),
-    });
-    const scanner = index && spanScanner();
-    if (!index || !scanner) return undefined;
-    return scanner.scan(bytes, index.entriesAt, end, (run) => index.add(run)) && index.linked() ? index : undefined;
+    const source = { read: (offset: number, length: number) => bytes.subarray(offset, offset + length) };
+    const index = LightIndex.start(bytes.subarray(0, end), bytes.length, source);
+    if (!index) return undefined;
+    return index.scanner.scan(bytes, index.entriesAt, end, (run) => index.add(run)) && index.settle()
+      ? index
+      : undefined;
   }
 
   /**
@@ -125,9 +115,10 @@ export class LightIndex {
    */
   static ofFile(head: Uint8Array, size: number, read: ReadAt, source: ByteSource): LightIndex | undefined {
     const index = LightIndex.start(head, size, source);
-    const scanner = index && spanScanner();
-    if (!index || !scanner) return undefined;
-    return scanner.scanFile(read, index.entriesAt, size, (run) => index.add(run)) && index.linked() ? index : undefined;
+    if (!index) return undefined;
+    return index.scanner.scanFile(read, index.entriesAt, size, (run) => index.add(run)) && index.settle()
+      ? index
+      : undefined;
   }
 
   /** An empty index for a file that starts with `head`, when its header allows the light reading. */
@@ -137,132 +128,130 @@ export class LightIndex {
     const { header, headerLine, titleLine, end } = findHeader(head);
     if (!header || headerLine !== 1 || titleLine !== undefined || end === undefined) return undefined;
     const version = headerVersion(header);
-    if (version < 3) return undefined;
-    const index = new LightIndex(source, size, header, version);
+    const scanner = version >= 3 ? spanScanner() : undefined;
+    if (!scanner) return undefined;
+    const index = new LightIndex(source, scanner, size, header, version);
     index.entriesAt = end;
     index.complete = end;
     return index;
   }
 
-  /** Room for `count` entries. */
-  private reserve(count: number): void {
-    if (count <= this.parents.length) return;
-    const capacity = Math.max(count, this.parents.length * 2, 1024);
-    const grown = <T extends Int32Array | Uint8Array>(old: T, make: (n: number) => T, per = 1): T => {
-      const next = make(capacity * per);
-      next.set(old);
-      return next;
-    };
-    this.records = grown(this.records, (n) => new Int32Array(n), SPAN_INTS);
-    this.parents = grown(this.parents, (n) => new Int32Array(n));
-    this.types = grown(this.types, (n) => new Uint8Array(n));
-    this.roles = grown(this.roles, (n) => new Uint8Array(n));
-  }
-
   /** Takes a run of the scan; false when the file needs the full reading. */
   private add(run: SpanRun): boolean {
-    const { bytes, records, count, links } = run;
-    // Every line accepted: then there are two links for each.
-    if (links.length !== 2 * count) return false;
-    // Room for the whole file at this run's lines per byte (and a quarter more), from the first run on.
-    const expected = this.count ? 0 : Math.ceil(((this.size - this.entriesAt) / bytes.length) * count * 1.25);
-    this.reserve(Math.max(this.count + count, expected));
-    const { byId, ids, parents } = this;
-    this.records.set(records, this.count * SPAN_INTS);
-    for (let i = 0, at = 0; i < count; i++, at += SPAN_INTS) {
-      const flags = records[at + SPAN.FLAGS];
-      if (!records[at + SPAN.ACCEPTED] || !(flags & SPAN_FLAG.ENTRY) || flags & (SPAN_FLAG.WHOLE | SPAN_FLAG.ODD))
-        return false;
-      const k = this.count + i;
-      const line = records[at + SPAN.OFFSET];
-      const id = links[2 * i];
-      const parent = links[2 * i + 1];
-      const type = this.code(bytes, line, records[at + TYPE], records[at + TYPE + 1], k, this.otherTypes);
-      // No type or id is no entry, a second header is pi's to skip: the full reading reports them.
-      if (!type || typeof id !== "string" || this.otherTypes.get(k) === "session") return false;
-      this.types[k] = type;
-      const message = records[at + MESSAGE];
-      const hasMessage = message !== 0 && bytes[line + message] !== N;
-      if (hasMessage && flags & SPAN_FLAG.MESSAGE_OBJECT) {
-        this.roles[k] = this.code(bytes, line, records[at + ROLE], records[at + ROLE + 1], k, this.otherRoles);
-      } else if (!hasMessage && type === MESSAGE_TYPE) {
-        this.withoutMessage.push(k);
-      }
-      if (parent === 0) parents[k] = k - 1;
-      else if (typeof parent !== "string" || parent === "")
-        parents[k] = -1; // null or "": a root, as pi's walk stops there
-      else {
-        const found = byId.get(parent);
-        parents[k] = found ?? -1;
-        if (found === undefined) this.pending.push(k);
-      }
-      const known = byId.size;
-      byId.set(id, k);
-      if (byId.size === known) return false; // a repeated id
-      ids.push(id);
-      this.records[k * SPAN_INTS + SPAN.OFFSET] += run.offset;
+    const { records, count } = run;
+    const first = this.count;
+    if ((first + count) * SPAN_INTS > this.records.length) {
+      // Room for the whole file at this run's lines per byte (and a quarter more), then doubling.
+      const expected = Math.ceil(((this.size - this.entriesAt) / run.bytes.length) * count * 1.25);
+      const grown = new Int32Array(Math.max(first + count, expected, 2 * this.count) * SPAN_INTS);
+      grown.set(this.records.subarray(0, first * SPAN_INTS));
+      this.records = grown;
     }
+    this.records.set(records, first * SPAN_INTS);
+    this.runFirst.push(first);
+    this.runOffset.push(run.offset);
+    const looked = this.scanner.link();
+    if (!looked) return false;
     this.count += count;
     this.complete = run.offset + run.bytes.length;
+    // Links by hash: a found parent must have the id the entry names (else it is not in the file).
+    const parents = this.scanner.parents(this.count);
+    for (const k of looked) {
+      const parentId = this.text(k, MEMBER.parentId, run);
+      const parent = parents[k];
+      if (parent === -2) this.pending.push([k, parentId]);
+      else if (this.text(parent, MEMBER.id, run) !== parentId) {
+        parents[k] = -1;
+        this.missing.push([k, parentId]);
+      }
+    }
     return true;
   }
 
   /** After the scan: false when a parent comes after its child (the full reading handles that). */
-  private linked(): boolean {
-    for (const k of this.pending) {
-      const at = k * SPAN_INTS + SPAN.member(MEMBER.parentId);
-      const start = this.records[k * SPAN_INTS + SPAN.OFFSET];
-      const parentId = JSON.parse(
-        decodeUtf8(this.source.read(start + this.records[at], this.records[at + 1] - this.records[at])),
-      );
-      if (this.byId.has(parentId)) return false;
+  private settle(): boolean {
+    for (const [k, parentId] of this.pending) {
+      if (this.entryOf(parentId) >= 0) return false;
+      this.missing.push([k, parentId]);
     }
+    this.parents = this.scanner.parents(this.count).slice();
+    for (const [k] of this.missing) this.parents[k] = -1;
+    this.missing.sort((a, b) => a[0] - b[0]);
     return true;
   }
 
-  /**
-   * The code of a type or role written at bytes[line + start, line + end) (start 0: absent): 0
-   * when absent or not a string; a name not in KNOWN_NAMES is kept in `others` for entry `k`.
-   */
-  private code(bytes: Uint8Array, line: number, start: number, end: number, k: number, others: Map<number, string>) {
-    if (!start || bytes[line + start] !== QUOTE) return 0;
-    const from = line + start + 1;
-    const to = line + end - 1;
-    const known = namesByKey.get((to - from) | (bytes[from] << 8) | (bytes[to - 1] << 16));
-    if (known !== undefined && spells(bytes, from, to, known)) return KNOWN_NAMES.indexOf(known) + 1;
-    others.set(k, decodeUtf8(bytes.subarray(from, to)));
-    return OTHER;
+  /** Where entry `k`'s line starts in the file. */
+  private offsetOf(k: number): number {
+    let low = 0;
+    let high = this.runFirst.length - 1;
+    while (low < high) {
+      const middle = (low + high + 1) >> 1;
+      if (this.runFirst[middle] <= k) low = middle;
+      else high = middle - 1;
+    }
+    return this.runOffset[low] + this.records[k * SPAN_INTS + SPAN.OFFSET];
+  }
+
+  /** The bytes of member `m` of entry `k` ([start, end) from its line's start; undefined when absent), read from `run` when it holds them. */
+  private bytesOf(k: number, m: number, run?: SpanRun): Uint8Array | undefined {
+    const at = k * SPAN_INTS + SPAN.member(m);
+    const start = this.records[at];
+    if (!start) return undefined;
+    const length = this.records[at + 1] - start;
+    const line = this.offsetOf(k);
+    if (run && line >= run.offset && line < run.offset + run.bytes.length) {
+      return run.bytes.subarray(line - run.offset + start, line - run.offset + start + length);
+    }
+    return this.source.read(line + start, length);
+  }
+
+  /** The text of a plain string member of entry `k` (id, parent id: no escapes), without its quotes. */
+  private text(k: number, m: number, run?: SpanRun): string {
+    const bytes = this.bytesOf(k, m, run) as Uint8Array;
+    return decodeUtf8(bytes.subarray(1, bytes.length - 1));
   }
 
   /** Member `m` of entry `k` as JSON.parse reads it; undefined when absent. */
   private value(k: number, m: number): unknown {
-    const at = k * SPAN_INTS;
-    const start = this.records[at + SPAN.member(m)];
-    if (!start) return undefined;
-    const length = this.records[at + SPAN.member(m) + 1] - start;
-    return JSON.parse(decodeUtf8(this.source.read(this.records[at + SPAN.OFFSET] + start, length)));
+    const bytes = this.bytesOf(k, m);
+    return bytes && JSON.parse(decodeUtf8(bytes));
+  }
+
+  private flags(k: number): number {
+    return this.records[k * SPAN_INTS + SPAN.FLAGS];
+  }
+
+  /** A coded name (0: none), read from member `m` when it is not a known one. */
+  private coded(k: number, code: number, m: number): string | undefined {
+    if (code !== OTHER) return code ? KNOWN_NAMES[code - 1] : undefined;
+    const key = k * 2 + (m === MEMBER.type ? 0 : 1);
+    let name = this.names.get(key);
+    if (name === undefined) {
+      name = this.text(k, m);
+      this.names.set(key, name);
+    }
+    return name;
   }
 
   /** Entry `k`'s type. */
   type(k: number): string | undefined {
-    const code = this.types[k];
-    return code === OTHER ? this.otherTypes.get(k) : KNOWN_NAMES[code - 1];
+    return this.coded(k, this.records[k * SPAN_INTS + SPAN.CODES] & 255, MEMBER.type);
   }
 
   /** The role of entry `k`'s message, when it has one (a message that is an object, with a string role). */
   role(k: number): string | undefined {
-    const code = this.roles[k];
-    return code === OTHER ? this.otherRoles.get(k) : code ? KNOWN_NAMES[code - 1] : undefined;
+    return this.coded(k, (this.records[k * SPAN_INTS + SPAN.CODES] >> 8) & 255, MEMBER.role);
   }
 
   /** Entry `k`'s id. */
   id(k: number): string {
-    return this.ids[k];
+    return this.text(k, MEMBER.id);
   }
 
   /** The entry whose id is `id`, or -1. */
   entryOf(id: string): number {
-    return this.byId.get(id) ?? -1;
+    const k = this.scanner.find(...textHash(id));
+    return k >= 0 && this.id(k) === id ? k : -1;
   }
 
   /** The path from a root down to entry `k` (parents come first, so it cannot loop). */
@@ -274,10 +263,8 @@ export class LightIndex {
 
   /** Entry `k`, parsed whole (v3 needs no migration). */
   entry(k: number): Json {
-    const at = k * SPAN_INTS;
-    return JSON.parse(
-      decodeUtf8(this.source.read(this.records[at + SPAN.OFFSET], this.records[at + SPAN.LENGTH])),
-    ) as Json;
+    const length = this.records[k * SPAN_INTS + SPAN.LENGTH];
+    return JSON.parse(decodeUtf8(this.source.read(this.offsetOf(k), length))) as Json;
   }
 
   /** The file's line number of entry `k` (the header is line 1, and the light index reads no blank line). */
@@ -291,19 +278,16 @@ export class LightIndex {
    * message, and an unfinished last line can be.
    */
   problems(): Problem[] {
-    const problems: Problem[] = [];
-    for (const k of this.pending) {
-      const parentId = this.value(k, MEMBER.parentId) as string;
-      const id = this.ids[k];
-      problems.push({
-        kind: "missing-parent",
-        line: this.lineNumber(k),
-        id,
-        message: `the parent ${parentId} of ${id} is not in the file`,
-      });
-    }
-    for (const k of this.withoutMessage) {
-      const id = this.ids[k];
+    const problems: Problem[] = this.missing.map(([k, parentId]) => ({
+      kind: "missing-parent",
+      line: this.lineNumber(k),
+      id: this.id(k),
+      message: `the parent ${parentId} of ${this.id(k)} is not in the file`,
+    }));
+    for (let k = 0; k < this.count; k++) {
+      if ((this.records[k * SPAN_INTS + SPAN.CODES] & 255) !== MESSAGE || this.flags(k) & SPAN_FLAG.HAS_MESSAGE)
+        continue;
+      const id = this.id(k);
       problems.push({
         kind: "invalid-entry",
         line: this.lineNumber(k),
@@ -327,23 +311,22 @@ export class LightIndex {
   /** Labels by target entry, as `labelsOf` reads them: the last label entry per target wins, an empty one clears it. */
   labels(): Map<string, string> {
     const labels = new Map<string, string>();
-    const label = KNOWN_NAMES.indexOf("label") + 1;
     for (let k = 0; k < this.count; k++) {
-      if (this.types[k] !== label) continue;
+      if ((this.records[k * SPAN_INTS + SPAN.CODES] & 255) !== LABEL) continue;
       const target = this.value(k, MEMBER.targetId) as string;
       const text = this.value(k, MEMBER.label);
       if (text) labels.set(target, text as string);
       else labels.delete(target);
     }
-    for (const target of labels.keys()) if (!this.byId.has(target)) labels.delete(target);
+    for (const target of labels.keys())
+      if (typeof target !== "string" || this.entryOf(target) < 0) labels.delete(target);
     return labels;
   }
 
   /** The session name, as `nameOf` reads it: the last `session_info` entry's, trimmed; empty clears it. */
   name(): string | undefined {
-    const info = KNOWN_NAMES.indexOf("session_info") + 1;
     for (let k = this.count - 1; k >= 0; k--) {
-      if (this.types[k] !== info) continue;
+      if ((this.records[k * SPAN_INTS + SPAN.CODES] & 255) !== SESSION_INFO) continue;
       const name = this.value(k, MEMBER.name);
       return typeof name === "string" ? name.trim() || undefined : undefined;
     }
@@ -369,11 +352,13 @@ export class LightIndex {
           : undefined,
       role: (k) => this.role(k),
       entry: (k) => this.entry(k),
+      withId: (id) => {
+        const k = typeof id === "string" ? this.entryOf(id) : -1;
+        return k >= 0 ? k : undefined;
+      },
       prefetch: (ks) =>
         this.source.prefetch?.(
-          [...ks]
-            .sort((a, b) => a - b)
-            .map((k) => [this.records[k * SPAN_INTS + SPAN.OFFSET], this.records[k * SPAN_INTS + SPAN.LENGTH]]),
+          [...ks].sort((a, b) => a - b).map((k) => [this.offsetOf(k), this.records[k * SPAN_INTS + SPAN.LENGTH]]),
         ),
     };
   }

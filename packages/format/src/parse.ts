@@ -104,11 +104,15 @@ export function parseSession(input: Uint8Array | string): ParsedSession {
 }
 
 /**
- * A session the light index read: its header, leaf, labels, name and problems from the light
- * index; what needs every entry (`entries`, `index`) from the full reading, on first access.
+ * A session the light index read: its header and leaf at once, its labels, name and problems
+ * from the light index when first read; what needs every entry (`entries`, `index`) from the
+ * full reading, on first access.
  */
 export function lightSession(light: LightIndex, bytes: () => Uint8Array): ParsedSession {
   let full: ParsedSession | undefined;
+  let labels: Map<string, string> | undefined;
+  let name: { value: string | undefined } | undefined;
+  let problems: Problem[] | undefined;
   const whole = () => {
     full ??= fullSession(bytes());
     return full;
@@ -121,9 +125,18 @@ export function lightSession(light: LightIndex, bytes: () => Uint8Array): Parsed
     get entries() {
       return whole().entries;
     },
-    labels: light.labels(),
-    name: light.name(),
-    problems: light.problems(),
+    get labels() {
+      labels ??= light.labels();
+      return labels;
+    },
+    get name() {
+      name ??= { value: light.name() };
+      return name.value;
+    },
+    get problems() {
+      problems ??= light.problems();
+      return problems;
+    },
     get index() {
       return whole().index;
     },

@@ -1,20 +1,23 @@
 /**
  * The light index's scan of a file's lines (wasm/skeleton.c built with SPANS): each line checked
- * against JSON's grammar as `JSON.parse` checks it, and for each accepted one a span record
- * (where the members the index reads are, as byte offsets: no JavaScript value made) and its
- * `id` and `parentId`, the only strings made. A run of lines is one call and one `JSON.parse` of
- * its links. The file is either in memory or read a run at a time straight into the scanner's
- * memory, so that a large file is never held whole.
+ * against JSON's grammar as `JSON.parse` checks it, and for each accepted one a span record:
+ * where the members the light index reads are (byte offsets: no JavaScript value made), the
+ * hashes of its id and parent id, the codes of its type and role. Then each run's entries are
+ * linked to their parents in the scanner's memory (a table of id hashes). The file is either in
+ * memory or read a run at a time straight into the scanner's memory, so that a large file is
+ * never held whole.
  */
-import { decodeUtf8 } from "./jsonl.js";
+import { encodeUtf8 } from "./jsonl.js";
 import { SPANS_WASM } from "./skeleton-wasm.js";
 import { NEWLINE, RUN_BYTES, RUN_LINES, runEnd, ScanInstance, SLACK } from "./wasm-scan.js";
 
 /**
  * The layout of a span record: the line's offset (in the run) and length, whether JSON.parse
- * accepts it, its flags (valid for accepted lines only, as the rest), then the [start, end) of
- * each member value the index reads, relative to the line's start (both 0 when the member is
- * absent), in the order of {@link MEMBER}.
+ * accepts it, its flags (valid for accepted lines only, as the rest), the [start, end) of each
+ * member value the light index reads, relative to the line's start (both 0 when the member is
+ * absent), in the order of {@link MEMBER}; the hashes (low, high int) of its id and parent id
+ * (FNV-1a, 64 bits, of their text); the codes of its type and role (type | role << 8: 1 + their
+ * place in the scan's names, 255 another string, 0 none).
  */
 export const SPAN = {
   OFFSET: 0,
@@ -23,15 +26,29 @@ export const SPAN = {
   FLAGS: 3,
   /** Index of member `m`'s start (its end follows). */
   member: (m: number) => 4 + 2 * m,
+  ID_HASH: 38,
+  PARENT_HASH: 40,
+  CODES: 42,
 } as const;
 /** Ints per span record. */
-export const SPAN_INTS = 4 + 2 * 17;
+export const SPAN_INTS = 43;
 /**
  * Span record flags: an object; an escaped key (the line must be read whole); `message` is an
- * object; odd: a type or role that JSON.parse reads otherwise than its bytes (an escape, a byte
- * over 0x7f), or a `parentId` that is neither a string nor null.
+ * object; odd: the light index cannot read the line (a type or id that is not a plain string, a
+ * parent id neither null nor a plain string, a role string that is not plain; plain: ASCII
+ * without escapes, whose bytes are its text); the parent id is written as the previous
+ * accepted line's id; there is no parent id (absent, null or ""); `message` is neither absent
+ * nor null.
  */
-export const SPAN_FLAG = { ENTRY: 1, WHOLE: 2, MESSAGE_OBJECT: 4, ODD: 8 } as const;
+export const SPAN_FLAG = {
+  ENTRY: 1,
+  WHOLE: 2,
+  MESSAGE_OBJECT: 4,
+  ODD: 8,
+  PARENT_PREVIOUS: 16,
+  PARENT_NONE: 32,
+  HAS_MESSAGE: 64,
+} as const;
 /** Member numbers in a span record: the entry's, then its message's. */
 export const MEMBER = {
   type: 0,
@@ -62,12 +79,25 @@ export interface SpanRun {
   /** The lines' span records, SPAN_INTS ints a line (offsets in the run). */
   records: Int32Array;
   count: number;
-  /**
-   * For each accepted line, in order, two items: its `id` and its `parentId` as JSON.parse reads
-   * them (null when absent), except a `parentId` written exactly as the previous accepted line's
-   * `id` in the run (and not ""), which is 0.
-   */
-  links: unknown[];
+}
+
+const TWO_32 = 2 ** 32;
+
+/**
+ * The scan's hash of an id or parent id (FNV-1a, 64 bits, of its text's UTF-8 bytes), as
+ * [low, high] ints.
+ */
+export function textHash(text: string): [low: number, high: number] {
+  let low = 0x84222325;
+  let high = 0xcbf29ce4;
+  for (const byte of encodeUtf8(text)) {
+    low = (low ^ byte) >>> 0;
+    // × 0x100000001b3 (mod 2^64) is × 0x1b3, plus the low word shifted 40 bits up.
+    const product = low * 0x1b3;
+    high = (high * 0x1b3 + Math.floor(product / TWO_32) + ((low << 8) >>> 0)) % TWO_32;
+    low = product % TWO_32;
+  }
+  return [low | 0, high | 0];
 }
 
 /** Called for each run, in file order; false stops the scan. */
@@ -76,7 +106,7 @@ export type SpanVisitor = (run: SpanRun) => boolean;
 /** Fills `into[at, at + length)` with the file's bytes from `position`; answers how many it read (0 at the end). */
 export type ReadAt = (into: Uint8Array, at: number, length: number, position: number) => number;
 
-/** Reads a file's lines through the span scan. */
+/** Reads a file's lines through the span scan, and links its entries. */
 export interface SpanScanner {
   /** Visits the runs of bytes [start, end) (`start` starts a line, `end` is just past a `\n`); false when a visit stopped it. */
   scan(bytes: Uint8Array, start: number, end: number, visit: SpanVisitor): boolean;
@@ -85,34 +115,97 @@ export interface SpanScanner {
    * `read`; a last line without its `\n` is not visited. False when a visit stopped it.
    */
   scanFile(read: ReadAt, start: number, end: number, visit: SpanVisitor): boolean;
+  /**
+   * Links the lines of the run being visited as the next entries (every line must be an entry
+   * the light index reads): each to its parent, by id hash. Answers the entries whose parent
+   * was looked up by hash (not written as the previous line's id), for the caller to check;
+   * undefined when the run holds a line the light index cannot read, or an id hash already
+   * linked (a repeated id, or two ids of one hash).
+   */
+  link(): Int32Array | undefined;
+  /** The entry whose id hash is (low, high), or -1. */
+  find(low: number, high: number): number;
+  /** Each linked entry's parent: an entry, -1 for none, -2 for one not linked yet (valid until the next link). */
+  parents(count: number): Int32Array;
 }
 
 /**
  * A span scanner with its own memory (one per file read). Undefined where WebAssembly with SIMD
- * is unavailable.
+ * is unavailable, or where the module is too large to compile synchronously.
  */
 export function spanScanner(): SpanScanner | undefined {
   const wasm = ScanInstance.of(SPANS_WASM, SPAN_INTS);
   if (!wasm) return undefined;
   const { recordsAt, inputAt } = wasm;
+  const exports = wasm.exports as {
+    link_run(
+      records: number,
+      count: number,
+      first: number,
+      hashes: number,
+      table: number,
+      mask: number,
+      parents: number,
+      looked: number,
+    ): number;
+    find_id(low: number, high: number, hashes: number, table: number, mask: number): number;
+    fill_table(count: number, hashes: number, table: number, mask: number): void;
+  };
+  /** The run region's capacity, and where it ends (the links block starts there or later). */
+  let scratchEnd = inputAt;
+  /**
+   * The links block: for `capacity` entries, their id hashes (8 bytes each), parents (4), the
+   * table (4 a slot, at least twice as many slots), and a list of a run's looked-up entries.
+   */
+  type Block = { at: number; capacity: number; slots: number };
+  let block: Block = { at: 0, capacity: 0, slots: 0 };
+  const parentsOf = (b: Block) => b.at + 8 * b.capacity;
+  const tableOf = (b: Block) => parentsOf(b) + 4 * b.capacity;
+  const lookedOf = (b: Block) => tableOf(b) + 4 * b.slots;
+  const endOf = (b: Block) => lookedOf(b) + 4 * RUN_LINES;
 
-  /** Memory past the records for a run region of `capacity` bytes: the run, its slack, the links, the bracket stack. */
+  /** Room for `entries` linked entries (`kept` of them linked already), past the run region. */
+  const reserveBlock = (entries: number, kept: number) => {
+    if (entries <= block.capacity && block.at >= scratchEnd) return;
+    const old = block;
+    const capacity = Math.max(entries, 2 * old.capacity, 1024);
+    let slots = 1024;
+    while (slots < 2 * capacity) slots *= 2;
+    // Past the run region and the old block (8-byte aligned); what is linked moves there.
+    const at = Math.ceil(Math.max(scratchEnd, old.at ? endOf(old) : 0) / 8) * 8;
+    block = { at, capacity, slots };
+    wasm.reserve(endOf(block));
+    wasm.heap.fill(0, tableOf(block), lookedOf(block));
+    if (kept) {
+      wasm.heap.copyWithin(block.at, old.at, old.at + 8 * kept);
+      wasm.heap.copyWithin(parentsOf(block), parentsOf(old), parentsOf(old) + 4 * kept);
+      exports.fill_table(kept, block.at, tableOf(block), slots - 1);
+    }
+  };
+
+  /** Entries linked so far, and the lines of the run last scanned. */
+  let linked = 0;
+  let scanned = 0;
+
+  /** Memory past the records for a run region of `capacity` bytes: the run, its slack, an output, the bracket stack. */
   const layout = (capacity: number) => {
-    const linksAt = inputAt + capacity + SLACK;
-    const stackAt = linksAt + capacity + 10 * RUN_LINES + 2;
-    wasm.reserve(stackAt + capacity);
-    return { linksAt, stackAt };
+    const outAt = inputAt + capacity + SLACK;
+    const stackAt = outAt + 16;
+    scratchEnd = stackAt + capacity;
+    wasm.reserve(scratchEnd);
+    return { outAt, stackAt };
   };
 
   /** Scans the `length` bytes of whole lines at inputAt (a region of `capacity`); returns the run, and the bytes it took. */
   const scanRun = (offset: number, length: number, capacity: number): { run: SpanRun; read: number } => {
-    const { linksAt, stackAt } = layout(capacity);
-    const count = wasm.scanLines(inputAt, length, recordsAt, RUN_LINES, linksAt, stackAt, wasm.sizesAt);
-    const { read, out } = wasm.sizes();
-    const { heap, ints } = wasm;
-    const links = JSON.parse(decodeUtf8(heap.subarray(linksAt, linksAt + out))) as unknown[];
-    const records = ints.subarray(recordsAt >> 2, (recordsAt >> 2) + count * SPAN_INTS);
-    return { run: { bytes: heap.subarray(inputAt, inputAt + read), offset, records, count, links }, read };
+    const { outAt, stackAt } = layout(capacity);
+    const count = wasm.scanLines(inputAt, length, recordsAt, RUN_LINES, outAt, stackAt, wasm.sizesAt);
+    scanned = count;
+    // Room to link this run now: the memory does not grow (and the run's views stay valid) until the next run.
+    reserveBlock(linked + count, linked);
+    const { read } = wasm.sizes();
+    const records = wasm.ints.subarray(recordsAt >> 2, (recordsAt >> 2) + count * SPAN_INTS);
+    return { run: { bytes: wasm.heap.subarray(inputAt, inputAt + read), offset, records, count }, read };
   };
 
   return {
@@ -152,6 +245,19 @@ export function spanScanner(): SpanScanner | undefined {
         base += taken;
       }
       return true;
+    },
+    link() {
+      const b = block;
+      const args = [recordsAt, scanned, linked, b.at, tableOf(b), b.slots - 1, parentsOf(b), lookedOf(b)] as const;
+      const looked = exports.link_run(...args);
+      linked += scanned;
+      return looked < 0 ? undefined : wasm.ints.subarray(lookedOf(b) >> 2, (lookedOf(b) >> 2) + looked);
+    },
+    find(low, high) {
+      return block.capacity ? exports.find_id(low, high, block.at, tableOf(block), block.slots - 1) : -1;
+    },
+    parents(count) {
+      return wasm.ints.subarray(parentsOf(block) >> 2, (parentsOf(block) >> 2) + count);
     },
   };
 }

@@ -55,6 +55,8 @@ function compiled(base64: string): WebAssembly.Module | null {
  */
 export class ScanInstance {
   readonly scanLines: ScanLines;
+  /** All of the module's exports. */
+  readonly exports: WebAssembly.Exports;
   readonly recordsAt: number;
   readonly sizesAt: number;
   readonly inputAt: number;
@@ -67,6 +69,7 @@ export class ScanInstance {
     instance: WebAssembly.Instance,
     recordInts: number,
   ) {
+    this.exports = instance.exports;
     this.scanLines = instance.exports.scan_lines as ScanLines;
     this.recordsAt = (instance.exports.__heap_base as WebAssembly.Global).value as number;
     this.sizesAt = this.recordsAt + RUN_LINES * recordInts * 4;

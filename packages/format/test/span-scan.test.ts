@@ -9,7 +9,8 @@ import { readFileSync } from "node:fs";
 import { inRepoCorpus, loadCorpus, sharedCorpus } from "@pisync/testing/fixtures";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { MEMBER, SPAN, SPAN_FLAG, SPAN_INTS, type SpanRun, spanScanner } from "../src/span-scan.js";
+import { KNOWN_NAMES } from "../src/light-index.js";
+import { MEMBER, SPAN, SPAN_FLAG, SPAN_INTS, type SpanRun, spanScanner, textHash } from "../src/span-scan.js";
 import { entry, mutate, mutation, respell } from "./line-arbitraries.js";
 
 const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
@@ -21,9 +22,9 @@ const MESSAGE_MEMBERS: Record<string, string> = { role: "role", messageProvider:
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => v !== null && typeof v === "object" && !Array.isArray(v);
 
-/** Every run of bytes [start, end), its records and links copied out. */
+/** Every run of bytes [start, end), its records copied out. */
 function scanAll(bytes: Uint8Array, start = 0, end = bytes.length) {
-  const runs: { offset: number; records: Int32Array; count: number; links: unknown[]; bytes: Uint8Array }[] = [];
+  const runs: SpanRun[] = [];
   (scanner as NonNullable<typeof scanner>).scan(bytes, start, end, (run: SpanRun) => {
     runs.push({ ...run, records: run.records.slice(), bytes: run.bytes.slice() });
     return true;
@@ -50,7 +51,6 @@ function agrees(line: Uint8Array): boolean {
   expect([r[SPAN.OFFSET], r[SPAN.LENGTH]]).toEqual([0, line.length]);
   expect(Boolean(r[SPAN.ACCEPTED]), text).toBe(valid);
   if (!valid) return false;
-  expect(run.links.length, text).toBe(2);
   const flags = r[SPAN.FLAGS];
   if (!isObject(value)) {
     expect(flags & SPAN_FLAG.ENTRY, text).toBe(0);
@@ -77,16 +77,32 @@ function agrees(line: Uint8Array): boolean {
     const span = decoder.decode(line.subarray(start, r[SPAN.member(m) + 1]));
     expect(JSON.parse(span), `${name} in ${text}`).toEqual(want);
   }
-  const spelled = (m: number) => {
+  // What the light index reads: plain strings (ASCII, no escapes: their bytes are their text).
+  const raw = (m: number) => {
     const start = r[SPAN.member(m)];
-    return !start || !/[\\\x80-\xff]/.test(String.fromCharCode(...line.subarray(start, r[SPAN.member(m) + 1])));
+    return start ? line.subarray(start, r[SPAN.member(m) + 1]) : undefined;
   };
+  const plain = (m: number) => {
+    const bytes = raw(m);
+    return bytes !== undefined && bytes[0] === 0x22 && !bytes.some((b) => b === 0x5c || b >= 0x80);
+  };
+  const parent = raw(MEMBER.parentId);
+  const noParent = parent === undefined || parent[0] === 0x6e || (parent.length === 2 && parent[0] === 0x22);
+  const role = message !== undefined && typeof message.role === "string";
   const odd =
-    !spelled(MEMBER.type) ||
-    (message !== undefined && !spelled(MEMBER.role)) ||
-    (value.parentId !== undefined && value.parentId !== null && typeof value.parentId !== "string");
+    !plain(MEMBER.type) || !plain(MEMBER.id) || (!noParent && !plain(MEMBER.parentId)) || (role && !plain(MEMBER.role));
   expect(Boolean(flags & SPAN_FLAG.ODD), text).toBe(odd);
-  expect(run.links, text).toEqual([value.id ?? null, value.parentId ?? null]);
+  expect(Boolean(flags & SPAN_FLAG.PARENT_NONE), text).toBe(noParent);
+  expect(Boolean(flags & SPAN_FLAG.PARENT_PREVIOUS), text).toBe(false); // a run of one line
+  expect(Boolean(flags & SPAN_FLAG.HAS_MESSAGE), text).toBe(value.message !== undefined && value.message !== null);
+  if (!odd) {
+    const code = (name: unknown) => KNOWN_NAMES.indexOf(name as string) + 1 || 255;
+    expect([r[SPAN.ID_HASH], r[SPAN.ID_HASH + 1]], text).toEqual(textHash(value.id as string));
+    if (!noParent)
+      expect([r[SPAN.PARENT_HASH], r[SPAN.PARENT_HASH + 1]], text).toEqual(textHash(value.parentId as string));
+    expect(r[SPAN.CODES] & 255, text).toBe(code(value.type));
+    expect(r[SPAN.CODES] >> 8, text).toBe(role ? code(message.role) : 0);
+  }
   return true;
 }
 
@@ -121,7 +137,7 @@ describe.runIf(scanner !== undefined)("the span scan", () => {
     expect(valid).toBeGreaterThan(1000);
   });
 
-  it("links a parentId written as the previous line's id as 0, within a run", () => {
+  it("marks a parent id written as the previous accepted line's id, within a run", () => {
     const lines = [
       '{"type":"message","id":"a","parentId":null}',
       '{"type":"message","id":"b","parentId":"a"}',
@@ -136,19 +152,32 @@ describe.runIf(scanner !== undefined)("the span scan", () => {
       '{"type":"message","id":"h","parentId":""}',
     ];
     const [run] = scanAll(encoder.encode(`${lines.join("\n")}\n`));
-    expect(run.links).toEqual([
-      ...["a", null],
-      ...["b", 0],
-      ...["c", "a"],
-      ...["d", 0],
-      ...["e", "d"], // the same string, written otherwise: not the same bytes
-      ...[null, null],
-      ...["f", "e"], // the previous accepted line is not an entry: it has no id
-      ...[null, 0],
-      ...["g", ""],
-      ...["", 0],
-      ...["h", ""], // "" names no parent, even after an entry whose id is ""
+    const marks = Array.from({ length: run.count }, (_, i) => {
+      const flags = run.records[i * SPAN_INTS + SPAN.FLAGS];
+      return flags & SPAN_FLAG.PARENT_PREVIOUS ? "previous" : flags & SPAN_FLAG.PARENT_NONE ? "none" : "";
+    });
+    expect(marks).toEqual([
+      "none",
+      "previous",
+      "",
+      "previous",
+      "", // the same text, written otherwise: not the same bytes (and not plain)
+      "none", // not an entry
+      "", // the previous accepted line is not an entry: it has no id
+      "previous",
+      "none",
+      "previous",
+      "none", // "" names no parent, even after an entry whose id is ""
     ]);
+  });
+
+  it("codes the names the light index knows, as it lists them", () => {
+    const source = readFileSync(new URL("../wasm/skeleton.c", import.meta.url), "utf8");
+    const names = /NAMES\[\] = \{([^}]*)\}/
+      .exec(source)?.[1]
+      .match(/"[^"]*"/g)
+      ?.map((n) => JSON.parse(n));
+    expect(names).toEqual(KNOWN_NAMES);
   });
 
   it("reads a file in runs as it reads the same bytes in memory: lines longer than a run, an unfinished last line", () => {
@@ -157,21 +186,18 @@ describe.runIf(scanner !== undefined)("the span scan", () => {
     const text = `${small.slice(0, 2500).join("\n")}\n${long}\n${small.slice(2500).join("\n")}\n${long}\n{"type":"mess`;
     const bytes = encoder.encode(text);
     const end = bytes.lastIndexOf(0x0a) + 1;
-    const flat = (runs: ReturnType<typeof scanAll>) => {
-      const records: number[][] = [];
-      const links: unknown[] = [];
-      for (const run of runs) {
-        for (let i = 0; i < run.count; i++) {
+    // The records with offsets in the file; the mark of a parent written as the previous line's id is left out (runs start elsewhere).
+    const flat = (runs: SpanRun[]) =>
+      runs.flatMap((run) =>
+        Array.from({ length: run.count }, (_, i) => {
           const record = [...run.records.subarray(i * SPAN_INTS, (i + 1) * SPAN_INTS)];
           record[SPAN.OFFSET] += run.offset;
-          records.push(record);
-        }
-        links.push(...run.links);
-      }
-      return { records, links };
-    };
+          record[SPAN.FLAGS] &= ~SPAN_FLAG.PARENT_PREVIOUS;
+          return record;
+        }),
+      );
     const inMemory = flat(scanAll(bytes, 0, end));
-    const fromFile: ReturnType<typeof scanAll> = [];
+    const fromFile: SpanRun[] = [];
     const read = (into: Uint8Array, at: number, length: number, position: number) => {
       // Short reads, as a file system may give them.
       const n = Math.min(length, 300_000, bytes.length - position);
@@ -182,13 +208,8 @@ describe.runIf(scanner !== undefined)("the span scan", () => {
       fromFile.push({ ...run, records: run.records.slice(), bytes: run.bytes.slice() });
       return true;
     });
-    expect(inMemory.records.length).toBe(5002);
-    // Runs break in other places: the links to a previous line differ at run starts only.
-    const unmark = ({ records, links }: ReturnType<typeof flat>) => ({
-      records,
-      links: links.map((link, i) => (link === 0 ? links[i - 3] : link)),
-    });
-    expect(unmark(flat(fromFile))).toEqual(unmark(inMemory));
+    expect(inMemory.length).toBe(5002);
+    expect(flat(fromFile)).toEqual(inMemory);
     expect(fromFile.at(-1)?.offset).toBeLessThan(end);
   });
 });

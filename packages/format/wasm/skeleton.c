@@ -76,15 +76,28 @@ enum { DROP = -1, MESSAGE = ENTRY_COUNT, RETAINED_TAIL = ENTRY_COUNT + 1 };
 enum { R_START, R_LENGTH, R_ACCEPTED, RECORD_INTS };
 
 /*
- * A span record (scan_lines without skeletons): a record, then the line's flags, then where
- * each read member's value is, from the line's start ([start, end), both 0 when absent): the ENTRY_FIELDS
- * in their order (`message` and `retainedTail` included), then the MESSAGE_FIELDS.
+ * A span record (the span scan's): a record, then the line's flags, then where each read
+ * member's value is, from the line's start ([start, end), both 0 when absent): the ENTRY_FIELDS
+ * in their order (`message` and `retainedTail` included), then the MESSAGE_FIELDS; then the
+ * hashes (low, high) of its id and parentId, and the codes of its type and role (type | role << 8).
  */
-enum { S_FLAGS = RECORD_INTS, S_SPANS, SPAN_INTS = S_SPANS + 2 * (ENTRY_COUNT + 2 + MESSAGE_COUNT) };
-/* Span record flags: an object; an escaped key (the line must be read whole); `message` is an
- * object; odd: a type or role holding a backslash or a byte >= 0x80 (JSON.parse reads it
- * otherwise than its bytes), or a parentId that is neither a string nor null. */
-enum { F_ENTRY = 1, F_WHOLE = 2, F_MESSAGE_OBJECT = 4, F_ODD = 8 };
+enum {
+  S_FLAGS = RECORD_INTS,
+  S_SPANS,
+  S_ID_HASH = S_SPANS + 2 * (ENTRY_COUNT + 2 + MESSAGE_COUNT),
+  S_PARENT_HASH = S_ID_HASH + 2,
+  S_CODES = S_PARENT_HASH + 2,
+  SPAN_INTS
+};
+/*
+ * Span record flags: an object; an escaped key (the line must be read whole); `message` is an
+ * object; odd: the light index cannot read the line (a type or id that is not a plain string,
+ * a parentId that is neither null nor a plain string, a role string that is not plain: plain is
+ * ASCII without escapes, whose bytes are its text); the parentId is written as the previous
+ * accepted line's id; there is no parentId (absent, null or ""); `message` is neither absent
+ * nor null.
+ */
+enum { F_ENTRY = 1, F_WHOLE = 2, F_MESSAGE_OBJECT = 4, F_ODD = 8, F_PARENT_PREVIOUS = 16, F_PARENT_NONE = 32, F_HAS_MESSAGE = 64 };
 
 /* Lanes (all ones) where a string's scan stops: '"', '\', a control char. */
 static v128_t string_stops(v128_t bytes) {
@@ -346,38 +359,35 @@ SMALL static u8 *emit_skeleton(u8 *o, const u8 *in, const u8 *line_end, const st
 #endif
 
 #if SPANS
-/* Whether [p, end) holds a backslash or a byte >= 0x80: a value JSON.parse may read otherwise than its bytes. */
-SMALL static int odd(const u8 *p, const u8 *end) {
-  for (; p < end; p++)
-    if (*p == '\\' || *p >= 0x80) return 1;
-  return 0;
+typedef unsigned long long u64;
+
+/* Entry types and message roles the light index codes (1 + their place; 255: another string): as KNOWN_NAMES in light-index.ts. */
+static const char *const NAMES[] = {"message",     "custom_message", "branch_summary",
+                                    "compaction",  "context_edit",   "thinking_level_change",
+                                    "model_change", "label",         "session_info",
+                                    "usage",       "custom",         "system",
+                                    "user",        "assistant",      "toolResult",
+                                    "session",     0};
+enum { SESSION_CODE = 16, OTHER_NAME = 255 };
+
+/* Whether the JSON value [p, end) is a string whose bytes are its text: no escape, ASCII only. */
+SMALL static int plain_string(const u8 *p, const u8 *end) {
+  if (!p || *p != '"') return 0;
+  for (p++; p < end - 1; p++)
+    if (*p == '\\' || *p >= 0x80) return 0;
+  return 1;
 }
 
-/* Writes the span record of an accepted line: its member values relative to the line start `in`. */
-SMALL static void write_spans(int *r, const u8 *in, const struct found *f) {
-  const u8 *const *starts[2] = {f->value_start, f->field_start};
-  const u8 *const *ends[2] = {f->value_end, f->field_end};
-  int *o = r + S_SPANS;
-  int flags = (f->entry ? F_ENTRY : 0) | (f->whole ? F_WHOLE : 0) | (f->message_is_object ? F_MESSAGE_OBJECT : 0);
-  for (int g = 0; g < 2; g++) {
-    int count = g ? MESSAGE_COUNT : ENTRY_COUNT + 2;
-    for (int i = 0; i < count; i++, o += 2) {
-      const u8 *a = starts[g][i];
-      o[0] = a ? (int)(a - in) : 0;
-      o[1] = a ? (int)(ends[g][i] - in) : 0;
-      /* type; role (the first of each) */
-      if (a && i == 0 && odd(a, ends[g][i])) flags |= F_ODD;
-    }
-  }
-  /* A parentId neither a string nor null (the links' 0 must mean "the previous line's id"). */
-  const u8 *parent = f->value_start[2];
-  if (parent && *parent != '"' && *parent != 'n') flags |= F_ODD;
-  r[S_FLAGS] = flags;
+/* The code of a plain string value [p, end). */
+SMALL static int name_code(const u8 *p, const u8 *end) {
+  return name_index(p + 1, (int)(end - p) - 2, NAMES) + 1 ?: OTHER_NAME;
 }
 
-/* A member value as written, or null when absent. */
-SMALL static u8 *emit_value(u8 *o, const u8 *from, const u8 *to) {
-  return from ? emit(o, from, to) : emit(o, (const u8 *)"null", (const u8 *)"null" + 4);
+/* FNV-1a (64 bits) of the text of a plain string value [p, end): what ids are linked by. */
+SMALL static u64 text_hash(const u8 *p, const u8 *end) {
+  u64 h = 0xcbf29ce484222325ULL;
+  for (p++; p < end - 1; p++) h = (h ^ *p) * 0x100000001b3ULL;
+  return h;
 }
 
 struct value {
@@ -385,22 +395,116 @@ struct value {
 };
 
 /*
- * A line's id and parentId, as written (null when absent), for the span scan; a parentId written
- * exactly as the previous accepted line's id (the usual case: a conversation goes on) is 0,
- * unless it is "" (which names no parent).
+ * Writes the span record of an accepted line: its member values relative to the line start
+ * `in`, its flags, the hashes of its id and parentId and the codes of its type and role.
+ * `previous` is the id of the previous accepted line of the run (start 0: none).
  */
-SMALL static u8 *emit_links(u8 *o, const struct found *f, struct value *previous) {
-  const u8 *id = f->value_start[1], *parent = f->value_start[2];
+SMALL static void write_spans(int *r, const u8 *in, const struct found *f, struct value *previous) {
+  const u8 *const *starts[2] = {f->value_start, f->field_start};
+  const u8 *const *ends[2] = {f->value_end, f->field_end};
+  int *o = r + S_SPANS;
+  for (int g = 0; g < 2; g++) {
+    int count = g ? MESSAGE_COUNT : ENTRY_COUNT + 2;
+    for (int i = 0; i < count; i++, o += 2) {
+      const u8 *a = starts[g][i];
+      o[0] = a ? (int)(a - in) : 0;
+      o[1] = a ? (int)(ends[g][i] - in) : 0;
+    }
+  }
+  int flags = (f->entry ? F_ENTRY : 0) | (f->whole ? F_WHOLE : 0) | (f->message_is_object ? F_MESSAGE_OBJECT : 0);
+  const u8 *type = f->value_start[0], *id = f->value_start[1], *parent = f->value_start[2];
+  const u8 *message = f->value_start[MESSAGE], *role = f->field_start[0];
+  if (!plain_string(type, f->value_end[0]) || !plain_string(id, f->value_end[1])) flags |= F_ODD;
   int n = (int)(f->value_end[2] - parent);
-  /* "" is no parent (not the previous line's id "", if it is one). */
-  int same = parent && n > 2 && previous->start && n == (int)(previous->end - previous->start);
-  for (int i = 0; same && i < n; i++) same = parent[i] == previous->start[i];
-  o = emit_value(o, id, f->value_end[1]);
-  *o++ = ',';
-  o = same ? emit(o, (const u8 *)"0", (const u8 *)"0" + 1) : emit_value(o, parent, f->value_end[2]);
+  if (!parent || *parent == 'n' || (n == 2 && *parent == '"')) {
+    /* absent, null or "": no parent */
+    flags |= F_PARENT_NONE;
+  } else if (!plain_string(parent, f->value_end[2])) {
+    flags |= F_ODD;
+  } else {
+    int same = previous->start && n == (int)(previous->end - previous->start);
+    for (int i = 0; same && i < n; i++) same = parent[i] == previous->start[i];
+    if (same) flags |= F_PARENT_PREVIOUS;
+    u64 h = text_hash(parent, f->value_end[2]);
+    r[S_PARENT_HASH] = (int)h;
+    r[S_PARENT_HASH + 1] = (int)(h >> 32);
+  }
+  if (message && *message != 'n') flags |= F_HAS_MESSAGE;
+  int codes = 0;
+  if (!(flags & F_ODD)) {
+    u64 h = text_hash(id, f->value_end[1]);
+    r[S_ID_HASH] = (int)h;
+    r[S_ID_HASH + 1] = (int)(h >> 32);
+    codes = name_code(type, f->value_end[0]);
+    if (role && *role == '"') {
+      if (!plain_string(role, f->field_end[0])) flags |= F_ODD;
+      else codes |= name_code(role, f->field_end[0]) << 8;
+    }
+  }
+  r[S_CODES] = codes;
+  r[S_FLAGS] = flags;
   previous->start = id;
   previous->end = f->value_end[1];
-  return o;
+}
+
+/* The slot of a hash in a table of mask + 1 slots. */
+static unsigned slot_of(u64 h, unsigned mask) { return (unsigned)(h ^ (h >> 32)) & mask; }
+
+/* The entry (index) whose id hash is h, or -1: `table` holds entry + 1 per slot (0: empty). */
+__attribute__((export_name("find_id"))) int find_id(unsigned lo, unsigned hi, const u64 *hashes,
+                                                     const unsigned *table, unsigned mask) {
+  u64 h = ((u64)hi << 32) | lo;
+  for (unsigned s = slot_of(h, mask); table[s]; s = (s + 1) & mask)
+    if (hashes[table[s] - 1] == h) return (int)table[s] - 1;
+  return -1;
+}
+
+/* Puts entry k (of hash hashes[k]) in the table; 0 when an entry with that hash is there. */
+static int put(int k, const u64 *hashes, unsigned *table, unsigned mask) {
+  unsigned s = slot_of(hashes[k], mask);
+  for (; table[s]; s = (s + 1) & mask)
+    if (hashes[table[s] - 1] == hashes[k]) return 0;
+  table[s] = (unsigned)k + 1;
+  return 1;
+}
+
+/* Puts entries [0, count) in an empty table (a larger one, as the file grows past its estimate). */
+__attribute__((export_name("fill_table"))) void fill_table(int count, const u64 *hashes, unsigned *table,
+                                                           unsigned mask) {
+  for (int k = 0; k < count; k++) put(k, hashes, table, mask);
+}
+
+/*
+ * Links the `count` lines of a run's span records, entries `first` on: each one's id hash goes
+ * to `hashes` and the table, its parent to `parents` (-1: none; -2: not found yet, as a parent
+ * after its child or not in the file). The entries whose parent was looked up by hash (not
+ * written as the previous line's id) go to `looked`, for the caller to check: returns how many;
+ * -1 at a line the light index cannot read, or at an id hash already there (a repeated id, or
+ * two ids of one hash: the full reading decides).
+ */
+__attribute__((export_name("link_run"))) int link_run(const int *records, int count, int first, u64 *hashes,
+                                                       unsigned *table, unsigned mask, int *parents, int *looked) {
+  int n = 0;
+  for (int i = 0; i < count; i++) {
+    const int *r = records + i * SPAN_INTS;
+    int k = first + i;
+    int flags = r[S_FLAGS];
+    /* Not an entry the light index reads, or a second header (pi skips it): the full reading decides. */
+    if (!r[R_ACCEPTED] || (flags & (F_ENTRY | F_WHOLE | F_ODD)) != F_ENTRY || (r[S_CODES] & 255) == SESSION_CODE)
+      return -1;
+    int parent = -1;
+    if (flags & F_PARENT_PREVIOUS) {
+      parent = k - 1;
+    } else if (!(flags & F_PARENT_NONE)) {
+      parent = find_id((unsigned)r[S_PARENT_HASH], (unsigned)r[S_PARENT_HASH + 1], hashes, table, mask);
+      if (parent < 0) parent = -2;
+      looked[n++] = k;
+    }
+    parents[k] = parent;
+    hashes[k] = ((u64)(unsigned)r[S_ID_HASH + 1] << 32) | (unsigned)r[S_ID_HASH];
+    if (!put(k, hashes, table, mask)) return -1;
+  }
+  return n;
 }
 #endif
 
@@ -409,9 +513,7 @@ SMALL static u8 *emit_links(u8 *o, const struct found *f, struct value *previous
  * up to `max` of them, writing one record each to `records` and, for the accepted ones, a JSON
  * text to `out` (one array for the run). The skeleton scan (SPANS 0): records of RECORD_INTS
  * ints, and each line's skeleton in the array (room for `length` + 2 bytes). The span scan
- * (SPANS 1): span records of SPAN_INTS ints, and each line's `id` and `parentId` as written
- * (null when absent; 0 when the parentId is written as the previous accepted line's id) in the
- * array, two items a line (room for `length` + 10 bytes a line + 2). `stack` has room for `length`
+ * (SPANS 1): span records of SPAN_INTS ints (`out` gets an empty array). `stack` has room for `length`
  * bytes. Returns the number of lines read; sizes[0] = bytes read (whole lines), sizes[1] = the
  * JSON text's length.
  */
@@ -435,8 +537,7 @@ __attribute__((export_name("scan_lines"))) int scan_lines(const u8 *in, int leng
     } else {
       if (s > out + 1) *s++ = ',';
 #if SPANS
-      write_spans(r, p, &f);
-      s = emit_links(s, &f, &previous);
+      write_spans(r, p, &f, &previous);
 #else
       s = emit_skeleton(s, p, line_end, &f);
 #endif
