@@ -1,6 +1,8 @@
 // One measured run in a fresh process, on the compiled library (as users run it): `pi`
 // (SessionManager.open + buildSessionContext of pi 0.73.1), `pi1` (the same with pi 1.x: run it
-// under Node 22) or `pisync` (read + parseSession + buildSessionContext), on the same file.
+// under Node 22), `pisync` (readSessionFile + buildSessionContext: a file opened from its path,
+// as pi opens it) or `pisync-bytes` (readFileSync + parseSession + buildSessionContext), on the
+// same file.
 // Prints JSON, with a digest of the context built (taken after timing) so that the bench can
 // check that both sides did the same work.
 import { createHash } from "node:crypto";
@@ -20,7 +22,7 @@ if (which === "pi" || which === "pi1") {
   const sm = (pi1 ?? SessionManager).open(file);
   context = sm.buildSessionContext();
 } else {
-  const session = process.env.BYTES ? parseSession(readFileSync(file)) : readSessionFile(file);
+  const session = which === "pisync-bytes" ? parseSession(readFileSync(file)) : readSessionFile(file);
   context = buildSessionContext(session);
 }
 const ms = performance.now() - start;

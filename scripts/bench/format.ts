@@ -8,8 +8,10 @@
  * their patches, compaction checkpoints, usage entries, context edits), against pi 0.73.1 under
  * Node 20 and against pi 1.6.0 under Node 22 (pisync measured under both).
  *
- * Each side does the same work, timed the same way: read the file, index it, build the default
- * leaf's context (pi: `SessionManager.open` + `buildSessionContext`). The bench fails unless the
+ * Each side does the same work, timed the same way: open the file from its path, index it, build
+ * the default leaf's context (pi: `SessionManager.open` + `buildSessionContext`; pisync:
+ * `readSessionFile` + `buildSessionContext`). pisync reading the same file from bytes already in
+ * memory (`readFileSync` + `parseSession`) is printed beside it. The bench fails unless the
  * contexts are the same (a digest of each run's context, taken after timing).
  */
 import { execFileSync } from "node:child_process";
@@ -41,7 +43,7 @@ function sameContext(what: string, a: Run[], b: Run[]): void {
   if (digests.size !== 1) throw new Error(`${what}: the contexts differ (${[...digests].join(", ")})`);
 }
 
-function once(which: "pi" | "pi1" | "pisync", path = file, node = process.execPath): Run {
+function once(which: "pi" | "pi1" | "pisync" | "pisync-bytes", path = file, node = process.execPath): Run {
   const out = execFileSync(node, ["--expose-gc", join(import.meta.dirname, "format-child.mjs"), which, path], {
     encoding: "utf8",
   });
@@ -61,7 +63,7 @@ console.log(
   `pi      open + buildSessionContext: ${pi.ms.toFixed(0)} ms, extra memory ${mb(pi.mem)} (${(pi.mem / size).toFixed(2)}× file)`,
 );
 console.log(
-  `pisync  parseSession + context:     ${ours.ms.toFixed(0)} ms, extra memory ${mb(ours.mem)} (${(ours.mem / size).toFixed(2)}× file)`,
+  `pisync  readSessionFile + context: ${ours.ms.toFixed(0)} ms, extra memory ${mb(ours.mem)} (${(ours.mem / size).toFixed(2)}× file)`,
 );
 console.log(`ratio time pisync/pi: ${(ours.ms / pi.ms).toFixed(3)}  (target ≤ 0.3)`);
 console.log(`ratio extra memory / file size: ${(ours.mem / size).toFixed(2)}  (target ≤ 2)`);
@@ -89,20 +91,21 @@ console.log(
 // A pi 1.x session: pisync against pi 0.73.1 (Node 20) and against pi 1.6.0 (Node 22), alternating.
 const pi1File = cachedSession(dir, 20_000, 40, { pi1: true, node22 });
 const pi1Size = statSync(pi1File).size;
-const pi1Runs: Record<string, Run[]> = { pi: [], pisync: [], pi1: [], pisync22: [] };
+const pi1Runs: Record<string, Run[]> = { pi: [], pisync: [], pi1: [], pisync22: [], bytes22: [] };
 for (let i = 0; i < runs; i++) {
   pi1Runs.pi.push(once("pi", pi1File));
   pi1Runs.pisync.push(once("pisync", pi1File));
   pi1Runs.pi1.push(once("pi1", pi1File, node22));
   pi1Runs.pisync22.push(once("pisync", pi1File, node22));
+  pi1Runs.bytes22.push(once("pisync-bytes", pi1File, node22));
 }
 // pi 0.73.1 does not know 1.x's rules (its context of this file differs): pi 1.6.0 is the oracle.
-sameContext("pi 1.6.0's session", pi1Runs.pi1, [...pi1Runs.pisync, ...pi1Runs.pisync22]);
+sameContext("pi 1.6.0's session", pi1Runs.pi1, [...pi1Runs.pisync, ...pi1Runs.pisync22, ...pi1Runs.bytes22]);
 const m = (which: string) => ({
   ms: median(pi1Runs[which].map((r) => r.ms)),
   mem: median(pi1Runs[which].map((r) => r.extraBytes)),
 });
-const [p0, o20, p1, o22] = [m("pi"), m("pisync"), m("pi1"), m("pisync22")];
+const [p0, o20, p1, o22, b22] = [m("pi"), m("pisync"), m("pi1"), m("pisync22"), m("bytes22")];
 console.log(
   `\npi 1.x session with system prompts: ${mb(pi1Size)}, context: ${pi1Runs.pi1[0].messages} messages (medians)`,
 );
@@ -111,11 +114,13 @@ for (const [label, r] of [
   ["pisync    (Node 20)", o20],
   ["pi 1.6.0  (Node 22)", p1],
   ["pisync    (Node 22)", o22],
+  ["pisync, from bytes in memory (Node 22)", b22],
 ] as const) {
   console.log(`${label}: ${r.ms.toFixed(0)} ms, extra memory ${mb(r.mem)} (${(r.mem / pi1Size).toFixed(2)}× file)`);
 }
 console.log(`ratio time pisync/pi 0.73.1 (Node 20): ${(o20.ms / p0.ms).toFixed(3)}  (target ≤ 0.3)`);
 console.log(`ratio time pisync/pi 1.6.0 (Node 22): ${(o22.ms / p1.ms).toFixed(3)}  (target ≤ 0.3)`);
+console.log(`ratio time pisync from bytes in memory/pi 1.6.0 (Node 22): ${(b22.ms / p1.ms).toFixed(3)}`);
 console.log(
   `ratio extra memory / file size: ${(o20.mem / pi1Size).toFixed(2)} (Node 20), ${(o22.mem / pi1Size).toFixed(2)} (Node 22)  (target ≤ 2)`,
 );
