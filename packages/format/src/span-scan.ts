@@ -168,7 +168,7 @@ export function spanScanner(): SpanScanner | undefined {
   const reserveBlock = (entries: number, kept: number) => {
     if (entries <= block.capacity && block.at >= scratchEnd) return;
     const old = block;
-    const capacity = Math.max(entries, 2 * old.capacity, 1024);
+    const capacity = entries <= old.capacity ? old.capacity : Math.max(entries, 2 * old.capacity, 1024);
     let slots = 1024;
     while (slots < 2 * capacity) slots *= 2;
     // Past the run region and the old block (8-byte aligned); what is linked moves there.
@@ -187,12 +187,20 @@ export function spanScanner(): SpanScanner | undefined {
   let linked = 0;
   let scanned = 0;
 
-  /** Memory past the records for a run region of `capacity` bytes: the run, its slack, an output, the bracket stack. */
+  /**
+   * Memory past the records for a run region of `capacity` bytes: the run, its slack, an output,
+   * the bracket stack. The region only grows (a run at least RUN_BYTES); when it grows, the links
+   * block moves past it first, before anything is written there.
+   */
   const layout = (capacity: number) => {
-    const outAt = inputAt + capacity + SLACK;
+    const size = Math.max(capacity, RUN_BYTES);
+    const outAt = inputAt + size + SLACK;
     const stackAt = outAt + 16;
-    scratchEnd = stackAt + capacity;
-    wasm.reserve(scratchEnd);
+    if (stackAt + size > scratchEnd) {
+      scratchEnd = stackAt + size;
+      wasm.reserve(scratchEnd);
+      if (block.capacity) reserveBlock(block.capacity, linked);
+    }
     return { outAt, stackAt };
   };
 

@@ -69,6 +69,29 @@ describe("the light index", () => {
     expect(light).toBeLessThan(fixtures.length);
   }, 60_000);
 
+  it("reads files of many runs as the full reading does: lines longer than a run, links to early entries, more entries than the first run suggests", () => {
+    const header = '{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}';
+    const message = (id: string, parent: string | null, text: string) =>
+      JSON.stringify({
+        type: "message",
+        id,
+        parentId: parent,
+        timestamp: "2026-01-01T00:00:01.000Z",
+        message: { role: "user", content: [{ type: "text", text }] },
+      });
+    const lines = [header];
+    // A first run of a few long lines (the table is sized from it), then thousands of short ones.
+    for (let i = 0; i < 8; i++) lines.push(message(`e${i}`, i ? `e${i - 1}` : null, "x".repeat(150_000)));
+    for (let i = 8; i < 12_000; i++) {
+      // Now and then a branch from one of the first entries (a link by hash to the start of the table).
+      const parent = i % 1000 === 0 ? `e${i % 7}` : `e${i - 1}`;
+      lines.push(message(`e${i}`, parent, i === 6000 ? "y".repeat(3_000_000) : `turn ${i}`));
+    }
+    lines.push(message("last", "e3", "the end"));
+    const bytes = encoder.encode(`${lines.join("\n")}\n`);
+    expect(sameAsFull(bytes)).toBe(true);
+  }, 60_000);
+
   const ids = ["a", "b", "c", "d", "e", "é", 'q"q', "0", ""];
   const value = fc.oneof(fc.constantFrom(null, 1, "", "x", "off", "high", [], {}), fc.string({ maxLength: 4 }));
   /** Mostly what pi writes; now and then what sends a file to the full reading. */
