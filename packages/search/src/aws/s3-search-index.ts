@@ -67,6 +67,8 @@ export class S3SearchIndex implements SearchIndex {
   private readonly files: IndexFiles;
   /** What a user without an index reads: an empty index in memory (made on first use). */
   private empty: SqliteSearchIndex | undefined;
+  /** Per user, the end of this instance's last change (the next one starts after it). */
+  private readonly changing = new Map<string, Promise<void>>();
 
   constructor(private readonly config: S3SearchIndexConfig) {
     this.db = documentClient(config.connection);
@@ -182,8 +184,24 @@ export class S3SearchIndex implements SearchIndex {
   /**
    * Applies `fn` to a copy of the user's current file and, when it changed anything, publishes
    * the copy: upload, then move the pointer if no other indexer moved it first (else again).
+   * One instance changes one user's index one change at a time (its changes would only overtake
+   * each other): only other instances race it.
    */
-  private async change<T>(userId: string, fn: (index: SqliteSearchIndex) => Promise<T>): Promise<T> {
+  private change<T>(userId: string, fn: (index: SqliteSearchIndex) => Promise<T>): Promise<T> {
+    const result = (this.changing.get(userId) ?? Promise.resolve()).then(() => this.changeNow(userId, fn));
+    const settled = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.changing.set(userId, settled);
+    void settled.then(() => {
+      if (this.changing.get(userId) === settled) this.changing.delete(userId);
+    });
+    return result;
+  }
+
+  /** {@link change}, now: retried while other instances publish first. */
+  private async changeNow<T>(userId: string, fn: (index: SqliteSearchIndex) => Promise<T>): Promise<T> {
     await loadWasmSqlite();
     for (let attempt = 1; ; attempt++) {
       const work = this.files.scratch();
