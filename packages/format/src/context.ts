@@ -337,7 +337,8 @@ export function buildSessionContext(
   if (light) {
     if (light.count === 0) return EMPTY();
     const found = leafId ? light.entryOf(leafId) : -1;
-    return contextOfPath(light.pathTo(found >= 0 ? found : light.count - 1), light.reader(), report);
+    const path = light.pathTo(found >= 0 ? found : light.count - 1);
+    return light.batch(() => contextOfPath(path, light.reader(), report));
   }
   const index = "index" in source ? (source as ContextSource).index : (source as SessionIndex);
   const leaf = (leafId ? index.byId(leafId) : undefined) ?? index.defaultLeaf;

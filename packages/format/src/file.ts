@@ -34,9 +34,18 @@ function readAt(fd: number, into: Uint8Array, at: number, length: number, positi
   return done;
 }
 
+/** Bytes [offset, offset + length) of the open file `fd`; throws when the file is shorter now than when it was read. */
+function readRange(path: string, fd: number, offset: number, length: number): Uint8Array {
+  const bytes = new Uint8Array(length);
+  if (readAt(fd, bytes, 0, length, offset) < length) throw new Error(`${path} is shorter than it was when read`);
+  return bytes;
+}
+
 /** A file's bytes, read from disk when asked; what a context prefetched is kept until the next prefetch. */
 class FileBytes implements ByteSource {
   private blocks: { offset: number; bytes: Uint8Array }[] = [];
+  /** The file while a batch keeps it open (see {@link batch}). */
+  private fd: number | undefined;
 
   constructor(private readonly path: string) {}
 
@@ -45,7 +54,7 @@ class FileBytes implements ByteSource {
       const from = offset - block.offset;
       if (from >= 0 && from + length <= block.bytes.length) return block.bytes.subarray(from, from + length);
     }
-    return withFile(this.path, (fd) => this.readBlock(fd, offset, length));
+    return this.open((fd) => readRange(this.path, fd, offset, length));
   }
 
   prefetch(ranges: [offset: number, length: number][]): void {
@@ -55,15 +64,26 @@ class FileBytes implements ByteSource {
       if (last && offset - (last[0] + last[1]) <= GAP_BYTES) last[1] = Math.max(last[1], offset + length - last[0]);
       else merged.push([offset, length]);
     }
-    this.blocks = withFile(this.path, (fd) =>
-      merged.map(([offset, length]) => ({ offset, bytes: this.readBlock(fd, offset, length) })),
+    this.blocks = this.open((fd) =>
+      merged.map(([offset, length]) => ({ offset, bytes: readRange(this.path, fd, offset, length) })),
     );
   }
 
-  private readBlock(fd: number, offset: number, length: number): Uint8Array {
-    const bytes = new Uint8Array(length);
-    if (readAt(fd, bytes, 0, length, offset) < length) throw new Error(`${this.path} is shorter than it was when read`);
-    return bytes;
+  /** Runs `use` with the file open: the reads it makes (one per entry, by the thousand) open it no more. */
+  batch<T>(use: (fd: number) => T): T {
+    return this.open((fd) => {
+      const outer = this.fd;
+      this.fd = fd;
+      try {
+        return use(fd);
+      } finally {
+        this.fd = outer;
+      }
+    });
+  }
+
+  private open<T>(use: (fd: number) => T): T {
+    return this.fd === undefined ? withFile(this.path, use) : use(this.fd);
   }
 }
 
@@ -77,14 +97,17 @@ class FileBytes implements ByteSource {
  * buildSessionContext(session).messages.length;
  */
 export function readSessionFile(path: string): ParsedSession {
-  const light = withFile(path, (fd) => {
-    const size = fstatSync(fd).size;
+  let size = 0;
+  const source = new FileBytes(path);
+  const light = source.batch((fd) => {
+    size = fstatSync(fd).size;
     const head = new Uint8Array(Math.min(size, HEAD_BYTES));
     readAt(fd, head, 0, head.length, 0);
     const read = (into: Uint8Array, at: number, length: number, position: number) =>
       readAt(fd, into, at, length, position);
-    return LightIndex.ofFile(head, size, read, new FileBytes(path));
+    return LightIndex.ofFile(head, size, read, source);
   });
-  const whole = () => readFileSync(path);
-  return light ? lightSession(light, whole) : fullSession(whole());
+  if (!light) return fullSession(readFileSync(path));
+  // What needs every entry is read later, from the file as it was opened (pi may have appended since).
+  return lightSession(light, () => withFile(path, (fd) => readRange(path, fd, 0, size)));
 }

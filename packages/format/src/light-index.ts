@@ -21,6 +21,7 @@ import type { Json } from "./lines.js";
 import type { Problem } from "./problems.js";
 import type { SessionHeader } from "./schema.js";
 import {
+  type LinkTable,
   MEMBER,
   type ReadAt,
   SPAN,
@@ -38,6 +39,8 @@ export interface ByteSource {
   read(offset: number, length: number): Uint8Array;
   /** Reads these ranges ([offset, length], in file order) ahead of the reads that follow, in as few reads as it can. */
   prefetch?(ranges: [offset: number, length: number][]): void;
+  /** Runs `use`, whose reads are many and small, with the bytes at hand (a file kept open meanwhile). */
+  batch?<T>(use: () => T): T;
 }
 
 /** Entry types and message roles the scan codes (1 + their place here, as NAMES in wasm/skeleton.c). */
@@ -64,6 +67,8 @@ const OTHER = 255;
 const MESSAGE = 1;
 const LABEL = KNOWN_NAMES.indexOf("label") + 1;
 const SESSION_INFO = KNOWN_NAMES.indexOf("session_info") + 1;
+/** The most the span records grow at once, as a multiple of the lines read. */
+const GROWTH = 8;
 /** A session file read for its contexts: header, entries' spans, codes and parent links. */
 export class LightIndex {
   /** How many entries there are. */
@@ -74,19 +79,22 @@ export class LightIndex {
   private readonly runFirst: number[] = [];
   private readonly runOffset: number[] = [];
   /** Entry `k`'s parent entry, -1 for a root (or a parent not in the file). */
-  private parents = new Int32Array(0);
+  private parents: Int32Array = new Int32Array(0);
   /** Entries whose parent is not in the file, with the parent id they name. */
   private readonly missing: [entry: number, parentId: string][] = [];
   /** Entries whose parent was not linked when they were read (it may come later), with its id. */
   private readonly pending: [entry: number, parentId: string][] = [];
   private readonly names = new Map<number, string>();
+  /** The entries' links by id hash, once the scan is done. */
+  private links: LinkTable | undefined;
   /** Where the entries start (past the header line), and the bytes covered by whole lines. */
   private entriesAt = 0;
   private complete = 0;
 
   private constructor(
     private readonly source: ByteSource,
-    private readonly scanner: SpanScanner,
+    /** The scan's scanner, until the scan is done (then dropped, with its memory). */
+    private scanner: SpanScanner | undefined,
     /** The file's size. */
     private readonly size: number,
     /** The header as written. */
@@ -104,7 +112,7 @@ export class LightIndex {
     const source = { read: (offset: number, length: number) => bytes.subarray(offset, offset + length) };
     const index = LightIndex.start(bytes.subarray(0, end), bytes.length, source);
     if (!index) return undefined;
-    return index.scanner.scan(bytes, index.entriesAt, end, (run) => index.add(run)) && index.settle()
+    return index.scanning().scan(bytes, index.entriesAt, end, (run) => index.add(run)) && index.settle()
       ? index
       : undefined;
   }
@@ -116,7 +124,7 @@ export class LightIndex {
   static ofFile(head: Uint8Array, size: number, read: ReadAt, source: ByteSource): LightIndex | undefined {
     const index = LightIndex.start(head, size, source);
     if (!index) return undefined;
-    return index.scanner.scanFile(read, index.entriesAt, size, (run) => index.add(run)) && index.settle()
+    return index.scanning().scanFile(read, index.entriesAt, size, (run) => index.add(run)) && index.settle()
       ? index
       : undefined;
   }
@@ -136,13 +144,22 @@ export class LightIndex {
     return index;
   }
 
+  /** The scanner, while the scan is going on. */
+  private scanning(): SpanScanner {
+    if (!this.scanner) throw new Error("the light index's scan is done");
+    return this.scanner;
+  }
+
   /** Takes a run of the scan; false when the file needs the full reading. */
   private add(run: SpanRun): boolean {
     const { records, count } = run;
     const first = this.count;
     if ((first + count) * SPAN_INTS > this.records.length) {
-      // Room for the whole file at this run's lines per byte (and a quarter more), then doubling.
-      const expected = Math.ceil(((this.size - this.entriesAt) / run.bytes.length) * count * 1.25);
+      // Room for the whole file at this run's lines per byte (and a quarter more), then doubling;
+      // at most GROWTH times the lines read so far (a run of short lines before long ones would
+      // otherwise reserve many times the file's size).
+      const estimate = Math.ceil(((this.size - this.entriesAt) / run.bytes.length) * count * 1.25);
+      const expected = Math.min(estimate, GROWTH * (first + count));
       const grown = new Int32Array(Math.max(first + count, expected, 2 * this.count) * SPAN_INTS);
       grown.set(this.records.subarray(0, first * SPAN_INTS));
       this.records = grown;
@@ -150,12 +167,12 @@ export class LightIndex {
     this.records.set(records, first * SPAN_INTS);
     this.runFirst.push(first);
     this.runOffset.push(run.offset);
-    const looked = this.scanner.link();
+    const looked = this.scanning().link();
     if (!looked) return false;
     this.count += count;
     this.complete = run.offset + run.bytes.length;
     // Links by hash: a found parent must have the id the entry names (else it is not in the file).
-    const parents = this.scanner.parents(this.count);
+    const parents = this.scanning().parents(this.count);
     for (const k of looked) {
       const parentId = this.text(k, MEMBER.parentId, run);
       const parent = parents[k];
@@ -170,14 +187,21 @@ export class LightIndex {
 
   /** After the scan: false when a parent comes after its child (the full reading handles that). */
   private settle(): boolean {
+    this.links = this.scanning().links(this.count);
+    this.scanner = undefined;
     for (const [k, parentId] of this.pending) {
       if (this.entryOf(parentId) >= 0) return false;
       this.missing.push([k, parentId]);
     }
-    this.parents = this.scanner.parents(this.count).slice();
+    this.parents = this.links.parents;
     for (const [k] of this.missing) this.parents[k] = -1;
     this.missing.sort((a, b) => a[0] - b[0]);
     return true;
+  }
+
+  /** Runs `use`, which reads many entries' members, in one batch of the source's reads (a file opened once). */
+  batch<T>(use: () => T): T {
+    return this.source.batch ? this.source.batch(use) : use();
   }
 
   /** Where entry `k`'s line starts in the file. */
@@ -250,7 +274,7 @@ export class LightIndex {
 
   /** The entry whose id is `id`, or -1. */
   entryOf(id: string): number {
-    const k = this.scanner.find(...textHash(id));
+    const k = this.links ? this.links.find(...textHash(id)) : -1;
     return k >= 0 && this.id(k) === id ? k : -1;
   }
 
@@ -274,16 +298,36 @@ export class LightIndex {
 
   /**
    * What is wrong in the file, as the full reading reports it (`parseSession`'s `problems`): in
-   * a file the light index reads, only parents not in the file, message entries without a
-   * message, and an unfinished last line can be.
+   * a file the light index reads, only entries whose type is "" (no type, to the full reading),
+   * parents not in the file, message entries without a message, and an unfinished last line can be.
    */
   problems(): Problem[] {
-    const problems: Problem[] = this.missing.map(([k, parentId]) => ({
-      kind: "missing-parent",
-      line: this.lineNumber(k),
-      id: this.id(k),
-      message: `the parent ${parentId} of ${this.id(k)} is not in the file`,
-    }));
+    return this.batch(() => this.findProblems());
+  }
+
+  private findProblems(): Problem[] {
+    const problems: Problem[] = [];
+    const typeAt = SPAN.member(MEMBER.type);
+    for (let k = 0; k < this.count; k++) {
+      // A type written "" (two bytes: its quotes).
+      if (this.records[k * SPAN_INTS + typeAt + 1] - this.records[k * SPAN_INTS + typeAt] !== 2) continue;
+      const line = this.lineNumber(k);
+      problems.push({
+        kind: "not-an-entry",
+        line,
+        offset: this.offsetOf(k),
+        length: this.records[k * SPAN_INTS + SPAN.LENGTH],
+        message: `line ${line} is not an entry (no type or id)`,
+      });
+    }
+    for (const [k, parentId] of this.missing) {
+      problems.push({
+        kind: "missing-parent",
+        line: this.lineNumber(k),
+        id: this.id(k),
+        message: `the parent ${parentId} of ${this.id(k)} is not in the file`,
+      });
+    }
     for (let k = 0; k < this.count; k++) {
       if ((this.records[k * SPAN_INTS + SPAN.CODES] & 255) !== MESSAGE || this.flags(k) & SPAN_FLAG.HAS_MESSAGE)
         continue;
@@ -295,7 +339,7 @@ export class LightIndex {
         message: `message entry ${id} has no message`,
       });
     }
-    // In line order, a line's missing parent before its missing message, as the full reading lists them.
+    // In line order, a line's missing type, then its missing parent, then its missing message, as the full reading lists them.
     problems.sort((a, b) => (a.line as number) - (b.line as number));
     if (this.complete < this.size) {
       problems.push({
@@ -310,6 +354,10 @@ export class LightIndex {
 
   /** Labels by target entry, as `labelsOf` reads them: the last label entry per target wins, an empty one clears it. */
   labels(): Map<string, string> {
+    return this.batch(() => this.readLabels());
+  }
+
+  private readLabels(): Map<string, string> {
     const labels = new Map<string, string>();
     for (let k = 0; k < this.count; k++) {
       if ((this.records[k * SPAN_INTS + SPAN.CODES] & 255) !== LABEL) continue;

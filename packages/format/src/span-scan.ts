@@ -123,10 +123,37 @@ export interface SpanScanner {
    * linked (a repeated id, or two ids of one hash).
    */
   link(): Int32Array | undefined;
-  /** The entry whose id hash is (low, high), or -1. */
-  find(low: number, high: number): number;
   /** Each linked entry's parent: an entry, -1 for none, -2 for one not linked yet (valid until the next link). */
   parents(count: number): Int32Array;
+  /** The links of the `count` entries linked, copied out of the scanner's memory: the scanner can then be dropped. */
+  links(count: number): LinkTable;
+}
+
+/**
+ * The links of a scanned file, held apart from the scanner (whose memory is as large as the file's
+ * longest line, and of which a process can hold only so many): each entry's parent, and its id
+ * hash in an open-addressing table, as `find_id` of wasm/skeleton.c reads it.
+ */
+export class LinkTable {
+  constructor(
+    /** Each entry's id hash (low, high). */
+    private readonly hashes: Int32Array,
+    /** Entry + 1 per slot (0: empty); a power of two long, or empty. */
+    private readonly table: Uint32Array,
+    /** Each entry's parent: an entry, -1 for none, -2 for one not linked yet. */
+    readonly parents: Int32Array,
+  ) {}
+
+  /** The entry whose id hash is (low, high), or -1. */
+  find(low: number, high: number): number {
+    const mask = this.table.length - 1;
+    if (mask < 0) return -1;
+    for (let s = (low ^ high) & mask; this.table[s]; s = (s + 1) & mask) {
+      const k = this.table[s] - 1;
+      if (this.hashes[2 * k] === low && this.hashes[2 * k + 1] === high) return k;
+    }
+    return -1;
+  }
 }
 
 /**
@@ -148,7 +175,6 @@ export function spanScanner(): SpanScanner | undefined {
       parents: number,
       looked: number,
     ): number;
-    find_id(low: number, high: number, hashes: number, table: number, mask: number): number;
     fill_table(count: number, hashes: number, table: number, mask: number): void;
   };
   /** The run region's capacity, and where it ends (the links block starts there or later). */
@@ -168,6 +194,7 @@ export function spanScanner(): SpanScanner | undefined {
   const reserveBlock = (entries: number, kept: number) => {
     if (entries <= block.capacity && block.at >= scratchEnd) return;
     const old = block;
+    // A block moved past a grown run region keeps its size; one that is full doubles.
     const capacity = entries <= old.capacity ? old.capacity : Math.max(entries, 2 * old.capacity, 1024);
     let slots = 1024;
     while (slots < 2 * capacity) slots *= 2;
@@ -261,11 +288,13 @@ export function spanScanner(): SpanScanner | undefined {
       linked += scanned;
       return looked < 0 ? undefined : wasm.ints.subarray(lookedOf(b) >> 2, (lookedOf(b) >> 2) + looked);
     },
-    find(low, high) {
-      return block.capacity ? exports.find_id(low, high, block.at, tableOf(block), block.slots - 1) : -1;
-    },
     parents(count) {
       return wasm.ints.subarray(parentsOf(block) >> 2, (parentsOf(block) >> 2) + count);
+    },
+    links(count) {
+      const hashes = wasm.ints.slice(block.at >> 2, (block.at >> 2) + 2 * count);
+      const table = new Uint32Array(wasm.heap.slice(tableOf(block), lookedOf(block)).buffer);
+      return new LinkTable(hashes, table, this.parents(count).slice());
     },
   };
 }

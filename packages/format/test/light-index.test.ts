@@ -5,59 +5,20 @@
  * with what it reports. Checked on the fixtures and on random sessions with everything that
  * sends a file to the full reading (and everything that does not).
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { inRepoCorpus, loadCorpus, sharedCorpus } from "@pisync/testing/fixtures";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { readSessionFile } from "../src/file.js";
-import { buildSessionContext, type ParsedSession, type Problem, parseSession } from "../src/index.js";
-import { LightIndex } from "../src/light-index.js";
-import { fullSession } from "../src/parse.js";
+import { lightOracle } from "./light-oracle.js";
 
 const dir = mkdtempSync(join(tmpdir(), "pisync-light-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const encoder = new TextEncoder();
 
-/** The contexts of these leaves, with what each build reported. */
-function contexts(session: ParsedSession, leaves: (string | undefined)[]) {
-  return leaves.map((leaf) => {
-    const problems: Problem[] = [];
-    const context = buildSessionContext(session, leaf, { onProblem: (p) => problems.push(p) });
-    return { leaf, context, problems };
-  });
-}
-
-function reading(session: ParsedSession) {
-  return {
-    header: session.header,
-    version: session.version,
-    leafId: session.leafId,
-    labels: [...session.labels],
-    name: session.name,
-    problems: session.problems,
-  };
-}
-
-let files = 0;
 /** Checks a file's light readings against its full one; answers whether the light index read it. */
-function sameAsFull(bytes: Uint8Array): boolean {
-  const path = join(dir, `${files++}.jsonl`);
-  writeFileSync(path, bytes);
-  const full = fullSession(bytes);
-  const ids = [...new Set(full.index.records.map((r) => r.id))];
-  // Every leaf of a small file; of a large one, forty spread over it (a leaf's context walks its whole path).
-  const step = Math.max(1, Math.ceil(ids.length / 40));
-  const leaves = [...ids.filter((_, i) => i % step === 0 || i === ids.length - 1), undefined, "no-such-entry"];
-  const want = { ...reading(full), contexts: contexts(full, leaves) };
-  for (const session of [parseSession(bytes), readSessionFile(path)]) {
-    expect({ ...reading(session), contexts: contexts(session, leaves) }).toEqual(want);
-    // What needs every entry comes from the full reading.
-    expect(session.entries).toEqual(full.entries);
-  }
-  return LightIndex.of(bytes) !== undefined;
-}
+const sameAsFull = lightOracle(dir);
 
 describe("the light index", () => {
   it("reads every fixture as the full reading does, and reads pi's own files itself", () => {
