@@ -34,7 +34,6 @@
  * pi throws (a `message` entry without a message, an edit without a `replacement`), that entry
  * is skipped and reported.
  */
-
 import type { LightIndex } from "./light-index.js";
 import type { Problem } from "./problems.js";
 import type { AgentMessage, SessionEntry } from "./schema.js";

@@ -12,6 +12,7 @@ import { inRepoCorpus, loadCorpus, sharedCorpus } from "@pisync/testing/fixtures
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { lightOracle } from "./light-oracle.js";
+import { TYPES } from "./line-arbitraries.js";
 
 const dir = mkdtempSync(join(tmpdir(), "pisync-light-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -63,21 +64,8 @@ describe("the light index", () => {
     {
       weight: 60,
       arbitrary: fc.record({
-        type: often(
-          [
-            "message",
-            "message",
-            "label",
-            "session_info",
-            "thinking_level_change",
-            "model_change",
-            "compaction",
-            "context_edit",
-            "custom",
-            "usage",
-          ],
-          ["b\\u0061d", "session"],
-        ),
+        // The types pi writes (message twice as often), and the two that send a file to the full reading.
+        type: often([...TYPES, "message", "context_edit", "usage"], ["b\\u0061d", "session"]),
         id: often<string | undefined>(ids, [undefined]),
         parentId: fc.oneof(
           { weight: 6, arbitrary: fc.constant("previous") },

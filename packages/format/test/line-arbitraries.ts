@@ -3,6 +3,8 @@
  * members the index reads hold any values, repeated, respelled with escapes, next to bulky ones;
  * and byte mutations that turn lines into what JSON.parse refuses.
  */
+import { readFileSync } from "node:fs";
+import { inRepoCorpus, loadCorpus, sharedCorpus } from "@pisync/testing/fixtures";
 import fc from "fast-check";
 
 const FIELDS = [
@@ -88,4 +90,42 @@ export function mutate(bytes: Uint8Array, mutations: [number, string, number][])
   }
   out = out.filter((b) => b !== 0x0a);
   return new Uint8Array(out);
+}
+
+/** A scan's check of one line (no newline in it) against JSON.parse: whether JSON.parse took it. */
+export type LineCheck = (line: Uint8Array) => boolean;
+
+/**
+ * Checks every line of the fixtures, and `mutatedRuns` copies of each with bytes changed at
+ * random; returns how many fixture lines there were.
+ */
+export function checkFixtureLines(agrees: LineCheck, mutatedRuns: number): number {
+  let lines = 0;
+  for (const file of [...loadCorpus(inRepoCorpus), ...loadCorpus(sharedCorpus)]) {
+    const bytes = readFileSync(file.jsonl);
+    let start = 0;
+    for (let end = bytes.indexOf(0x0a); end >= 0; start = end + 1, end = bytes.indexOf(0x0a, start)) {
+      const line = bytes.subarray(start, end);
+      agrees(line);
+      fc.assert(
+        fc.property(fc.array(mutation, { minLength: 1, maxLength: 3 }), (m) => void agrees(mutate(line, m))),
+        { numRuns: mutatedRuns },
+      );
+      lines++;
+    }
+  }
+  return lines;
+}
+
+/** Checks 3,000 random entries, respelled and with bytes changed; returns how many JSON.parse took. */
+export function checkRandomEntries(agrees: LineCheck): number {
+  const encoder = new TextEncoder();
+  let valid = 0;
+  fc.assert(
+    fc.property(entry, fc.nat(), fc.array(mutation, { maxLength: 2 }), (text, seed, mutations) => {
+      if (agrees(mutate(encoder.encode(respell(text, seed)), mutations))) valid++;
+    }),
+    { numRuns: 3000 },
+  );
+  return valid;
 }

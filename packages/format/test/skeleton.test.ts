@@ -12,7 +12,16 @@ import { indexSession } from "../src/index-scan.js";
 import { recordOf } from "../src/lines.js";
 import { NOT_JSON, skeletonScanner } from "../src/skeleton.js";
 import { SKELETON_WASM } from "../src/skeleton-wasm.js";
-import { entry, jsonValue, mutate, mutation, respell, TYPES } from "./line-arbitraries.js";
+import {
+  checkFixtureLines,
+  checkRandomEntries,
+  entry,
+  jsonValue,
+  mutate,
+  mutation,
+  respell,
+  TYPES,
+} from "./line-arbitraries.js";
 
 const scanner = skeletonScanner();
 /** The scan's value of one line (no newline in it), given as a run of its own inside a larger buffer. */
@@ -56,25 +65,7 @@ function agrees(line: Uint8Array): boolean {
 
 describe.runIf(read !== undefined)("the skeleton scan", () => {
   it("agrees with JSON.parse on every line of the fixtures, and on each with bytes changed", () => {
-    const files = [...loadCorpus(inRepoCorpus), ...loadCorpus(sharedCorpus)];
-    expect(files.length).toBeGreaterThan(0);
-    let lines = 0;
-    for (const file of files) {
-      const bytes = readFileSync(file.jsonl);
-      let start = 0;
-      for (let end = bytes.indexOf(0x0a); end >= 0; start = end + 1, end = bytes.indexOf(0x0a, start)) {
-        const line = bytes.subarray(start, end);
-        agrees(line);
-        fc.assert(
-          fc.property(fc.array(mutation, { minLength: 1, maxLength: 3 }), (m) => void agrees(mutate(line, m))),
-          {
-            numRuns: 5,
-          },
-        );
-        lines++;
-      }
-    }
-    expect(lines).toBeGreaterThan(100);
+    expect(checkFixtureLines(agrees, 5)).toBeGreaterThan(100);
   }, 90_000);
 
   it("agrees with JSON.parse on random JSON, spaced and respelled", () => {
@@ -87,14 +78,7 @@ describe.runIf(read !== undefined)("the skeleton scan", () => {
   });
 
   it("gives the record of the whole line for entries with repeated, escaped and odd fields", () => {
-    let valid = 0;
-    fc.assert(
-      fc.property(entry, fc.nat(), fc.array(mutation, { maxLength: 2 }), (text, seed, mutations) => {
-        if (agrees(mutate(encoder.encode(respell(text, seed)), mutations))) valid++;
-      }),
-      { numRuns: 3000 },
-    );
-    expect(valid).toBeGreaterThan(1000);
+    expect(checkRandomEntries(agrees)).toBeGreaterThan(1000);
   });
 
   it("refuses what JSON.parse refuses, byte for byte", () => {

@@ -451,8 +451,7 @@ SMALL static void write_spans(int *r, const u8 *in, const struct found *f, struc
 static unsigned slot_of(u64 h, unsigned mask) { return (unsigned)(h ^ (h >> 32)) & mask; }
 
 /* The entry (index) whose id hash is h, or -1: `table` holds entry + 1 per slot (0: empty). */
-__attribute__((export_name("find_id"))) int find_id(unsigned lo, unsigned hi, const u64 *hashes,
-                                                     const unsigned *table, unsigned mask) {
+static int find_id(unsigned lo, unsigned hi, const u64 *hashes, const unsigned *table, unsigned mask) {
   u64 h = ((u64)hi << 32) | lo;
   for (unsigned s = slot_of(h, mask); table[s]; s = (s + 1) & mask)
     if (hashes[table[s] - 1] == h) return (int)table[s] - 1;
