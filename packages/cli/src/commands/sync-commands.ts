@@ -11,6 +11,7 @@ import { completeLengthOf, syncFile, Transient, Unauthorized } from "../sync.js"
 import { sessionFiles, Watcher } from "../watch.js";
 import { api, type CommandHelp, checkToken, formatBytes, type Io, parse, refusedToken } from "./common.js";
 import { type Progress, ProgressBar } from "./progress.js";
+import { cloudSessions } from "./remote.js";
 
 const rootsOption = { root: { type: "string" as const, multiple: true }, json: { type: "boolean" as const } };
 const RootArgs = z.object({
@@ -58,7 +59,7 @@ const STATUS_HELP: CommandHelp = {
   args: [],
   help: `Per session file: the bytes the server confirmed against the file's size, the
 generation, what is pending, the last error, and whether another machine writes the session
-too. Files deleted here are left out (their cloud copies stay) unless --all.
+too, or wrote a newer generation than this file's (then this file is behind the cloud's copy). Files deleted here are left out (their cloud copies stay) unless --all.
 
   --all        list files deleted on this machine too
 ${ROOTS_HELP}
@@ -183,6 +184,9 @@ export async function status(argv: string[], io: Io): Promise<number> {
     offline = error.message;
   }
   const state = new StateStore(client.login.endpoint, io.env);
+  // The cloud's current generation of each session: a file whose copy is behind it is another machine's.
+  const cloud = new Map<string, number>();
+  if (!offline) for (const s of await cloudSessions(client)) cloud.set(s.id, s.generation);
   const files = new Set([...rootsOf(args, io).flatMap((root) => sessionFiles(root)), ...Object.keys(state.all())]);
   const rows = [...files].sort().map((file) => {
     const known = state.get(file);
@@ -198,6 +202,7 @@ export async function status(argv: string[], io: Io): Promise<number> {
       local: local ?? null,
       stored: known?.sent ?? 0,
       generation: known?.generation ?? null,
+      cloudGeneration: (known && cloud.get(known.sessionId)) ?? null,
       pending: local === undefined ? 0 : Math.max(0, local - (known?.sent ?? 0)),
       diverged: known?.diverged ?? false,
       deleted: local === undefined,
@@ -216,6 +221,9 @@ export async function status(argv: string[], io: Io): Promise<number> {
       r.deleted ? "deleted locally (the cloud copy stays)" : "",
       r.pending ? `${formatBytes(r.pending)} pending` : "",
       r.diverged ? "diverged: another machine writes this session too" : "",
+      r.cloudGeneration !== null && r.generation !== null && r.cloudGeneration > r.generation
+        ? `behind: the cloud's current copy is generation ${r.cloudGeneration}, another machine's (pisync generations ${r.session})`
+        : "",
       r.lastError ? `last error: ${sanitize(r.lastError)}` : "",
     ].filter(Boolean);
     io.out(
