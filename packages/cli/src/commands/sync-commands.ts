@@ -9,6 +9,7 @@ import { sanitize } from "../sanitize.js";
 import { StateStore } from "../state.js";
 import { completeLengthOf, syncFile, Transient, Unauthorized } from "../sync.js";
 import { sessionFiles, Watcher } from "../watch.js";
+import { statusLogger } from "../watch-status.js";
 import { api, type CommandHelp, checkToken, formatBytes, type Io, parse, refusedToken } from "./common.js";
 import { type Progress, ProgressBar } from "./progress.js";
 import { cloudSessions } from "./remote.js";
@@ -78,8 +79,13 @@ function rootsOf(args: { root?: string[] }, io: Io): string[] {
 export async function watchCommand(argv: string[], io: Io, signal?: AbortSignal): Promise<number> {
   const args = parse(argv, rootsOption, z.extend(RootArgs, { positionals: z.tuple([]) }), WATCH_HELP);
   const roots = rootsOf(args, io);
-  const log = createLogger(args.json ?? false, io.err);
   const client = api(io);
+  // Every event also goes to the status file `pisync service status` reads.
+  const log = statusLogger(
+    createLogger(args.json ?? false, io.err),
+    { endpoint: client.login.endpoint, roots },
+    io.env,
+  );
   const state = new StateStore(client.login.endpoint, io.env);
   const watcher = new Watcher({ api: client, state, log }, { roots });
   log.event("watching", { roots: roots.join(","), files: roots.reduce((n, r) => n + sessionFiles(r).length, 0) });
@@ -89,6 +95,7 @@ export async function watchCommand(argv: string[], io: Io, signal?: AbortSignal)
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
   await watcher.done;
+  log.stop(watcher.refused ? EXIT.auth : EXIT.ok);
   // The server refused the token: the watcher stopped; scripts and service managers see 3.
   if (watcher.refused) throw new CliError(watcher.refused, EXIT.auth);
   return EXIT.ok;
