@@ -193,7 +193,14 @@ export async function status(argv: string[], io: Io): Promise<number> {
   const state = new StateStore(client.login.endpoint, io.env);
   // The cloud's current generation of each session: a file whose copy is behind it is another machine's.
   const cloud = new Map<string, number>();
-  if (!offline) for (const s of await cloudSessions(client)) cloud.set(s.id, s.generation);
+  if (!offline) {
+    try {
+      for (const s of await cloudSessions(client)) cloud.set(s.id, s.generation);
+    } catch (error) {
+      if (!(error instanceof Transient)) throw error;
+      offline = error.message; // the server went away meanwhile: the local view still stands
+    }
+  }
   const files = new Set([...rootsOf(args, io).flatMap((root) => sessionFiles(root)), ...Object.keys(state.all())]);
   const rows = [...files].sort().map((file) => {
     const known = state.get(file);
