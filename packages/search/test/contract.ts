@@ -419,6 +419,67 @@ export function describeSearchContract(name: string, setup: () => Promise<Search
       expect(sessionsOf(await search("private"))).toEqual(["sess-mine"]);
     });
 
+    it("label: alone lists the labelled entries, not the session's newest ones", async () => {
+      const s = new SessionWriter("sess-labelled", "/a");
+      s.user("an unrelated start");
+      const fixed = s.assistant("the fix: retry with jitter");
+      s.user("more unrelated talk");
+      s.assistant("and an unrelated reply after it");
+      s.label(fixed, "the-fix");
+      await append(s);
+      const page = await search("label:the-fix");
+      expect(sessionsOf(page)).toEqual(["sess-labelled"]);
+      expect(page.sessions[0].entries.map((e) => [e.entryId, e.kind])).toEqual([[fixed, "assistant"]]);
+      expect((await search("retry label:the-fix")).sessions[0].entries.map((e) => e.entryId)).toEqual([fixed]);
+      expect(sessionsOf(await search("unrelated label:the-fix"))).toEqual([]);
+    });
+
+    it("cuts a tool call's snippet from its arguments as text, without JSON escapes", async () => {
+      const s = new SessionWriter("sess-tool-text", "/a");
+      s.assistant("running it", { tool: ["bash", { command: 'grep -n "needle" src\nls -la', cwd: "/w" }] });
+      await append(s);
+      const [hit] = (await search("needle role:tool")).sessions[0].entries;
+      const text = hit.snippet.map((p) => p.text).join("");
+      expect(hit.kind).toBe("tool_call");
+      expect(text).toContain('grep -n "needle" src');
+      expect(text).not.toMatch(/\\["n]/);
+      expect(text).toContain("ls -la");
+    });
+
+    it("another user's words change nothing in a user's answers: hits, snippets, completions, order", async () => {
+      const victim = `${user}-victim`;
+      // The completion oracle: 15 frequent words of one prefix and a rare probe fill the 16 completions.
+      const words = new SessionWriter("sess-oracle", "/a");
+      for (let i = 0; i < 15; i++) for (let j = 0; j < 3; j++) words.user(`ak${String.fromCharCode(97 + i)}word filler`);
+      await append(words);
+      const probe = new SessionWriter("sess-probe", "/a");
+      probe.user("akzprobe once");
+      await append(probe);
+      // Two entries whose order depends on the two words' statistics (bm25's idf).
+      const first = new SessionWriter("sess-rank-1", "/a");
+      first.user("alpha alpha beta");
+      await append(first);
+      const second = new SessionWriter("sess-rank-2", "/a");
+      second.user("alpha beta beta");
+      await append(second);
+      const betas = new SessionWriter("sess-rank-3", "/a");
+      for (let i = 0; i < 3; i++) betas.user("beta gamma");
+      await append(betas);
+      const queries = ["ak*", "akz*", "alpha beta", "beta", "filler", "akia*", "secret*"];
+      const answers = () => Promise.all(queries.map((q) => search(q)));
+      const alone = await answers();
+      expect(sessionsOf(alone[0])).toContain("sess-probe");
+      expect(sessionsOf(alone[2])).toEqual(["sess-rank-1", "sess-rank-2"]);
+      // Another user: a credential-like word of the same prefix in many entries, and "alpha" everywhere.
+      const theirs = new SessionWriter("sess-victim", "/a");
+      for (let i = 0; i < 20; i++) theirs.user(`akiasecretkey alpha ${i}`);
+      await append(theirs, { userId: victim });
+      expect(sessionsOf(await search("akia*", 20, undefined, victim))).toEqual(["sess-victim"]);
+      expect(await answers()).toEqual(alone);
+      await index.remove(victim, "sess-victim");
+      expect(await answers()).toEqual(alone);
+    });
+
     it("runs any query text without an engine error", async () => {
       const s = new SessionWriter("sess-fuzz", "/a");
       s.user('NEAR(a b) "x" AND OR NOT * ^col:x {a b}:c');
