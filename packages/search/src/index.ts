@@ -8,10 +8,12 @@ export type * from "./port.js";
 export {
   ftsMatch,
   MAX_QUERY_LENGTH,
+  MAX_PREFIXES,
   MAX_TERMS,
   parseQuery,
   QueryError,
   QueryText,
+  SearchTimeout,
   type Role,
   type SearchQuery,
   type Term,

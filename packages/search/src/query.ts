@@ -46,6 +46,19 @@ export class QueryError extends Error {
   }
 }
 
+/**
+ * A search that could not answer within its time limit (it ran, or waited for a free search
+ * thread, too long): nothing is wrong with the query as such; answer 503 and let the client
+ * try again, or narrow it.
+ */
+export class SearchTimeout extends Error {
+  readonly code = "search_timeout";
+  constructor(message: string) {
+    super(message);
+    this.name = "SearchTimeout";
+  }
+}
+
 /** Bounds on the work one query can cause: its length, its words in all (a phrase counts each of its words), its prefixes. */
 export const MAX_QUERY_LENGTH = 1000;
 export const MAX_TERMS = 32;
