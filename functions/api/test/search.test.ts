@@ -90,6 +90,9 @@ describe("GET /v1/search", () => {
       ["q=x&limit=0", /limit must be a whole number from 1 to 100/],
       ["q=x&limit=abc", /limit must be/],
       ["q=x&cursor=forged", /cursor/],
+      // The costly shapes: a phrase of many words, a prefix with a one-letter word.
+      [`q=${encodeURIComponent(`"${Array(249).fill("the").join(" ")}"`)}`, /249 words: at most 32/],
+      [`q=${encodeURIComponent("x-a*")}`, /every word of a prefix needs at least 2 letters/],
     ] as const) {
       const response = await get(mine, query);
       expect(response.status, query).toBe(400);
@@ -135,6 +138,72 @@ describe("GET /v1/search", () => {
 });
 
 describe("search on the one-machine server", () => {
+  it("a poisoned session leaves every other user's appends searchable within 10 s, and the log quiet", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "pisync-search-node-"));
+    const log: string[] = [];
+    try {
+      const stores = embeddedStores(dataDir);
+      const tokens = {
+        mallory: await userToken(stores, "mallory"),
+        alice: await userToken(stores, "alice"),
+        bob: await userToken(stores, "bob"),
+      };
+      stores.close();
+      const server = await startNodeServer({ port: 0, host: "127.0.0.1", dataDir, log: (line) => log.push(line) });
+      const patch = (token: string, id: string, body: string) =>
+        fetch(`${server.url}/v1/sessions/${id}`, {
+          method: "PATCH",
+          headers: { Authorization: `Bearer ${token}`, "Upload-Offset": "0" },
+          body,
+        });
+      const found = async (token: string, q: string) => {
+        const r = await fetch(`${server.url}/v1/search?q=${q}`, { headers: { Authorization: `Bearer ${token}` } });
+        return ((await r.json()) as { sessions: Array<{ sessionId: string }> }).sessions.map((s) => s.sessionId);
+      };
+      try {
+        // A tool call whose arguments nest 5,000 deep (about 10 KB).
+        const deep = `${"[".repeat(5000)}${"]".repeat(5000)}`;
+        const poison = JSON.stringify({
+          type: "message",
+          id: "p0000001",
+          parentId: null,
+          timestamp: "2026-02-01T10:00:01.000Z",
+          message: {
+            role: "assistant",
+            content: [{ type: "toolCall", id: "t1", name: "bash", arguments: { nested: "DEEP" } }],
+            api: "x",
+            provider: "p",
+            model: "m",
+            usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+            stopReason: "toolUse",
+            timestamp: 1,
+          },
+        }).replace('"DEEP"', deep);
+        expect(await found(tokens.alice, "ibex")).toEqual([]); // the server is up and its search threads too
+        const started = Date.now();
+        expect((await patch(tokens.mallory, "poison", `${header("poison")}${poison}\n${user("m1", "mallory's marmot")}`)).ok).toBe(true);
+        for (let i = 0; i < 4; i++) {
+          expect((await patch(tokens.alice, `a${i}`, header(`a${i}`) + user("a1", `alice's ibex ${i}`))).ok).toBe(true);
+          expect((await patch(tokens.bob, `b${i}`, header(`b${i}`) + user("b1", `bob's yak ${i}`))).ok).toBe(true);
+        }
+        const ibex = await eventually(() => found(tokens.alice, "ibex"), (ids) => ids.length === 4);
+        const yak = await eventually(() => found(tokens.bob, "yak"), (ids) => ids.length === 4);
+        expect(Date.now() - started).toBeLessThan(10_000);
+        expect([ibex.length, yak.length]).toEqual([4, 4]);
+        // The poisoned session itself: the deep line is kept and searchable as text, the rest as usual.
+        expect(await eventually(() => found(tokens.mallory, "marmot"), (ids) => ids.length > 0)).toEqual(["poison"]);
+        expect(await found(tokens.mallory, "nested")).toEqual(["poison"]);
+        // Two catch-up passes later, nothing was logged about it.
+        await new Promise((resolve) => setTimeout(resolve, Math.max(0, started + 11_000 - Date.now())));
+        expect(log.filter((line) => line.startsWith("pisync: "))).toEqual([]); // failures are "pisync: …"
+      } finally {
+        await server.close();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
   it("indexes on start what was stored without being indexed (a crash between append and index)", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "pisync-search-node-"));
     try {

@@ -1,7 +1,8 @@
 /**
  * Searches on worker threads of their own ({@link SearchThreads}), so that no query, however
  * costly, holds up the server's event loop (its other requests, `/healthz`); each search has a
- * time limit, counted from when it was asked, after which it rejects with {@link SearchTimeout}.
+ * time limit on a thread, after which it rejects with {@link SearchTimeout} and its thread is
+ * replaced; searches wait for a free thread in a bounded queue (one more is refused at once).
  */
 import { Worker } from "node:worker_threads";
 import type { LinesAnswer, ReaderCall, ReaderMessage } from "./embedded-reader.js";
@@ -12,14 +13,19 @@ import { QueryError, type SearchQuery, SearchTimeout } from "./query.js";
 export interface SearchThreadsOptions {
   /** Searches running at once (each on a thread and connection of its own). */
   threads: number;
-  /** Milliseconds a search may take, waiting included, before it answers {@link SearchTimeout}. */
+  /** Milliseconds a search may run on its thread before it answers {@link SearchTimeout}. */
   timeLimitMs: number;
   /** Searches waiting for a thread at most: one more is refused at once. */
   queue: number;
+  /** Searches of one user waiting or running at most: one user's costly queries never fill the queue. */
+  perUser: number;
 }
 
-/** Two threads (the machine's cores), 5 s, 32 waiting. */
-export const DEFAULT_SEARCH_THREADS: SearchThreadsOptions = { threads: 2, timeLimitMs: 5000, queue: 32 };
+/**
+ * One thread (beside the server's loop and the index's writer: a small machine's cores), 5 s,
+ * 32 waiting, 2 per user.
+ */
+export const DEFAULT_SEARCH_THREADS: SearchThreadsOptions = { threads: 1, timeLimitMs: 5000, queue: 32, perUser: 2 };
 
 /** Heap of a reader thread, in MB: a page's lines and snippets. */
 const READER_HEAP_MB = 256;
@@ -28,15 +34,17 @@ interface Job {
   call: Omit<ReaderCall, "id">;
   resolve: (page: SearchPage) => void;
   reject: (error: Error) => void;
-  timer: ReturnType<typeof setTimeout>;
+  /** Set once the search runs on a thread. */
+  timer?: ReturnType<typeof setTimeout>;
   slot?: Slot;
 }
 
 interface Slot {
   worker: Worker;
   job?: Job;
-  /** Resolves once the thread has opened the index. */
+  /** Resolves once the thread has opened the index (`isReady` then). */
   ready: Promise<void>;
+  isReady: boolean;
 }
 
 /** The reader's file: from source, a shim that loads the TypeScript through tsx; the built file otherwise. */
@@ -51,6 +59,8 @@ function readerFile(): { url: URL; execArgv?: string[] } {
 export class SearchThreads {
   private readonly slots: Array<Slot | undefined>;
   private readonly queue: Job[] = [];
+  /** Searches waiting or running, by user. */
+  private readonly ofUser = new Map<string, number>();
   private nextId = 0;
   private closed = false;
 
@@ -68,16 +78,19 @@ export class SearchThreads {
     if (this.queue.length >= this.options.queue) {
       return Promise.reject(new SearchTimeout("too many searches are waiting: try again in a moment"));
     }
+    if ((this.ofUser.get(userId) ?? 0) >= this.options.perUser) {
+      return Promise.reject(new SearchTimeout("your earlier searches are still running: try again in a moment"));
+    }
+    this.ofUser.set(userId, (this.ofUser.get(userId) ?? 0) + 1);
+    const done = () => {
+      const left = (this.ofUser.get(userId) ?? 1) - 1;
+      if (left > 0) this.ofUser.set(userId, left);
+      else this.ofUser.delete(userId);
+    };
     return new Promise<SearchPage>((resolve, reject) => {
-      const job: Job = {
-        call: { userId, query, options },
-        resolve,
-        reject,
-        timer: setTimeout(() => this.expire(job), this.options.timeLimitMs),
-      };
-      this.queue.push(job);
+      this.queue.push({ call: { userId, query, options }, resolve, reject });
       this.dispatch();
-    });
+    }).finally(done);
   }
 
   /** Starts every thread now (a server's first searches then pay no start-up); resolves once they are ready. */
@@ -98,11 +111,9 @@ export class SearchThreads {
     );
   }
 
-  /** The time limit passed: a waiting search leaves the queue; a running one's thread is stopped and replaced. */
+  /** The time limit passed: the search answers SearchTimeout; its thread is stopped and replaced. */
   private expire(job: Job): void {
     const slot = job.slot;
-    const waiting = this.queue.indexOf(job);
-    if (waiting >= 0) this.queue.splice(waiting, 1);
     this.settle(job, new SearchTimeout(`the search took longer than ${this.options.timeLimitMs} ms: narrow it or try again`));
     if (slot) this.retire(slot);
   }
@@ -128,12 +139,12 @@ export class SearchThreads {
 
   private dispatch(): void {
     for (let i = 0; i < this.slots.length && this.queue.length > 0; i++) {
-      let slot = this.slots[i];
-      if (slot?.job) continue;
-      slot ??= this.start(i);
+      const slot = this.slots[i] ?? this.start(i);
+      if (slot.job || !slot.isReady) continue; // a starting thread takes searches once ready
       const job = this.queue.shift() as Job;
       job.slot = slot;
       slot.job = job;
+      job.timer = setTimeout(() => this.expire(job), this.options.timeLimitMs);
       slot.worker.ref();
       slot.worker.postMessage({ ...job.call, id: this.nextId++ } satisfies ReaderCall);
     }
@@ -148,11 +159,13 @@ export class SearchThreads {
     });
     worker.unref(); // held only while a search runs
     let ready = () => {};
-    const slot: Slot = { worker, ready: new Promise((resolve) => (ready = resolve)) };
+    const slot: Slot = { worker, ready: new Promise((resolve) => (ready = resolve)), isReady: false };
     this.slots[at] = slot;
     worker.on("message", (message: ReaderMessage) => {
       if ("ready" in message) {
+        slot.isReady = true;
         ready();
+        this.dispatch();
         return;
       }
       if ("lines" in message) {

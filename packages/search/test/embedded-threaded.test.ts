@@ -96,28 +96,30 @@ describe("the embedded index's search threads", () => {
     }
   });
 
-  it("answers SearchTimeout past the time limit, and the next searches run on a fresh thread", { timeout: 60_000 }, async () => {
+  it("answers SearchTimeout past the time limit, and the searches waiting run on a fresh thread", { timeout: 60_000 }, async () => {
     const path = join(dir, "limited.db");
     // Lines of one session never come: its search cannot finish.
     const lines: LineSource = (_user, sessionId, _generation, ranges) =>
       sessionId === "sess-stuck"
         ? new Promise(() => {})
         : Promise.resolve(ranges.map(() => new TextEncoder().encode("{}")));
-    const limited = new ThreadedSearchIndex(path, lines, { threads: 1, timeLimitMs: 1500, queue: 1 });
+    const limited = new ThreadedSearchIndex(path, lines, { threads: 1, timeLimitMs: 1500, queue: 2, perUser: 2 });
     try {
       await limited.applyAll([doc("sess-stuck", "a stuck sanderling"), doc("sess-free", "a free godwit")]);
       await limited.warm();
       const started = Date.now();
       const stuck = limited.search("u-thread", parseQuery("sanderling"), { limit: 5 });
       const waiting = limited.search("u-thread", parseQuery("godwit"), { limit: 5 });
-      // One thread, one waiting: a third is refused at once.
-      await expect(limited.search("u-thread", parseQuery("godwit"), { limit: 5 })).rejects.toBeInstanceOf(SearchTimeout);
+      // Two of one user's searches at once: a third of the same user is refused at once, another user's waits.
+      await expect(limited.search("u-thread", parseQuery("godwit"), { limit: 5 })).rejects.toThrow(/your earlier searches/);
+      const other = limited.search("u-other", parseQuery("godwit"), { limit: 5 });
+      // The queue holds two: one more is refused at once.
+      await expect(limited.search("u-third", parseQuery("godwit"), { limit: 5 })).rejects.toThrow(/too many searches/);
       await expect(stuck).rejects.toThrow(/longer than 1500 ms/);
       expect(Date.now() - started).toBeLessThan(1500 + 1000);
-      expect(await waiting.then(() => "answered", (error) => error)).toBeInstanceOf(SearchTimeout);
-      await limited.warm(); // the stopped thread's replacement
-      const page = await limited.search("u-thread", parseQuery("godwit"), { limit: 5 });
-      expect(page.sessions.map((s) => s.sessionId)).toEqual(["sess-free"]);
+      // The waiting search runs on the stopped thread's replacement.
+      expect((await waiting).sessions.map((s) => s.sessionId)).toEqual(["sess-free"]);
+      expect((await other).sessions).toEqual([]);
     } finally {
       await limited.close();
     }
