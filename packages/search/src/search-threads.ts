@@ -23,9 +23,9 @@ export interface SearchThreadsOptions {
 
 /**
  * One thread (beside the server's loop and the index's writer: a small machine's cores), 5 s,
- * 32 waiting, 2 per user.
+ * 32 waiting, 8 per user.
  */
-export const DEFAULT_SEARCH_THREADS: SearchThreadsOptions = { threads: 1, timeLimitMs: 5000, queue: 32, perUser: 2 };
+export const DEFAULT_SEARCH_THREADS: SearchThreadsOptions = { threads: 1, timeLimitMs: 5000, queue: 32, perUser: 8 };
 
 /** Heap of a reader thread, in MB: a page's lines and snippets. */
 const READER_HEAP_MB = 256;
@@ -61,6 +61,9 @@ export class SearchThreads {
   private readonly queue: Job[] = [];
   /** Searches waiting or running, by user. */
   private readonly ofUser = new Map<string, number>();
+  /** When each user's last search started (a count): the next search is of the user served least recently. */
+  private readonly served = new Map<string, number>();
+  private starts = 0;
   private nextId = 0;
   private closed = false;
 
@@ -141,13 +144,27 @@ export class SearchThreads {
     for (let i = 0; i < this.slots.length && this.queue.length > 0; i++) {
       const slot = this.slots[i] ?? this.start(i);
       if (slot.job || !slot.isReady) continue; // a starting thread takes searches once ready
-      const job = this.queue.shift() as Job;
+      const job = this.next();
       job.slot = slot;
       slot.job = job;
       job.timer = setTimeout(() => this.expire(job), this.options.timeLimitMs);
       slot.worker.ref();
       slot.worker.postMessage({ ...job.call, id: this.nextId++ } satisfies ReaderCall);
     }
+  }
+
+  /** Takes the waiting search of the user served least recently (first asked among theirs): users take turns. */
+  private next(): Job {
+    let best = 0;
+    for (let i = 1; i < this.queue.length; i++) {
+      const turn = (job: Job) => this.served.get(job.call.userId) ?? -1;
+      if (turn(this.queue[i]) < turn(this.queue[best])) best = i;
+    }
+    const [job] = this.queue.splice(best, 1) as [Job];
+    this.served.delete(job.call.userId); // kept in the order served: the first is the least recent
+    this.served.set(job.call.userId, this.starts++);
+    if (this.served.size > 4 * this.options.queue) this.served.delete(this.served.keys().next().value as string);
+    return job;
   }
 
   private start(at: number): Slot {
@@ -183,7 +200,9 @@ export class SearchThreads {
       ready(); // nobody waits for a dead thread
       if (slot.job) this.settle(slot.job, error);
       if (this.slots[at] === slot) this.slots[at] = undefined;
-      this.dispatch();
+      // A thread that could not even start would fail again: the waiting searches fail with it.
+      if (!slot.isReady) for (const job of this.queue.splice(0)) job.reject(error);
+      else this.dispatch();
     };
     worker.on("error", died);
     worker.on("exit", (code) => died(new Error(`a search thread stopped (exit code ${code})`)));

@@ -480,6 +480,85 @@ export function describeSearchContract(name: string, setup: () => Promise<Search
       expect(await answers()).toEqual(alone);
     });
 
+    it("one session that fails to index holds up no other, and is retried with backoff, not at every pass", async () => {
+      let poisoned = true;
+      const isPoison = (sessionId: string) => poisoned && sessionId === "sess-poisoned";
+      const fail = () => Promise.reject(new Error("the index refused the poisoned batch"));
+      // The real index, whose transactions fail while they hold the poisoned session.
+      const faulty: SearchIndex = {
+        state: (u, s) => index.state(u, s),
+        sessions: (u) => index.sessions(u),
+        users: () => index.users(),
+        apply: (b) => (isPoison(b.sessionId) ? fail() : index.apply(b)),
+        applyAll: (bs) => (bs.some((b) => isPoison(b.sessionId)) ? fail() : index.applyAll(bs)),
+        ...(index.applyLines
+          ? {
+              applyLines: (items: Parameters<NonNullable<SearchIndex["applyLines"]>>[0]) =>
+                items.some((i) => isPoison(i.at.sessionId)) ? fail() : (index.applyLines?.(items) ?? fail()),
+            }
+          : {}),
+        remove: (u, s) => index.remove(u, s),
+        clear: (u) => index.clear(u),
+        search: (u, q, o) => index.search(u, q, o),
+      };
+      let now = Date.now();
+      const log: string[] = [];
+      const drained = new SearchIndexer(stores, faulty, { drainDelayMs: 0, log: (l) => log.push(l), now: () => now });
+      const other = `${user}-neighbour`;
+      const sessions: Array<[string, string, string]> = [
+        [user, "sess-poisoned", "a poisoned heron"],
+        [user, "sess-healthy-1", "a healthy heron"],
+        [user, "sess-healthy-2", "another healthy heron"],
+        [other, "sess-neighbour", "the neighbour's heron"],
+      ];
+      for (const [userId, sessionId, text] of sessions) {
+        const s = new SessionWriter(sessionId, "/a");
+        s.user(text);
+        await append(s, { userId, skipIndex: true });
+      }
+      // All marked at once: one drain step (one transaction) holds them all.
+      for (const [userId, sessionId] of sessions) drained.markDirty(userId, sessionId);
+      await drained.flush();
+      expect(sessionsOf(await search("heron")).sort()).toEqual(["sess-healthy-1", "sess-healthy-2"]);
+      expect(sessionsOf(await search("heron", 20, undefined, other))).toEqual(["sess-neighbour"]);
+      expect(log).toHaveLength(1);
+      expect(log[0]).toMatch(/sess-poisoned.*the index refused the poisoned batch/);
+      // Passes and writes during the backoff leave it alone: no work, no log line.
+      drained.markDirty(user, "sess-poisoned");
+      await drained.flush();
+      await drained.catchUp([user]);
+      expect(log).toHaveLength(1);
+      expect(drained.failures()).toMatchObject([{ userId: user, sessionId: "sess-poisoned", attempts: 1 }]);
+      // Once the backoff passed, the next pass retries it.
+      poisoned = false;
+      now += 60_000;
+      await drained.catchUp([user]);
+      expect(sessionsOf(await search("poisoned"))).toEqual(["sess-poisoned"]);
+      expect(drained.failures()).toEqual([]);
+      expect(log).toHaveLength(1);
+    });
+
+    it("a line nested deeper than the ingest limit is indexed as its text; the lines around it as usual", async () => {
+      const s = new SessionWriter("sess-deep", "/a");
+      s.user("before the deep line: a bittern");
+      const deep = s.assistant("placeholder", { tool: ["bash", { nested: "DEEP" }] });
+      s.user("after the deep line: a curlew");
+      const bytes = new TextDecoder().decode(s.take()).replace('"DEEP"', `${"[".repeat(5000)}"a deep gadwall"${"]".repeat(5000)}`);
+      const result = await appender.append({
+        userId: user,
+        sessionId: "sess-deep",
+        offset: 0,
+        body: new TextEncoder().encode(bytes),
+      });
+      expect(result.offset).toBe(new TextEncoder().encode(bytes).length); // the bytes are kept as they are
+      await indexer.sync(user, "sess-deep");
+      expect(sessionsOf(await search("bittern"))).toEqual(["sess-deep"]);
+      expect(sessionsOf(await search("curlew"))).toEqual(["sess-deep"]);
+      const [hit] = (await search("gadwall")).sessions[0].entries;
+      expect(hit.entryId).toBe(deep);
+      expect(hit.snippet.filter((p) => p.hit).map((p) => p.text)).toEqual(["gadwall"]);
+    });
+
     it("runs any query text without an engine error", async () => {
       const s = new SessionWriter("sess-fuzz", "/a");
       s.user('NEAR(a b) "x" AND OR NOT * ^col:x {a b}:c');

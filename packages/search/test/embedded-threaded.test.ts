@@ -117,9 +117,15 @@ describe("the embedded index's search threads", () => {
       await expect(limited.search("u-third", parseQuery("godwit"), { limit: 5 })).rejects.toThrow(/too many searches/);
       await expect(stuck).rejects.toThrow(/longer than 1500 ms/);
       expect(Date.now() - started).toBeLessThan(1500 + 1000);
-      // The waiting search runs on the stopped thread's replacement.
-      expect((await waiting).sessions.map((s) => s.sessionId)).toEqual(["sess-free"]);
-      expect((await other).sessions).toEqual([]);
+      // The waiting searches run on the stopped thread's replacement, the user served least recently first.
+      const order: string[] = [];
+      const [mine, theirs] = await Promise.all([
+        waiting.then((page) => (order.push("u-thread"), page)),
+        other.then((page) => (order.push("u-other"), page)),
+      ]);
+      expect(mine.sessions.map((s) => s.sessionId)).toEqual(["sess-free"]);
+      expect(theirs.sessions).toEqual([]);
+      expect(order).toEqual(["u-other", "u-thread"]);
     } finally {
       await limited.close();
     }
