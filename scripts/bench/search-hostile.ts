@@ -24,7 +24,9 @@ const base = `http://127.0.0.1:${port}`;
 /** Starts the server process; resolves with its token. */
 async function startServer(): Promise<{ child: ChildProcess; token: string }> {
   const args = ["--conditions=source", "--import", "tsx", "scripts/start.ts", "--no-watch", "--port", String(port)];
-  const child = spawn(process.execPath, [...args, "--data", join(dir, "data")], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, [...args, "--data", join(dir, "data")], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   let output = "";
   const token = await new Promise<string>((resolve, reject) => {
     child.stdout?.on("data", (chunk) => {
@@ -73,7 +75,10 @@ async function healthzDuring<T>(work: () => Promise<T>): Promise<{ result: T; sl
   return { result, slowest, asked };
 }
 
-const WORDS = "the of and to a in is it that for on was with as be at by this have from or one had not but what all were when we there can an your which their said if do will each about how up out them then she many some so these would other into has more her two like him see time could no make than first been its who now people my made over did down only way find use may water long little very after words called just where most know".split(" ");
+const WORDS =
+  "the of and to a in is it that for on was with as be at by this have from or one had not but what all were when we there can an your which their said if do will each about how up out them then she many some so these would other into has more her two like him see time could no make than first been its who now people my made over did down only way find use may water long little very after words called just where most know".split(
+    " ",
+  );
 let seed = 1;
 const random = () => {
   seed = (seed * 1103515245 + 12345) % 2 ** 31;
@@ -145,7 +150,9 @@ for (const [name, queries] of shapes) {
   const { result, slowest } = await healthzDuring(() => Promise.all(queries.map(search)));
   const statuses = [...new Set(result.map((r) => r.status))].join("/");
   const ms = Math.max(...result.map((r) => r.ms));
-  console.log(`${name} | ${statuses} | ${ms.toFixed(0)} | ${slowest.toFixed(1)} (wall ${(performance.now() - t).toFixed(0)})`);
+  console.log(
+    `${name} | ${statuses} | ${ms.toFixed(0)} | ${slowest.toFixed(1)} (wall ${(performance.now() - t).toFixed(0)})`,
+  );
 }
 child.kill("SIGTERM");
 await new Promise((r) => child.once("exit", r));

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { Appender, SearchIndexer, storedLines } from "@pisync/core";
 import { SqliteSearchIndex } from "@pisync/search/embedded";
 import { embeddedStores } from "@pisync/store/embedded";
-import { openPair, type Pair } from "@pisync/testing";
+import { assistantMessage, entry, openPair, type Pair } from "@pisync/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp, startNodeServer } from "../src/index.js";
 import { client, userToken } from "./harness.js";
@@ -163,35 +163,40 @@ describe("search on the one-machine server", () => {
       try {
         // A tool call whose arguments nest 5,000 deep (about 10 KB).
         const deep = `${"[".repeat(5000)}${"]".repeat(5000)}`;
-        const poison = JSON.stringify({
-          type: "message",
-          id: "p0000001",
-          parentId: null,
-          timestamp: "2026-02-01T10:00:01.000Z",
-          message: {
-            role: "assistant",
-            content: [{ type: "toolCall", id: "t1", name: "bash", arguments: { nested: "DEEP" } }],
-            api: "x",
-            provider: "p",
-            model: "m",
-            usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
-            stopReason: "toolUse",
-            timestamp: 1,
-          },
-        }).replace('"DEEP"', deep);
+        const poison = JSON.stringify(
+          entry(
+            "p0000001",
+            null,
+            1,
+            assistantMessage([{ type: "toolCall", id: "t1", name: "bash", arguments: { nested: "DEEP" } }]),
+          ),
+        ).replace('"DEEP"', deep);
         expect(await found(tokens.alice, "ibex")).toEqual([]); // the server is up and its search threads too
         const started = Date.now();
-        expect((await patch(tokens.mallory, "poison", `${header("poison")}${poison}\n${user("m1", "mallory's marmot")}`)).ok).toBe(true);
+        expect(
+          (await patch(tokens.mallory, "poison", `${header("poison")}${poison}\n${user("m1", "mallory's marmot")}`)).ok,
+        ).toBe(true);
         for (let i = 0; i < 4; i++) {
           expect((await patch(tokens.alice, `a${i}`, header(`a${i}`) + user("a1", `alice's ibex ${i}`))).ok).toBe(true);
           expect((await patch(tokens.bob, `b${i}`, header(`b${i}`) + user("b1", `bob's yak ${i}`))).ok).toBe(true);
         }
-        const ibex = await eventually(() => found(tokens.alice, "ibex"), (ids) => ids.length === 4);
-        const yak = await eventually(() => found(tokens.bob, "yak"), (ids) => ids.length === 4);
+        const ibex = await eventually(
+          () => found(tokens.alice, "ibex"),
+          (ids) => ids.length === 4,
+        );
+        const yak = await eventually(
+          () => found(tokens.bob, "yak"),
+          (ids) => ids.length === 4,
+        );
         expect(Date.now() - started).toBeLessThan(10_000);
         expect([ibex.length, yak.length]).toEqual([4, 4]);
         // The poisoned session itself: the deep line is kept and searchable as text, the rest as usual.
-        expect(await eventually(() => found(tokens.mallory, "marmot"), (ids) => ids.length > 0)).toEqual(["poison"]);
+        expect(
+          await eventually(
+            () => found(tokens.mallory, "marmot"),
+            (ids) => ids.length > 0,
+          ),
+        ).toEqual(["poison"]);
         expect(await found(tokens.mallory, "nested")).toEqual(["poison"]);
         // Two catch-up passes later, nothing was logged about it.
         await new Promise((resolve) => setTimeout(resolve, Math.max(0, started + 11_000 - Date.now())));

@@ -2,6 +2,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { assistantMessage, entry } from "@pisync/testing";
 import { buildCli, machine, type Server, startServer } from "@pisync/testing/cli";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -28,29 +29,12 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "pisync-search-cli-"));
   server = await startServer(dataDir);
   m = machine(server.url, server.token);
-  const toolCall = {
-    type: "message",
-    id: "e0000002",
-    parentId: "e0000001",
-    timestamp: "2026-02-01T00:00:02.000Z",
-    message: {
-      role: "assistant",
-      content: [{ type: "toolCall", id: "t1", name: "bash", arguments: { command: 'rg "kingfisher" src\nls' } }],
-      api: "x",
-      provider: "p",
-      model: "m",
-      usage: {
-        input: 1,
-        output: 1,
-        cacheRead: 0,
-        cacheWrite: 0,
-        totalTokens: 2,
-        cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-      },
-      stopReason: "toolUse",
-      timestamp: 2,
-    },
-  };
+  const toolCall = entry(
+    "e0000002",
+    "e0000001",
+    2,
+    assistantMessage([{ type: "toolCall", id: "t1", name: "bash", arguments: { command: 'rg "kingfisher" src\nls' } }]),
+  );
   for (const [id, body] of [
     ["s-heron", session("s-heron", "the grey heron waits by the retry loop")],
     ["s-egret", session("s-egret", "an egret, and a \u001b[31mred\u001b[0m escape")],

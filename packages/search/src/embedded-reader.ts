@@ -28,7 +28,10 @@ export type LinesAnswer = { lines: number; result?: Array<Uint8Array | undefined
 
 const port = parentPort;
 if (port) {
-  const waiting = new Map<number, { resolve: (v: Array<Uint8Array | undefined>) => void; reject: (e: Error) => void }>();
+  const waiting = new Map<
+    number,
+    { resolve: (v: Array<Uint8Array | undefined>) => void; reject: (e: Error) => void }
+  >();
   let next = 0;
   const index = new SqliteSearchIndex(
     (workerData as { path: string }).path,

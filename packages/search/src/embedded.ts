@@ -172,7 +172,9 @@ export class SqliteSearchIndex implements SearchIndex {
   private dropSharedLayout(): void {
     const shared = this.db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'docs' AND type = 'table'").get();
     if (!shared) return;
-    this.db.exec("DROP TABLE docs; DROP TABLE IF EXISTS entries; DROP TABLE IF EXISTS labels; DROP TABLE IF EXISTS sessions");
+    this.db.exec(
+      "DROP TABLE docs; DROP TABLE IF EXISTS entries; DROP TABLE IF EXISTS labels; DROP TABLE IF EXISTS sessions",
+    );
   }
 
   /** The user's text table, made when `create` and it has none yet; undefined when it has none. */

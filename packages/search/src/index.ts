@@ -7,15 +7,15 @@ export { batchOf, MAX_DOCUMENT_CHARS } from "./documents.js";
 export type * from "./port.js";
 export {
   ftsMatch,
-  MAX_QUERY_LENGTH,
   MAX_PREFIXES,
+  MAX_QUERY_LENGTH,
   MAX_TERMS,
   parseQuery,
   QueryError,
   QueryText,
-  SearchTimeout,
   type Role,
   type SearchQuery,
+  SearchTimeout,
   type Term,
 } from "./query.js";
 export { snippetOf } from "./snippet.js";

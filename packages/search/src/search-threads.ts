@@ -117,7 +117,10 @@ export class SearchThreads {
   /** The time limit passed: the search answers SearchTimeout; its thread is stopped and replaced. */
   private expire(job: Job): void {
     const slot = job.slot;
-    this.settle(job, new SearchTimeout(`the search took longer than ${this.options.timeLimitMs} ms: narrow it or try again`));
+    this.settle(
+      job,
+      new SearchTimeout(`the search took longer than ${this.options.timeLimitMs} ms: narrow it or try again`),
+    );
     if (slot) this.retire(slot);
   }
 
@@ -192,7 +195,8 @@ export class SearchThreads {
       const job = slot.job;
       if (!job) return;
       worker.unref();
-      if ("error" in message) this.settle(job, message.queryError ? new QueryError(message.error) : new Error(message.error));
+      if ("error" in message)
+        this.settle(job, message.queryError ? new QueryError(message.error) : new Error(message.error));
       else this.settle(job, message.result);
       this.dispatch();
     });

@@ -450,7 +450,8 @@ export function describeSearchContract(name: string, setup: () => Promise<Search
       const victim = `${user}-victim`;
       // The completion oracle: 15 frequent words of one prefix and a rare probe fill the 16 completions.
       const words = new SessionWriter("sess-oracle", "/a");
-      for (let i = 0; i < 15; i++) for (let j = 0; j < 3; j++) words.user(`ak${String.fromCharCode(97 + i)}word filler`);
+      for (let i = 0; i < 15; i++)
+        for (let j = 0; j < 3; j++) words.user(`ak${String.fromCharCode(97 + i)}word filler`);
       await append(words);
       const probe = new SessionWriter("sess-probe", "/a");
       probe.user("akzprobe once");
@@ -543,7 +544,9 @@ export function describeSearchContract(name: string, setup: () => Promise<Search
       s.user("before the deep line: a bittern");
       const deep = s.assistant("placeholder", { tool: ["bash", { nested: "DEEP" }] });
       s.user("after the deep line: a curlew");
-      const bytes = new TextDecoder().decode(s.take()).replace('"DEEP"', `${"[".repeat(5000)}"a deep gadwall"${"]".repeat(5000)}`);
+      const bytes = new TextDecoder()
+        .decode(s.take())
+        .replace('"DEEP"', `${"[".repeat(5000)}"a deep gadwall"${"]".repeat(5000)}`);
       const result = await appender.append({
         userId: user,
         sessionId: "sess-deep",

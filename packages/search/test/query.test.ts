@@ -84,7 +84,11 @@ describe("the query budget", () => {
   it("counts a phrase's words, and every word of a term, toward the budget", () => {
     const phrase = `"${Array.from({ length: 249 }, () => "the").join(" ")}"`;
     expect(errorOf(phrase)).toMatch(/249 words.*at most 32/);
-    expect(errorOf(`"${Array.from({ length: 20 }, (_, i) => `a${i}`).join(" ")}" ${Array.from({ length: 13 }, (_, i) => `b${i}`).join(" ")}`)).toMatch(/33 words/);
+    expect(
+      errorOf(
+        `"${Array.from({ length: 20 }, (_, i) => `a${i}`).join(" ")}" ${Array.from({ length: 13 }, (_, i) => `b${i}`).join(" ")}`,
+      ),
+    ).toMatch(/33 words/);
     expect(errorOf(`x -"${Array.from({ length: 32 }, () => "the").join(" ")}"`)).toMatch(/33 words/);
     expect(errorOf(Array.from({ length: 17 }, () => "a-b").join(" "))).toMatch(/34 words/);
     expect(parseQuery(`"${Array.from({ length: 32 }, () => "the").join(" ")}"`, NOW).terms).toHaveLength(1);
