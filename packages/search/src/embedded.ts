@@ -11,7 +11,7 @@
 import { chmodSync, closeSync, existsSync, openSync } from "node:fs";
 import Database from "better-sqlite3";
 import * as z from "zod/mini";
-import { batchOf } from "./documents.js";
+import { batchOf, MAX_DOCUMENT_CHARS, MAX_LINE_BYTES } from "./documents.js";
 import type {
   DocumentKind,
   EntryHit,
@@ -427,6 +427,11 @@ export class SqliteSearchIndex implements SearchIndex {
     hits.forEach((hit, i) => {
       const line = lines[i];
       if (!line) return;
+      if (line.length > MAX_LINE_BYTES) {
+        // Indexed as its text (documents.ts): cut from its start, never parsed whole here.
+        hit.snippet = snippetOf(new TextDecoder().decode(line.subarray(0, 4 * MAX_DOCUMENT_CHARS)), query.terms);
+        return;
+      }
       const nl = new Uint8Array(line.length + 1);
       nl.set(line);
       nl[line.length] = 0x0a;

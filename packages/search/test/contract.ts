@@ -560,6 +560,13 @@ export function describeSearchContract(name: string, setup: () => Promise<Search
       const [hit] = (await search("gadwall")).sessions[0].entries;
       expect(hit.entryId).toBe(deep);
       expect(hit.snippet.filter((p) => p.hit).map((p) => p.text)).toEqual(["gadwall"]);
+      // A line longer than the limit (4 MiB): its start indexed and cut as text.
+      const long = new SessionWriter("sess-long", "/a");
+      const huge = long.bash("cat big.log", `a long shoveler ${"filler ".repeat(700_000)}`);
+      await append(long);
+      const [longHit] = (await search("shoveler")).sessions[0].entries;
+      expect(longHit.entryId).toBe(huge);
+      expect(longHit.snippet.filter((p) => p.hit).map((p) => p.text)).toEqual(["shoveler"]);
     });
 
     it("runs any query text without an engine error", async () => {
