@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Appender, SearchIndexer, storedLines } from "@pisync/core";
 import { SqliteSearchIndex } from "@pisync/search/embedded";
+import { ThreadedSearchIndex } from "@pisync/search/embedded-threaded";
 import { embeddedStores } from "@pisync/store/embedded";
 import { assistantMessage, entry, openPair, type Pair } from "@pisync/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -129,6 +130,32 @@ describe("GET /v1/search", () => {
       open();
       await indexer.flush();
       gated.close();
+    }
+  });
+
+  it("answers 503 search_timeout with Retry-After when a search passes its time limit", {
+    timeout: 60_000,
+  }, async () => {
+    // Lines of this user's sessions never come: the search cannot finish within its limit.
+    const stuck = new ThreadedSearchIndex(join(dir, "stuck.db"), () => new Promise(() => {}), {
+      threads: 1,
+      timeLimitMs: 500,
+      queue: 4,
+      perUser: 4,
+    });
+    const indexer = new SearchIndexer(pair.stores, stuck, { drainDelayMs: 0 });
+    const stuckApp = createApp({ stores: pair.stores, log: () => {}, search: { index: stuck, indexer } });
+    const dave = client(stuckApp, await userToken(pair.stores, "dave"));
+    try {
+      expect((await dave.patch("s4", 0, header("s4") + user("ff66", "a slow sandpiper"))).status).toBeLessThan(300);
+      await indexer.flush();
+      await stuck.warm();
+      const response = await stuckApp.request("/v1/search?q=sandpiper", { headers: dave.auth });
+      expect(response.status).toBe(503);
+      expect(response.headers.get("Retry-After")).toBe("1");
+      expect(await response.json()).toMatchObject({ code: "search_timeout", error: expect.stringMatching(/500 ms/) });
+    } finally {
+      await stuck.close();
     }
   });
 
