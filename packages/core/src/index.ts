@@ -18,7 +18,7 @@ export { blobKey, checkId, checkSessionId, SAFE_ID, SESSION_ID, uploadKey } from
 export { checkFilter, Library, type LibraryFilter, type LibraryPage, matches, searchText } from "./library.js";
 export { Memo } from "./memo.js";
 export { DEFAULT_READER_CACHE, Reader, type ReaderCacheLimits } from "./reader.js";
-export { SearchIndexer, storedLines } from "./search-indexer.js";
+export { type IndexFailure, SearchIndexer, storedLines } from "./search-indexer.js";
 export { MAX_SEGMENTS } from "./segments.js";
 export { PAGE_ENTRIES, type PageRequest, type ShareMasker, ShareReading } from "./share-reading.js";
 export { type PathFacts, pathFacts, pathTotals } from "./share-view.js";

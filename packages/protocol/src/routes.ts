@@ -153,6 +153,7 @@ export const LIBRARY_ROUTES: readonly RouteSpec[] = [
       200: { description: "a page of hits", content: json(SearchPage) },
       400: error("a malformed query", "bad_query"),
       401: signedOut,
+      503: error("the search passed its time limit, or too many were waiting (Retry-After)", "search_timeout"),
     },
   },
   {
@@ -301,7 +302,8 @@ export const ROUTES: readonly RouteSpec[] = [
     query: SearchQuery,
     answers: {
       200: { description: "a page of sessions and the cursor of the next", content: json(SearchPage) },
-      400: error("a malformed query", "bad_query"),
+      400: error("a malformed query, or one over the budget (32 words, 4 prefixes)", "bad_query"),
+      503: error("the search passed its time limit, or too many were waiting (Retry-After)", "search_timeout"),
     },
   },
   {
