@@ -5,6 +5,7 @@ export {
   HIGHLIGHT_MAX_CHARS,
   MARKDOWN_MAX_CHARS,
   PAGE_BUDGET_CHARS,
+  plainText,
   renderCode,
   renderMarkdown,
   SHOWN_MAX_CHARS,

@@ -7,7 +7,7 @@
 
 import { escapeHtml, safeImageSrc } from "./escape.js";
 import { documentHead } from "./head.js";
-import { PAGE_BUDGET_CHARS, renderMarkdown, withBudget } from "./markdown.js";
+import { PAGE_BUDGET_CHARS, plainText, renderMarkdown, withBudget } from "./markdown.js";
 import { renderBashExecution, renderToolBlock, type ToolCallPart } from "./tools/index.js";
 import type { PageEntry, SessionPageView } from "./view.js";
 
@@ -387,10 +387,10 @@ export function renderPage(view: SessionPageView): string {
   const preload = view.branches
     ? `<link rel="preload" href="${escapeHtml(`${view.base}/tree`)}" as="fetch" crossorigin="anonymous">\n`
     : "";
-  return `${documentHead(oneLine(view.facts.title, 80), SHARE_CSS, `${preload}<script src="/s/assets/app.js" defer></script>\n${view.host?.head ?? ""}`)}
+  return `${documentHead(oneLine(plainText(view.facts.title), 80), SHARE_CSS, `${preload}<script src="/s/assets/app.js" defer></script>\n${view.host?.head ?? ""}`)}
 <body class="${view.branches ? "with-tree" : ""}" data-base="${escapeHtml(view.base)}" data-live="${view.live ? "1" : "0"}" data-leaf="${escapeHtml(view.leafId ?? "")}" data-start="${view.window.start}" data-end="${view.window.end}" data-total="${view.window.total}">
 <header>
-<h1>${escapeHtml(oneLine(view.facts.title, 200))}</h1>
+<h1>${escapeHtml(oneLine(plainText(view.facts.title), 200))}</h1>
 ${renderFacts(view)}
 <p class="notes">${view.notes.map((n) => escapeHtml(n)).join(" · ")} · <a href="${escapeHtml(`${view.base}/raw`)}">JSONL</a> · <a href="${escapeHtml(`${view.base}/context${contextQuery}`)}">context</a><span class="keys"> · keys: T thinking · O tool output · / search · j/k user messages</span></p>
 ${view.host?.toolbar ?? ""}</header>
