@@ -7,6 +7,8 @@
  */
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
+import { basename } from "node:path";
+import { fileURLToPath } from "node:url";
 import { initWasm, Resvg } from "@resvg/resvg-wasm";
 import satori from "satori";
 
@@ -29,6 +31,25 @@ const MAX = { title: 140, facts: 160, line: 160 } as const;
 
 const require = createRequire(import.meta.url);
 
+/**
+ * The files the renderer reads: from their packages, or (in the Lambda bundle, which ships no
+ * node_modules) beside the bundle, where its build copies them (`infra/lib/bundling.ts`).
+ */
+export const PREVIEW_ASSETS = [
+  "@resvg/resvg-wasm/index_bg.wasm",
+  "@fontsource/inter/files/inter-latin-400-normal.woff",
+  "@fontsource/inter/files/inter-latin-700-normal.woff",
+] as const;
+
+/** Where an asset is: its package's file, else the bundle's copy (chunks live in `chunks/`). */
+function assetPath(specifier: (typeof PREVIEW_ASSETS)[number]): string {
+  try {
+    return require.resolve(specifier);
+  } catch {
+    return fileURLToPath(new URL(`../${basename(specifier)}`, import.meta.url));
+  }
+}
+
 type Font = { name: string; data: ArrayBuffer; weight: 400 | 700; style: "normal" };
 
 let ready: Promise<Font[]> | undefined;
@@ -36,11 +57,7 @@ let ready: Promise<Font[]> | undefined;
 /** The WebAssembly and the fonts, loaded once. */
 function load(): Promise<Font[]> {
   ready ??= (async () => {
-    const [wasm, regular, bold] = await Promise.all([
-      readFile(require.resolve("@resvg/resvg-wasm/index_bg.wasm")),
-      readFile(require.resolve("@fontsource/inter/files/inter-latin-400-normal.woff")),
-      readFile(require.resolve("@fontsource/inter/files/inter-latin-700-normal.woff")),
-    ]);
+    const [wasm, regular, bold] = await Promise.all(PREVIEW_ASSETS.map((asset) => readFile(assetPath(asset))));
     await initWasm(wasm);
     const buffer = (b: Buffer) => b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer;
     return [
@@ -60,6 +77,8 @@ function load(): Promise<Font[]> {
  */
 export function layoutText(value: string, max: number): string {
   const line = value
+    // Emoji have no glyph in the shipped font: left out rather than drawn as boxes.
+    .replace(/[\p{Extended_Pictographic}\u{1F3FB}-\u{1F3FF}\uFE0E\uFE0F]/gu, "")
     .replace(/[\p{Cc}\p{Cf}\u2028\u2029]/gu, " ")
     .replace(/\s+/g, " ")
     .trim();
@@ -101,6 +120,7 @@ function tree(card: PreviewCard): Node {
         background: line.who === "user" ? "#152036" : "#181b21",
         overflow: "hidden",
         maxHeight: 80,
+        maxWidth: WIDTH - 120,
       },
       `${line.who === "user" ? "User" : "Assistant"}: ${layoutText(line.text, MAX.line)}`,
     ),
