@@ -78,7 +78,7 @@ function load(): Promise<Font[]> {
 export function layoutText(value: string, max: number): string {
   const line = value
     // Emoji have no glyph in the shipped font: left out rather than drawn as boxes.
-    .replace(/[\p{Extended_Pictographic}\u{1F3FB}-\u{1F3FF}\uFE0E\uFE0F]/gu, "")
+    .replace(/\p{Extended_Pictographic}|\p{Emoji_Modifier}|\uFE0E|\uFE0F/gu, "")
     .replace(/[\p{Cc}\p{Cf}\u2028\u2029]/gu, " ")
     .replace(/\s+/g, " ")
     .trim();
