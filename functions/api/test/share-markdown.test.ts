@@ -144,6 +144,8 @@ describeOnEveryStore("shares agents can read", (pair) => {
     const other = await (await app.request(`${path}/md?leaf=x1`)).text();
     expect(other).toContain("Another branch");
     expect(other).not.toContain("## Assistant");
+    const page = await app.request(path, { headers: { Accept: "text/html", "Accept-Encoding": "gzip" } });
+    expect(page.headers.get("Vary")).toBe("Accept, Accept-Encoding");
     const html = await (await app.request(path, { headers: { Accept: "text/html" } })).text();
     expect(html).toContain(`<link rel="alternate" type="text/markdown" href="${url}/md"`);
   });

@@ -68,7 +68,6 @@ export function sharePageRoutes(services: Services, shares: Shares) {
     const token = c.req.param("token");
     // Agents that ask for Markdown get it from the page's own address.
     if (wantsMarkdown(c)) return markdown(c, token);
-    c.header("Vary", "Accept");
     let opened: Awaited<ReturnType<typeof shares.open>>;
     try {
       opened = await shares.open(token);
@@ -99,7 +98,10 @@ export function sharePageRoutes(services: Services, shares: Shares) {
     // are the tree request's to answer).
     if (share.leafId === undefined) treeOf(share, head).catch(() => {});
     await counted;
-    return KeptBodies.respond(c, page, "text/html; charset=UTF-8");
+    const answer = KeptBodies.respond(c, page, "text/html; charset=UTF-8");
+    // The same address answers Markdown to clients that ask for it.
+    answer.headers.set("Vary", "Accept, Accept-Encoding");
+    return answer;
   });
 
   /** A revoked or expired link's notice, with a card saying so (its image says so too). */
