@@ -177,6 +177,26 @@ describe("messages for people", () => {
   }, 60_000);
 });
 
+describe("share --md", () => {
+  it("prints the conversation as Markdown, masked as the link shows it; the link goes to stderr", async () => {
+    await onMachine(async (m) => {
+      const token = `ghp_${"Z9y8X7w6V5".repeat(3)}abcdef`;
+      const path = writeSession(m.sessionsRoot, `md-${Date.now()}`, [
+        "first, with ```` fences",
+        `then the token ${token}`,
+        "and \u001b[31m a colour",
+      ]);
+      const r = m.run(["share", path, "--md"]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toMatch(/\/s\/\S+ expires /);
+      expect(r.stdout.match(/^## User/gm)).toHaveLength(3);
+      expect(r.stdout).toContain("[masked: github-token]");
+      expect(r.stdout).not.toContain(token.slice(0, 16));
+      expect(r.stdout).not.toContain("\u001b");
+    });
+  }, 60_000);
+});
+
 describe("push and status", () => {
   it("push says what it sent, and says so when there is nothing to send", async () => {
     await onMachine(async (m) => {
