@@ -71,8 +71,44 @@ const pi1Corpus = ["system-prompts", "branches", "compactions", "context-edits"]
   text: readFileSync(join(inRepoCorpus, "pi-1.6.0", `${name}.jsonl`), "utf8"),
 }));
 
+const usage = (n: number, cost: number) => ({
+  input: n,
+  output: 2 * n,
+  cacheRead: 3 * n,
+  cacheWrite: 4 * n,
+  totalTokens: 10 * n,
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: cost },
+});
+/** Every kind of usage pi counts, over two days: what the fixtures do not all have. */
+const everyKind = (() => {
+  let n = 0;
+  const at = (day: number) => `2026-03-0${day}T10:00:0${n % 10}.000Z`;
+  const entry = (day: number, fields: Record<string, unknown>) => {
+    n++;
+    return JSON.stringify({ id: `e${n}`, parentId: n === 1 ? null : `e${n - 1}`, timestamp: at(day), ...fields });
+  };
+  const assistant = (day: number, extra: Record<string, unknown>) =>
+    entry(day, {
+      type: "message",
+      message: { role: "assistant", content: [{ type: "toolCall", id: "c", name: "bash", arguments: {} }], ...extra },
+    });
+  return `${[
+    JSON.stringify({ type: "session", version: 3, id: "every-kind", timestamp: at(1), cwd: "/w" }),
+    assistant(1, { provider: "anthropic", model: "claude-x", usage: usage(10, 0.1) }),
+    assistant(1, { provider: "openai", model: "gpt-router", responseModel: "gpt-5", usage: usage(7, 0.07) }),
+    entry(1, {
+      type: "message",
+      message: { role: "toolResult", toolCallId: "c", toolName: "bash", content: [], usage: usage(3, 0.03) },
+    }),
+    entry(2, { type: "usage", usageKind: "cache_warm", provider: "anthropic", model: "claude-x", usage: usage(5, 0.05) }),
+    entry(2, { type: "compaction", summary: "s", firstKeptEntryId: "e1", tokensBefore: 9, usage: usage(2, 0.02) }),
+    entry(2, { type: "branch_summary", fromId: "e1", summary: "b", usage: usage(1, 0.01) }),
+    assistant(2, { provider: "anthropic", model: "claude-x", usage: usage(4, 0.04) }),
+  ].join("\n")}\n`;
+})();
+
 describe("usage rollups equal pi 1.6.0's cost breakdown", () => {
-  const sessions = [...files, ...pi1Corpus]
+  const sessions = [...files, ...pi1Corpus, { name: "every-kind", text: everyKind }]
     .filter((f) => f.text.length > 0)
     .map((f) => ({ ...f, text: f.text.endsWith("\n") ? f.text : `${f.text}\n` }));
 
