@@ -18,6 +18,8 @@ import {
   CreateUpload,
   CsrfForm,
   GenerationList,
+  InsightsQuery,
+  InsightsReport,
   ListSessionsQuery,
   LoginLink,
   RawQuery,
@@ -37,7 +39,9 @@ import {
 /** What a request or answer body is. */
 export type Content =
   | { json: z.ZodMiniType }
-  | { type: "application/x-ndjson" | "application/octet-stream" | "text/html" | "text/css" | "text/javascript" }
+  | {
+      type: "application/x-ndjson" | "application/octet-stream" | "text/html" | "text/css" | "text/javascript" | "text/csv";
+    }
   /** An HTML form's body (`application/x-www-form-urlencoded`), its fields described by `form`. */
   | { form: z.ZodMiniObject };
 
@@ -235,6 +239,28 @@ export const LIBRARY_ROUTES: readonly RouteSpec[] = [
   },
   {
     method: "get",
+    path: "/insights",
+    summary: "Insights: charts and tables of where my tokens, money and time went",
+    auth: "library",
+    query: InsightsQuery,
+    answers: {
+      200: { description: "the insights page", content: { type: "text/html" } },
+      400: error("a malformed, reversed or over-long range", "bad_request", "bad_query"),
+    },
+  },
+  {
+    method: "get",
+    path: "/insights.csv",
+    summary: "Insights as CSV: one row per group of every breakdown",
+    auth: "library",
+    query: InsightsQuery,
+    answers: {
+      200: { description: "the report as CSV", content: { type: "text/csv" } },
+      400: error("a malformed, reversed or over-long range", "bad_request", "bad_query"),
+    },
+  },
+  {
+    method: "get",
     path: "/shares",
     summary: "My share links: status, expiry, views, last viewed; the form to make one (?session= ?leaf=)",
     auth: "library",
@@ -302,6 +328,17 @@ export const ROUTES: readonly RouteSpec[] = [
     answers: {
       200: { description: "a page of sessions and the cursor of the next", content: json(SearchPage) },
       400: error("a malformed query", "bad_query"),
+    },
+  },
+  {
+    method: "get",
+    path: "/v1/insights",
+    summary: "Where my tokens, money and time went: by day, week, model, project, device and tool",
+    auth: "bearer",
+    query: InsightsQuery,
+    answers: {
+      200: { description: "the report of the range", content: json(InsightsReport) },
+      400: error("a malformed, reversed or over-long range", "bad_request", "bad_query"),
     },
   },
   {
