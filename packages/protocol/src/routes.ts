@@ -40,7 +40,13 @@ import {
 export type Content =
   | { json: z.ZodMiniType }
   | {
-      type: "application/x-ndjson" | "application/octet-stream" | "text/html" | "text/css" | "text/javascript" | "text/csv";
+      type:
+        | "application/x-ndjson"
+        | "application/octet-stream"
+        | "text/html"
+        | "text/css"
+        | "text/javascript"
+        | "text/csv";
     }
   /** An HTML form's body (`application/x-www-form-urlencoded`), its fields described by `form`. */
   | { form: z.ZodMiniObject };

@@ -111,7 +111,13 @@ function groupTable(caption: string, groups: InsightsGroup[], link?: (g: Insight
 }
 
 /** A chart of groups by cost (largest first, at most {@link MAX_BARS}) beside their table. */
-function breakdown(id: string, heading: string, caption: string, groups: InsightsGroup[], link?: (g: InsightsGroup) => string | undefined) {
+function breakdown(
+  id: string,
+  heading: string,
+  caption: string,
+  groups: InsightsGroup[],
+  link?: (g: InsightsGroup) => string | undefined,
+) {
   const bars = groups.slice(0, MAX_BARS).map((g) => ({ label: g.label, value: g.cost, shown: dollars(g.cost) }));
   return `<section class="insights-part" aria-labelledby="${id}-h"><h2 id="${id}-h">${escapeHtml(heading)}</h2>
 <div class="insights-pair">${barChart(id, `Cost ${caption.toLowerCase()}`, bars)}${groupTable(caption, groups, link)}</div></section>`;
@@ -130,7 +136,11 @@ export function renderInsightsPage(chrome: Omit<LibraryChrome, "title" | "sectio
   const t = report.totals;
   const range = query({ from: report.from, to: report.to });
   const time = per === "week" ? report.byWeek : report.byDay;
-  const timeBars = time.map((g) => ({ label: g.label, value: g.cost, shown: `${dollars(g.cost)}, ${shortTokens(g.tokens)} tokens` }));
+  const timeBars = time.map((g) => ({
+    label: g.label,
+    value: g.cost,
+    shown: `${dollars(g.cost)}, ${shortTokens(g.tokens)} tokens`,
+  }));
   const tools = report.byTool
     .map(
       (tool) =>
@@ -200,7 +210,21 @@ function csvField(value: string | number): string {
  * row has its calls, and `model_ms` is then the time its results took.
  */
 export function insightsCsv(report: InsightsPageReport): string {
-  const header = ["breakdown", "key", "label", "cost_usd", "tokens", "input", "output", "cache_read", "cache_write", "model_ms", "turns", "calls", "sessions"];
+  const header = [
+    "breakdown",
+    "key",
+    "label",
+    "cost_usd",
+    "tokens",
+    "input",
+    "output",
+    "cache_read",
+    "cache_write",
+    "model_ms",
+    "turns",
+    "calls",
+    "sessions",
+  ];
   const lines = [header.join(",")];
   const parts: [string, InsightsGroup[]][] = [
     ["day", report.byDay],
@@ -212,14 +236,30 @@ export function insightsCsv(report: InsightsPageReport): string {
   for (const [name, groups] of parts) {
     for (const g of groups) {
       lines.push(
-        [name, g.key, g.label, g.cost, g.tokens, g.input, g.output, g.cacheRead, g.cacheWrite, g.ms, g.turns, 0, g.sessions]
+        [
+          name,
+          g.key,
+          g.label,
+          g.cost,
+          g.tokens,
+          g.input,
+          g.output,
+          g.cacheRead,
+          g.cacheWrite,
+          g.ms,
+          g.turns,
+          0,
+          g.sessions,
+        ]
           .map(csvField)
           .join(","),
       );
     }
   }
   for (const tool of report.byTool) {
-    lines.push(["tool", tool.tool, tool.tool, 0, 0, 0, 0, 0, 0, tool.ms, 0, tool.calls, tool.sessions].map(csvField).join(","));
+    lines.push(
+      ["tool", tool.tool, tool.tool, 0, 0, 0, 0, 0, 0, tool.ms, 0, tool.calls, tool.sessions].map(csvField).join(","),
+    );
   }
   return `${lines.join("\r\n")}\r\n`;
 }
