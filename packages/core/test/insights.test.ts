@@ -21,9 +21,9 @@ const usage = (tokens: number, cost: number) => ({
 /** A session's lines: a header, then the given entries chained by parent. */
 function session(id: string, cwd: string, entries: Record<string, unknown>[]): string {
   const lines = [JSON.stringify({ type: "session", version: 3, id, timestamp: "2026-03-01T09:00:00.000Z", cwd })];
-  entries.forEach((e, i) =>
-    lines.push(JSON.stringify({ id: `${id}-${i}`, parentId: i ? `${id}-${i - 1}` : null, ...e })),
-  );
+  for (const [i, e] of entries.entries()) {
+    lines.push(JSON.stringify({ id: `${id}-${i}`, parentId: i ? `${id}-${i - 1}` : null, ...e }));
+  }
   return `${lines.join("\n")}\n`;
 }
 const user = (at: string) => ({ type: "message", timestamp: at, message: { role: "user", content: "hi" } });
