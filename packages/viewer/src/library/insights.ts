@@ -60,7 +60,7 @@ export function duration(ms: number): string {
   const s = Math.round(ms / 1000);
   if (s < 60) return `${s} s`;
   const m = Math.floor(s / 60);
-  if (m < 60) return `${m} min ${String(s % 60).padStart(2, "0")} s`;
+  if (m < 60) return s % 60 ? `${m} min ${String(s % 60).padStart(2, "0")} s` : `${m} min`;
   return `${Math.floor(m / 60)} h ${String(m % 60).padStart(2, "0")} min`;
 }
 
@@ -73,6 +73,8 @@ function barChart(id: string, title: string, bars: { label: string; value: numbe
   const barGap = 2;
   const height = 160;
   const max = Math.max(...bars.map((b) => b.value), 0);
+  // Nothing to draw: the table (or its "nothing" line) says so alone.
+  if (max <= 0) return "";
   const step = bars.length ? width / bars.length : width;
   const rects = bars
     .map((bar, i) => {
@@ -84,10 +86,8 @@ function barChart(id: string, title: string, bars: { label: string; value: numbe
       )}</title></rect>`;
     })
     .join("");
-  const summary =
-    max > 0
-      ? `Highest: ${bars.find((b) => b.value === max)?.label ?? ""} with ${bars.find((b) => b.value === max)?.shown ?? ""}.`
-      : "Nothing in this range.";
+  const highest = bars.find((b) => b.value === max);
+  const summary = `Highest: ${highest?.label ?? ""} with ${highest?.shown ?? ""}.`;
   return `<svg class="chart" id="${id}" viewBox="0 0 ${width} ${height}" preserveAspectRatio="none" role="img" aria-labelledby="${id}-t ${id}-d"><title id="${id}-t">${escapeHtml(
     title,
   )}</title><desc id="${id}-d">${escapeHtml(summary)}</desc><line class="axis" x1="0" y1="${height}" x2="${width}" y2="${height}"></line>${rects}</svg>`;
