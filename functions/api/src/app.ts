@@ -8,6 +8,7 @@ import {
   BrowserSessions,
   DEFAULT_APPEND_LIMITS,
   DEFAULT_SHARE_LIMITS,
+  Insights,
   Reader,
   type ReaderCacheLimits,
   type ShareKeys,
@@ -27,6 +28,7 @@ import { type PreviewRenderer, previewRenderer } from "./preview/card.js";
 import { type RateLimits, rateLimits } from "./rate-limit.js";
 import { blobRoutes } from "./routes/blobs.js";
 import { deviceRoutes } from "./routes/devices.js";
+import { insightsRoutes } from "./routes/insights.js";
 import { libraryRoutes } from "./routes/library.js";
 import { indexAfterWrites, type SearchDeps, searchRoutes } from "./routes/search.js";
 import { sessionRoutes } from "./routes/sessions.js";
@@ -96,6 +98,8 @@ export interface Services {
    * so both keep their per-version work (facts, trees) in one place.
    */
   reading: ShareReading;
+  /** Usage reports over a user's sessions. */
+  insights: Insights;
   limits: AppLimits;
   clock: () => Date;
   work: ShareWork;
@@ -133,6 +137,7 @@ export function createApp(deps: AppDeps) {
       // Only share routes mask single texts, and they run behind `viewerLoaded`.
       maskText: (t) => viewer().maskText(t).text,
     }),
+    insights: new Insights(deps.stores.meta),
     limits,
     clock,
     work,
@@ -176,6 +181,7 @@ export function createApp(deps: AppDeps) {
   app.route("/v1/sessions", sessionRoutes(services));
   app.route("/v1/uploads", uploadRoutes(services));
   app.route("/v1/tokens", tokenRoutes(services));
+  app.route("/v1/insights", insightsRoutes(services));
   // The signed-in library's pages (sessions, one session, shares) and their assets.
   app.route("/", libraryRoutes(services, { meta: deps.stores.meta, shares, search: deps.search }));
   return app;

@@ -294,6 +294,47 @@ describe("the library in a browser", () => {
     await phone.close();
   });
 
+  it("shows insights as charts with tables, on a desktop, dark, and on a phone, within the CSP", async () => {
+    const range = "/insights?from=2025-10-01&to=2026-02-28&per=week";
+    const refused: string[] = [];
+    const page = await signedIn.newPage();
+    page.on("console", (m) => {
+      if (/Content Security Policy|Refused to/i.test(m.text())) refused.push(m.text());
+    });
+    await page.goto(`${server.url}${range}`);
+    // Time, model, project and machine; the demos call no tools, so that part has no chart.
+    await expect(page.locator("svg.chart").count()).resolves.toBe(4);
+    await expect(page.locator("#tools-h + .insights-pair").textContent()).resolves.toContain("No tool calls");
+    // Each chart is an image with a name, its numbers in the table beside it.
+    await expect(page.getByRole("img", { name: "Cost by model" }).count()).resolves.toBe(1);
+    const models = await page.locator("table.insights-table").nth(1).locator("tbody th").allTextContents();
+    expect(models).toEqual(["anthropic/claude-sonnet-4-5", "openai/gpt-5", "google/gemini-2.5-pro"]);
+    // Bars are drawn with the stylesheet's colours (no inline style, nothing refused).
+    const fill = await page
+      .locator("svg.chart rect.bar")
+      .first()
+      .evaluate((el) => getComputedStyle(el).fill);
+    expect(fill).not.toBe("none");
+    await page.screenshot({ path: join(docs, "library-insights.png"), fullPage: true });
+    await page.emulateMedia({ colorScheme: "dark" });
+    await page.screenshot({ path: join(docs, "library-insights-dark.png"), fullPage: false });
+    expect(refused).toEqual([]);
+    await page.close();
+
+    const phone = await browser.newContext({
+      viewport: { width: 390, height: 844 },
+      deviceScaleFactor: 2,
+      isMobile: true,
+      colorScheme: "dark",
+      extraHTTPHeaders: { Authorization: `Bearer ${server.token}` },
+    });
+    const small = await phone.newPage();
+    await small.goto(`${server.url}${range}`);
+    expect(await small.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBeLessThanOrEqual(0);
+    await small.screenshot({ path: join(docs, "library-insights-phone.png"), fullPage: false });
+    await phone.close();
+  });
+
   it("hostile names, folders, messages and snippets execute nothing", async () => {
     for (const [i, x] of TOOL_XSS.entries()) {
       await upload(
@@ -315,7 +356,14 @@ describe("the library in a browser", () => {
       dialogs.push(d.message());
       void d.dismiss();
     });
-    for (const path of ["/", "/?q=hostile3", "/shares?session=xss1", "/sessions/xss0", "/sessions/xss6"]) {
+    for (const path of [
+      "/",
+      "/?q=hostile3",
+      "/shares?session=xss1",
+      "/sessions/xss0",
+      "/sessions/xss6",
+      "/insights?from=2023-06-01&to=2024-05-31",
+    ]) {
       await page.goto(`${server.url}${path}`);
       await page.waitForLoadState("load");
       await expect(page.evaluate(() => (window as { __xss?: number }).__xss)).resolves.toBeUndefined();

@@ -8,6 +8,7 @@ import { CliError, EXIT } from "./cli-error.js";
 import { defaultIo, type Io, refusedToken } from "./commands/common.js";
 import { context } from "./commands/context.js";
 import { generations } from "./commands/generations.js";
+import { insights } from "./commands/insights.js";
 import { login } from "./commands/login.js";
 import { open } from "./commands/open.js";
 import { ls, pull } from "./commands/remote.js";
@@ -29,6 +30,8 @@ const HELP = `pisync ${VERSION}: back up, move and share pi sessions
   pisync status [--all] [--json]              per file: stored vs local, generation, errors
   pisync ls [--json]                          the sessions in the cloud
   pisync search QUERY [--json] [--limit N]    find sessions by what was said in them
+  pisync insights [--since 30d] [--by model|project|machine|tool|day|week] [--json]
+                                              where tokens, money and model time went
   pisync open [ID|QUERY] [--print]            the library in your browser, signed in
   pisync pull ID [--cwd DIR] [--out FILE]     bring a session where pi looks for it
   pisync generations ID                       the stored generations of a session
@@ -51,6 +54,7 @@ const COMMANDS: Record<string, (argv: string[], io: Io) => Promise<number>> = {
   status,
   ls,
   search,
+  insights,
   open,
   pull,
   generations,

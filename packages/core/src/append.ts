@@ -40,6 +40,8 @@ export interface AppendRequest {
   generation?: number;
   /** PUT: start a new generation with this body. */
   replace?: boolean;
+  /** The public id of the token that sent it: usage is attributed to it (insights' "by machine"). */
+  device?: string;
 }
 
 export interface AppendResult {
@@ -236,7 +238,7 @@ export class Appender {
         segments: [...state.segments, { key, start, end }],
       },
       generations: (head?.generations ?? 0) + (archive || !head ? 1 : 0),
-      summary: advanceSummary(summary, ingested, headerVersion),
+      summary: advanceSummary(summary, ingested, headerVersion, { device: request.device ?? "", now: time }),
       createdAt: head?.createdAt ?? time,
       updatedAt: time,
     };

@@ -14,6 +14,18 @@ export {
 } from "./browser-sessions.js";
 export * from "./errors.js";
 export { contentText, isCutPreview, previewOf } from "./ingest.js";
+export {
+  Insights,
+  type InsightsRange,
+  type InsightsReport,
+  insightsRange,
+  MAX_INSIGHTS_DAYS,
+  sinceDay,
+  type ToolGroup,
+  type TopSession,
+  type UsageGroup,
+  type UsageSums,
+} from "./insights.js";
 export { blobKey, checkId, checkSessionId, SAFE_ID, SESSION_ID, uploadKey } from "./keys.js";
 export {
   checkFilter,

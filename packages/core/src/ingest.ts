@@ -24,6 +24,7 @@ import {
 } from "@pisync/format";
 import type { GenerationState, SessionSummary } from "@pisync/store";
 import { BadRequest } from "./errors.js";
+import { advanceRollup } from "./usage-rollup.js";
 
 /** Where the body starts in its generation. */
 export interface IngestStart {
@@ -179,8 +180,25 @@ function instantOf(value: unknown): string | undefined {
   return Number.isNaN(ms) ? undefined : new Date(ms).toISOString();
 }
 
-/** The summary after a body: counts, name, leaf, first message, tokens and cost, models, last entry time. */
-export function advanceSummary(summary: SessionSummary, body: IngestedBody, version: number): SessionSummary {
+/** Who sent a body, and when: what a usage rollup is attributed to. */
+export interface IngestSource {
+  /** The public id of the token that sent it ("" when unknown). */
+  device: string;
+  /** The commit's time (ISO 8601). */
+  now: string;
+}
+
+/**
+ * The summary after a body: counts, name, leaf, first message, tokens and cost, models, last
+ * entry time, and the usage rollup (kept from a session's first body on: a head written before
+ * rollups were kept stays without one rather than with a partial one).
+ */
+export function advanceSummary(
+  summary: SessionSummary,
+  body: IngestedBody,
+  version: number,
+  source: IngestSource,
+): SessionSummary {
   const next: SessionSummary = { ...summary, problems: [...summary.problems] };
   if (body.header) {
     next.hasHeader = true;
@@ -210,6 +228,9 @@ export function advanceSummary(summary: SessionSummary, body: IngestedBody, vers
   });
   next.tokens += totals.totalTokens;
   next.cost = Math.round((next.cost + totals.cost) * 1e6) / 1e6;
+  if (summary.usage || summary.entries === 0) {
+    next.usage = advanceRollup(summary.usage, body.entries, source.device, source.now);
+  }
   next.problemCount += body.problems.length;
   next.problems.push(...body.problems.slice(0, MAX_PROBLEM_SAMPLES - next.problems.length));
   return next;

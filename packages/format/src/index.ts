@@ -54,5 +54,5 @@ export {
 export type { Problem, ProblemKind } from "./problems.js";
 export * from "./schema.js";
 export { type EntryFacts, type EntryRecord, type IndexParts, SessionIndex } from "./session-index.js";
-export { addUsage, emptyTotals, pathTotals, type Totals, usageOfEntry } from "./totals.js";
+export { addUsage, emptyTotals, pathTotals, type Totals, usageKeyOf, usageOfEntry } from "./totals.js";
 export { findCycles, pathTo, type TreePath } from "./tree.js";

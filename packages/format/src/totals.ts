@@ -51,6 +51,27 @@ export function usageOfEntry(entry: Record<string, unknown>): unknown {
   return undefined;
 }
 
+/** The longest key {@link usageKeyOf} gives (session text: a provider or model name). */
+const USAGE_KEY_MAX = 200;
+
+/**
+ * The bucket pi's accounting puts an entry's usage in (pi 1.x's cost breakdown): an assistant
+ * message's `provider/model` (the model that answered, when it says), a `usage` entry's
+ * `provider/model`, and `Tools/summaries` for the LLM work of tool results, compactions and
+ * branch summaries. `undefined` for an entry that carries no usage.
+ */
+export function usageKeyOf(entry: Record<string, unknown>): string | undefined {
+  const usage = usageOfEntry(entry);
+  if (!usage || typeof usage !== "object") return undefined;
+  if (entry.type === "message") {
+    const message = entry.message as Record<string, unknown>;
+    if (message.role === "toolResult") return "Tools/summaries";
+    return `${message.provider}/${message.responseModel ?? message.model}`.slice(0, USAGE_KEY_MAX);
+  }
+  if (entry.type === "usage") return `${entry.provider}/${entry.model}`.slice(0, USAGE_KEY_MAX);
+  return "Tools/summaries";
+}
+
 /** Entry types that carry a `usage` of their own (besides messages). */
 const USAGE_TYPES = new Set(["compaction", "branch_summary", "usage"]);
 

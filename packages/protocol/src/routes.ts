@@ -18,6 +18,8 @@ import {
   CreateUpload,
   CsrfForm,
   GenerationList,
+  InsightsQuery,
+  InsightsReport,
   ListSessionsQuery,
   LoginLink,
   RawQuery,
@@ -47,6 +49,7 @@ export type Content =
         | "text/css"
         | "text/javascript"
         | "text/markdown"
+        | "text/csv"
         | "image/png";
     }
   /** An HTML form's body (`application/x-www-form-urlencoded`), its fields described by `form`. */
@@ -261,6 +264,28 @@ export const LIBRARY_ROUTES: readonly RouteSpec[] = [
   },
   {
     method: "get",
+    path: "/insights",
+    summary: "Insights: charts and tables of where my tokens, money and time went",
+    auth: "library",
+    query: InsightsQuery,
+    answers: {
+      200: { description: "the insights page", content: { type: "text/html" } },
+      400: error("a malformed, reversed or over-long range", "bad_request", "bad_query"),
+    },
+  },
+  {
+    method: "get",
+    path: "/insights.csv",
+    summary: "Insights as CSV: one row per group of every breakdown",
+    auth: "library",
+    query: InsightsQuery,
+    answers: {
+      200: { description: "the report as CSV", content: { type: "text/csv" } },
+      400: error("a malformed, reversed or over-long range", "bad_request", "bad_query"),
+    },
+  },
+  {
+    method: "get",
     path: "/shares",
     summary: "My share links: status, expiry, views, last viewed; the form to make one (?session= ?leaf=)",
     auth: "library",
@@ -329,6 +354,17 @@ export const ROUTES: readonly RouteSpec[] = [
       200: { description: "a page of sessions and the cursor of the next", content: json(SearchPage) },
       400: error("a malformed query, or one over the budget (32 words, 4 prefixes)", "bad_query"),
       503: error("the search passed its time limit, or too many were waiting (Retry-After)", "search_timeout"),
+    },
+  },
+  {
+    method: "get",
+    path: "/v1/insights",
+    summary: "Where my tokens, money and time went: by day, week, model, project, device and tool",
+    auth: "bearer",
+    query: InsightsQuery,
+    answers: {
+      200: { description: "the report of the range", content: json(InsightsReport) },
+      400: error("a malformed, reversed or over-long range", "bad_request", "bad_query"),
     },
   },
   {

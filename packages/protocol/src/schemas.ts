@@ -223,3 +223,51 @@ export const SearchPage = z.looseObject({
   ),
   cursor: z.optional(z.string()),
 });
+
+const DAY_TEXT = z.string().check(z.regex(/^\d{4}-\d{2}-\d{2}$/));
+/**
+ * `GET /v1/insights?since=&from=&to=` (and the library's `/insights`): days `YYYY-MM-DD` (UTC,
+ * inclusive), or `since` as `30d`, `12w` or a day; default the last 30 days; at most 366 days.
+ */
+export const InsightsQuery = z.object({
+  from: z.optional(DAY_TEXT),
+  to: z.optional(DAY_TEXT),
+  since: z.optional(z.string().check(z.regex(/^(\d{1,3}[dw]|\d{4}-\d{2}-\d{2})$/))),
+});
+
+const usageSums = {
+  input: z.number(),
+  output: z.number(),
+  cacheRead: z.number(),
+  cacheWrite: z.number(),
+  tokens: z.number(),
+  cost: z.number(),
+  ms: z.number(),
+  turns: z.number(),
+  sessions: z.number(),
+};
+const UsageGroup = z.looseObject({ key: z.string(), label: z.string(), ...usageSums });
+/** `GET /v1/insights`: tokens, cost (dollars) and model time (ms) over a range, grouped every way. */
+export const InsightsReport = z.looseObject({
+  from: z.string(),
+  to: z.string(),
+  totals: z.looseObject(usageSums),
+  byDay: z.array(UsageGroup),
+  byWeek: z.array(UsageGroup),
+  byModel: z.array(UsageGroup),
+  byProject: z.array(UsageGroup),
+  byDevice: z.array(UsageGroup),
+  byTool: z.array(z.looseObject({ tool: z.string(), calls: z.number(), ms: z.number(), sessions: z.number() })),
+  topSessions: z.array(
+    z.looseObject({
+      sessionId: z.string(),
+      title: z.string(),
+      cwd: z.optional(z.string()),
+      cost: z.number(),
+      tokens: z.number(),
+      turns: z.number(),
+    }),
+  ),
+  uncounted: z.number(),
+});
+export type InsightsReport = z.infer<typeof InsightsReport>;

@@ -27,5 +27,6 @@ export function cardOf(head: SessionHead): SessionCard {
     cost: s.cost,
     generation: head.current.generation,
     generations: head.generations,
+    usage: s.usage,
   };
 }

@@ -33,6 +33,36 @@ export interface GenerationState {
   reason?: string;
 }
 
+/**
+ * Usage of one day, one accounting bucket (`provider/model`, or `Tools/summaries`: see
+ * format's `usageKeyOf`) and one device (the public id of the token that sent the lines):
+ * `[day, key, device, input, output, cacheRead, cacheWrite, cost, ms, turns]`. `ms` is the
+ * time the model worked (assistant messages), `turns` how many assistant messages there were.
+ */
+export type UsageRow = [
+  day: string,
+  key: string,
+  device: string,
+  input: number,
+  output: number,
+  cacheRead: number,
+  cacheWrite: number,
+  cost: number,
+  ms: number,
+  turns: number,
+];
+
+/** Tool calls of one day and one tool: `[day, tool, calls, ms]` (`ms`: the time its results took). */
+export type ToolRow = [day: string, tool: string, calls: number, ms: number];
+
+/** A session's usage, by day, bucket, device and tool: kept by each commit (insights read it). */
+export interface UsageRollup {
+  rows: UsageRow[];
+  tools: ToolRow[];
+  /** The time of the last entry in file order that had one (the next entry's time is measured from it). */
+  lastAt?: string;
+}
+
 /** What the session list and detail show, kept up to date by each commit. */
 export interface SessionSummary {
   name?: string;
@@ -56,6 +86,8 @@ export interface SessionSummary {
   models?: string[];
   /** The latest entry timestamp seen (ISO 8601): when the conversation last moved, not the backup. */
   lastEntryAt?: string;
+  /** Usage by day, bucket, device and tool; absent on heads written before it was kept. */
+  usage?: UsageRollup;
 }
 
 /** One session of one user: the commit point of every change. */
@@ -166,6 +198,8 @@ export interface SessionCard {
   cost: number;
   generation: number;
   generations: number;
+  /** The session's usage rollup (see {@link SessionSummary.usage}). */
+  usage?: UsageRollup;
 }
 
 /** What one commit writes, all or nothing. */

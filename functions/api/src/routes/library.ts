@@ -7,6 +7,7 @@
  */
 import {
   BadRequest,
+  insightsRange,
   Library,
   type LibraryFilter,
   NotFound,
@@ -15,13 +16,15 @@ import {
   searchText,
   shareSession,
 } from "@pisync/core";
-import { SESSION_ID, SharePageQuery, TreeFindQuery } from "@pisync/protocol";
+import { InsightsQuery, SESSION_ID, SharePageQuery, TreeFindQuery } from "@pisync/protocol";
 import { parseQuery as parseSearch, QueryError, type SearchPage } from "@pisync/search";
 import type { MetaStore, SessionCard } from "@pisync/store";
 import {
+  insightsCsv,
   LIBRARY_CSS,
   LIBRARY_JS,
   renderDeletePage,
+  renderInsightsPage,
   renderSessionsPage,
   renderSharesPage,
   type ShareRow,
@@ -98,7 +101,7 @@ export function libraryRoutes(services: Services, deps: LibraryDeps) {
   const { reader, reading, work } = services;
   const library = new Library(deps.meta, reader, reading);
   const app = new Hono<LibraryEnv>();
-  const pages = ["/", "/library/*", "/sessions/*", "/shares", "/shares/*"];
+  const pages = ["/", "/library/*", "/sessions/*", "/shares", "/shares/*", "/insights", "/insights.csv"];
   for (const path of [...pages, "/assets/library.css", "/assets/library.js"]) {
     app.use(path, async (c, next) => {
       await next();
@@ -146,6 +149,32 @@ export function libraryRoutes(services: Services, deps: LibraryDeps) {
       if (!(error instanceof QueryError)) throw error;
       return c.json({ error: error.message, code: "bad_query" }, 400);
     }
+  });
+
+  /** The page's range: the API's query, plus how the time chart groups. */
+  const InsightsPageQuery = z.object({
+    ...InsightsQuery.shape,
+    // The form's date fields may come back empty: no date (core checks the rest).
+    from: z.optional(z.string().check(z.maxLength(10))),
+    to: z.optional(z.string().check(z.maxLength(10))),
+    per: z.optional(z.enum(["day", "week"])),
+  });
+  const report = (c: Context<LibraryEnv>) => {
+    const q = parseQuery(InsightsPageQuery, c);
+    const range = insightsRange({ from: q.from || undefined, to: q.to || undefined, since: q.since }, services.clock());
+    return { per: q.per, report: services.insights.report(c.get("userId"), range) };
+  };
+  app.get("/insights", compress(), async (c) => {
+    const { per, report: made } = report(c);
+    return c.html(renderInsightsPage(chrome(c), { report: await made, per: per ?? "day" }));
+  });
+  app.get("/insights.csv", async (c) => {
+    const made = await report(c).report;
+    return c.body(insightsCsv(made), 200, {
+      "Content-Type": "text/csv; charset=utf-8",
+      "Content-Disposition": `attachment; filename="pisync-insights-${made.from}-to-${made.to}.csv"`,
+      "Cache-Control": "no-store",
+    });
   });
 
   const pageQuery = (c: Context) => {

@@ -59,7 +59,8 @@ export function sessionRoutes(services: Services) {
       uploadId !== undefined
         ? await uploads.take(userId, uploadId)
         : await readBody(c, limits, () => appender.dictionary(userId, sessionId, offset));
-    const result = await appender.append({ userId, sessionId, offset, body, generation, replace });
+    const device = c.get("tokenId");
+    const result = await appender.append({ userId, sessionId, offset, body, generation, replace, device });
     if (uploadId !== undefined) await uploads.discard(userId, uploadId);
     c.header(HEADERS.uploadOffset, String(result.offset));
     c.header("ETag", `"${result.generation}"`);

@@ -14,6 +14,11 @@
 //     back as above. → [{"text":"...","contexts":[...],"entries":[...],"labels":{id:label},"name":"..."}]
 //     (entries, labels and name as pi reports them after opening the file).
 //
+//   {"command":"usage","sessions":[{"text":"..."}]}   (pi 1.6.0 only)
+//     For each session file: pi opens it and answers its cost breakdown (pi's own accounting,
+//     `getUsageCostBreakdown` of its entries). → [{"breakdown":[{"key","cost","tokens"}, ...]}]
+//     (where pi throws: {"piThrows": "the error"})
+//
 // One process answers a whole batch: pi's module takes about a second to load.
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -240,6 +245,22 @@ try {
   let answer;
   if (request.command === "contexts") {
     answer = request.sessions.map((s) => ({ contexts: open(s.text, s.leaves, scratch).contexts }));
+  } else if (request.command === "usage") {
+    // Not exported by the package's entry: read from the module beside it.
+    const { getUsageCostBreakdown } = await import(
+      new URL("./core/usage-totals.js", import.meta.resolve("@earendil-works/pi-coding-agent"))
+    );
+    answer = request.sessions.map((s) => {
+      const file = join(scratch, `usage-${Math.random().toString(36).slice(2)}.jsonl`);
+      writeFileSync(file, s.text);
+      const entries = SessionManager.open(file, scratch).getEntries();
+      rmSync(file, { force: true });
+      try {
+        return { breakdown: getUsageCostBreakdown(entries) };
+      } catch (error) {
+        return { piThrows: String(error) };
+      }
+    });
   } else if (request.command === "write") {
     answer = request.programs.map((program) => {
       const text = write(program, request.persist === true, scratch);

@@ -35,6 +35,21 @@ export function piContexts(sessions: { text: string; leaves?: (string | null)[] 
   return ask<{ contexts: OracleContexts }[]>({ command: "contexts", sessions }).map((a) => a.contexts);
 }
 
+/** One bucket of pi's cost breakdown (`provider/model` or `Tools/summaries`): its cost and tokens. */
+export interface PiUsageBucket {
+  key: string;
+  cost: number;
+  tokens: number;
+}
+
+/**
+ * pi 1.6.0's own cost breakdown of each file (`getUsageCostBreakdown` of the entries pi opens);
+ * `undefined` where pi throws (a message entry without a message).
+ */
+export function piUsage(sessions: { text: string }[]): (PiUsageBucket[] | undefined)[] {
+  return ask<{ breakdown?: PiUsageBucket[] }[]>({ command: "usage", sessions }).map((a) => a.breakdown);
+}
+
 /** A file pi wrote, and what pi reports after opening it. */
 export interface PiWritten {
   text: string;

@@ -65,6 +65,19 @@ table.shares tr.revoked, table.shares tr.expired { color: var(--muted); }
 .library-bar button { font: inherit; font-size: .8rem; color: var(--fg); border: 1px solid var(--line); border-radius: 6px; padding: .1rem .5rem; }
 .library-bar .danger { color: var(--error, #c62828); }
 details.generations { font-size: .85rem; margin-bottom: .6rem; }
+.insights-totals dl { display: flex; flex-wrap: wrap; gap: .6rem 1.6rem; margin: .4rem 0; }
+.insights-totals dt { color: var(--muted); font-size: .8rem; }
+.insights-totals dd { margin: 0; font-size: 1.4rem; font-variant-numeric: tabular-nums; }
+.insights-part { margin: 1.4rem 0; }
+.insights-pair { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 1rem; align-items: start; }
+svg.chart { width: 100%; height: 10rem; background: var(--card); border: 1px solid var(--line); border-radius: 8px; }
+svg.chart .bar { fill: var(--accent); }
+svg.chart .bar:hover { fill: var(--fg); }
+svg.chart .axis { stroke: var(--line); }
+table.insights-table { border-collapse: collapse; width: 100%; font-size: .85rem; font-variant-numeric: tabular-nums; }
+table.insights-table caption { text-align: left; color: var(--muted); font-size: .8rem; }
+table.insights-table th, table.insights-table td { text-align: right; padding: .25rem .4rem; border-bottom: 1px solid var(--line); }
+table.insights-table th[scope="row"], table.insights-table thead th:first-child { text-align: left; overflow-wrap: anywhere; }
 @media (max-width: 40rem) {
   body.library { padding: .6rem; font-size: 15px; }
   .filter-row label, .filter-row select, .share-form label, .share-form select { width: 100%; max-width: none; }
@@ -72,6 +85,7 @@ details.generations { font-size: .85rem; margin-bottom: .6rem; }
   table.shares tr { display: block; border-bottom: 1px solid var(--line); padding: .4rem 0; }
   table.shares td { display: inline-block; border: 0; padding: .1rem .4rem .1rem 0; }
   table.shares td:first-child { display: block; }
+  .insights-pair { grid-template-columns: minmax(0, 1fr); }
 }
 @media print { .library-nav, .filters, .library-bar, .revoke-all, .new-share { display: none; } }
 `;

@@ -5,6 +5,16 @@
  */
 export { LIBRARY_CSS, LIBRARY_JS } from "./assets.js";
 export { type DeviceRow, type DevicesPage, renderDevicesPage } from "./devices.js";
+export {
+  duration,
+  type InsightsGroup,
+  type InsightsPageInput,
+  type InsightsPageReport,
+  type InsightsSums,
+  insightsCsv,
+  renderInsightsPage,
+  shortTokens,
+} from "./insights.js";
 export { csrfField, LIBRARY_ASSETS, type LibraryChrome, type LibrarySection, renderLibraryPage } from "./layout.js";
 export {
   type DeletePageInput,

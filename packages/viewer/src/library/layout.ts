@@ -7,7 +7,7 @@ import { escapeHtml } from "../escape.js";
 import { documentHead } from "../head.js";
 
 /** Which part of the library a page belongs to (its navigation link is marked current). */
-export type LibrarySection = "sessions" | "shares" | "devices";
+export type LibrarySection = "sessions" | "insights" | "shares" | "devices";
 
 /** What the frame needs to know about the request. */
 export interface LibraryChrome {
@@ -29,6 +29,7 @@ export const LIBRARY_ASSETS = { css: "/assets/library.css", js: "/assets/library
 
 const SECTIONS: Array<[LibrarySection, string, string]> = [
   ["sessions", "/", "Sessions"],
+  ["insights", "/insights", "Insights"],
   ["shares", "/shares", "Shares"],
   ["devices", "/devices", "Devices"],
 ];

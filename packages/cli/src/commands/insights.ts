@@ -1,0 +1,104 @@
+/** `insights`: where tokens, money and model time went, over every machine's sessions. */
+import type { InsightsReport } from "@pisync/protocol";
+import * as z from "zod/mini";
+import { ApiError } from "../api.js";
+import { CliError, EXIT } from "../cli-error.js";
+import { safeJson, sanitize } from "../sanitize.js";
+import { api, type CommandHelp, type Io, parse } from "./common.js";
+
+const INSIGHTS_HELP: CommandHelp = {
+  usage: "pisync insights [--since 30d] [--by model|project|machine|tool|day|week] [--json]",
+  args: [],
+  help: `Tokens, cost and model time of your sessions in the cloud (every machine's), from pi's own
+accounting: the totals, then one table grouped by --by (default model), most costly first
+(days and weeks: oldest first).
+
+  --since SPAN   30d (default), 12w, or a day (2026-01-31): from then to today, UTC
+  --by GROUP     model, project, machine, tool, day or week
+  --json         one JSON document: the server's whole report
+
+examples:
+  pisync insights
+  pisync insights --since 7d --by day
+  pisync insights --by project --json | jq '.byProject[0]'`,
+};
+
+const BY = ["model", "project", "machine", "tool", "day", "week"] as const;
+const Args = z.object({
+  since: z.optional(
+    z.string().check(z.regex(/^(\d{1,3}[dw]|\d{4}-\d{2}-\d{2})$/, "30d, 12w or a day like 2026-01-31")),
+  ),
+  by: z.optional(z.enum(BY, `one of ${BY.join(", ")}`)),
+  json: z.optional(z.boolean()),
+  positionals: z.tuple([]),
+});
+
+const money = (cost: number) => `$${cost.toFixed(2)}`;
+const tokens = (n: number) =>
+  n >= 1e6 ? `${(n / 1e6).toFixed(1)}M` : n >= 1e3 ? `${(n / 1e3).toFixed(1)}k` : String(Math.round(n));
+const minutes = (ms: number) => `${(ms / 60_000).toFixed(1)} min`;
+
+/** Rows of `--by` as [name, columns...], the header first. */
+function table(report: InsightsReport, by: (typeof BY)[number]): string[][] {
+  if (by === "tool") {
+    return [
+      ["tool", "calls", "result time", "sessions"],
+      ...report.byTool.map((t) => [t.tool, String(t.calls), minutes(t.ms), String(t.sessions)]),
+    ];
+  }
+  const groups = {
+    model: report.byModel,
+    project: report.byProject,
+    machine: report.byDevice,
+    day: report.byDay,
+    week: report.byWeek,
+  }[by];
+  return [
+    [by, "cost", "tokens", "model time", "turns", "sessions"],
+    ...groups.map((g) => [
+      g.label,
+      money(g.cost),
+      tokens(g.tokens),
+      minutes(g.ms),
+      String(g.turns),
+      String(g.sessions),
+    ]),
+  ];
+}
+
+/** Prints the user's usage report. A range the server refuses is a usage error (exit 2). */
+export async function insights(argv: string[], io: Io): Promise<number> {
+  const args = parse(
+    argv,
+    { since: { type: "string" }, by: { type: "string" }, json: { type: "boolean" } },
+    Args,
+    INSIGHTS_HELP,
+  );
+  let report: InsightsReport;
+  try {
+    report = await api(io).json<InsightsReport>(`/v1/insights?since=${encodeURIComponent(args.since ?? "30d")}`);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 400) {
+      throw new CliError(`pisync insights: ${error.message}\nusage: ${INSIGHTS_HELP.usage}`, EXIT.usage);
+    }
+    throw error;
+  }
+  if (args.json) {
+    io.out(`${safeJson(report, 2)}\n`);
+    return EXIT.ok;
+  }
+  const t = report.totals;
+  io.out(
+    `${sanitize(`${report.from} to ${report.to}: ${money(t.cost)}, ${tokens(t.tokens)} tokens, ${minutes(t.ms)} of model time, ${t.turns} turns in ${t.sessions} sessions`)}\n`,
+  );
+  if (report.uncounted > 0)
+    io.out(`(${report.uncounted} sessions backed up before insights were kept are not counted)\n`);
+  const rows = table(report, args.by ?? "model").map((row) => row.map((cell) => sanitize(cell)));
+  const widths = rows[0]?.map((_, i) => Math.min(60, Math.max(...rows.map((r) => (r[i] ?? "").length)))) ?? [];
+  for (const row of rows) {
+    io.out(
+      `${row.map((cell, i) => (i === 0 ? cell.slice(0, 60).padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0))).join("  ")}\n`,
+    );
+  }
+  return EXIT.ok;
+}

@@ -1,0 +1,270 @@
+/**
+ * Insights: where a user's tokens, money and time went, over every machine's sessions, by day,
+ * week, model, project, machine and tool. Each session's usage is rolled up by its commits
+ * (see `usage-rollup.ts`); a report adds the rollups of the user's cards up, reading no bytes.
+ */
+import type { MetaStore, SessionCard, UsageRow } from "@pisync/store";
+import { BadRequest } from "./errors.js";
+
+/** Days of one report, inclusive (`YYYY-MM-DD`, UTC). */
+export interface InsightsRange {
+  from: string;
+  to: string;
+}
+
+/** Summed usage. `tokens` is input + output + cache reads + cache writes, as pi counts them. */
+export interface UsageSums {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  tokens: number;
+  /** Dollars. */
+  cost: number;
+  /** Milliseconds the model worked. */
+  ms: number;
+  /** Assistant messages. */
+  turns: number;
+  /** Sessions that had any of it. */
+  sessions: number;
+}
+
+/** One group of a breakdown: its key (a day, a model, a folder, a device id) and what people read. */
+export interface UsageGroup extends UsageSums {
+  key: string;
+  label: string;
+}
+
+/** One tool's calls and the time its results took. */
+export interface ToolGroup {
+  tool: string;
+  calls: number;
+  ms: number;
+  sessions: number;
+}
+
+/** One of the sessions that cost most in the range. */
+export interface TopSession {
+  sessionId: string;
+  title: string;
+  cwd?: string;
+  cost: number;
+  tokens: number;
+  turns: number;
+}
+
+/** A report over a range of days. */
+export interface InsightsReport extends InsightsRange {
+  totals: UsageSums;
+  /** Every day of the range, oldest first (days without usage included, for charts). */
+  byDay: UsageGroup[];
+  /** Weeks (keyed by their Monday), oldest first. */
+  byWeek: UsageGroup[];
+  /** Most costly first (then most tokens). */
+  byModel: UsageGroup[];
+  byProject: UsageGroup[];
+  byDevice: UsageGroup[];
+  /** Most called first. */
+  byTool: ToolGroup[];
+  topSessions: TopSession[];
+  /** Sessions backed up before usage was rolled up: not in the sums. */
+  uncounted: number;
+}
+
+/** The longest range a report covers. */
+export const MAX_INSIGHTS_DAYS = 366;
+/** Groups a breakdown lists (the rest are summed into one "other" group). */
+const MAX_GROUPS = 50;
+const TOP_SESSIONS = 10;
+const DAY_MS = 86_400_000;
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+/** A `--since` value: `30d`, `12w`, or a day; the day it names, as of `now`. */
+export function sinceDay(since: string, now: Date): string {
+  const relative = /^(\d{1,3})([dw])$/.exec(since);
+  if (relative) {
+    const days = Number(relative[1]) * (relative[2] === "w" ? 7 : 1);
+    return new Date(now.getTime() - Math.max(0, days - 1) * DAY_MS).toISOString().slice(0, 10);
+  }
+  if (DAY.test(since) && !Number.isNaN(Date.parse(since))) return since;
+  throw new BadRequest("since must be a number of days or weeks (30d, 12w) or a day (2026-01-31)", "bad_request");
+}
+
+/**
+ * The range of a request: `from`/`to` days, or `since`, defaulting to the last 30 days to `now`.
+ * @throws BadRequest for a malformed day, a reversed range, or one longer than {@link MAX_INSIGHTS_DAYS}
+ */
+export function insightsRange(query: { from?: string; to?: string; since?: string }, now: Date): InsightsRange {
+  const to = query.to ?? now.toISOString().slice(0, 10);
+  const from = query.from ?? sinceDay(query.since ?? "30d", now);
+  for (const [name, value] of [
+    ["from", from],
+    ["to", to],
+  ] as const) {
+    if (!DAY.test(value) || Number.isNaN(Date.parse(value))) {
+      throw new BadRequest(`${name} must be a day, like 2026-01-31`, "bad_request");
+    }
+  }
+  const days = (Date.parse(to) - Date.parse(from)) / DAY_MS + 1;
+  if (days < 1) throw new BadRequest("from must not be after to", "bad_request");
+  if (days > MAX_INSIGHTS_DAYS) throw new BadRequest(`a range covers at most ${MAX_INSIGHTS_DAYS} days`, "bad_request");
+  return { from, to };
+}
+
+/** The Monday of a day's ISO week. */
+function weekOf(day: string): string {
+  const ms = Date.parse(day);
+  const weekday = (new Date(ms).getUTCDay() + 6) % 7;
+  return new Date(ms - weekday * DAY_MS).toISOString().slice(0, 10);
+}
+
+function emptySums(): UsageSums {
+  return { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, tokens: 0, cost: 0, ms: 0, turns: 0, sessions: 0 };
+}
+
+/** Sums by key, counting each session once per key. */
+class Groups {
+  private readonly sums = new Map<string, UsageSums & { last: string }>();
+
+  add(key: string, row: UsageRow, sessionId: string): void {
+    let sums = this.sums.get(key);
+    if (!sums) {
+      sums = { ...emptySums(), last: "" };
+      this.sums.set(key, sums);
+    }
+    addRow(sums, row);
+    if (sums.last !== sessionId) {
+      sums.sessions++;
+      sums.last = sessionId;
+    }
+  }
+
+  get(key: string): UsageSums | undefined {
+    return this.sums.get(key);
+  }
+
+  /** Groups most costly first, at most {@link MAX_GROUPS} (the rest summed as "other"). */
+  ranked(label: (key: string) => string): UsageGroup[] {
+    const all = [...this.sums].map(([key, { last: _, ...sums }]) => ({ key, label: label(key), ...sums }));
+    all.sort((a, b) => b.cost - a.cost || b.tokens - a.tokens || (a.key < b.key ? -1 : 1));
+    if (all.length <= MAX_GROUPS) return all;
+    const other: UsageGroup = { key: "", label: `${all.length - MAX_GROUPS + 1} others`, ...emptySums() };
+    for (const group of all.slice(MAX_GROUPS - 1)) {
+      for (const field of ["input", "output", "cacheRead", "cacheWrite", "tokens", "cost", "ms", "turns"] as const) {
+        other[field] += group[field];
+      }
+      other.sessions += group.sessions;
+    }
+    return [...all.slice(0, MAX_GROUPS - 1), other];
+  }
+}
+
+function addRow(sums: UsageSums, row: UsageRow): void {
+  const [, , , input, output, cacheRead, cacheWrite, cost, ms, turns] = row;
+  sums.input += input;
+  sums.output += output;
+  sums.cacheRead += cacheRead;
+  sums.cacheWrite += cacheWrite;
+  sums.tokens += input + output + cacheRead + cacheWrite;
+  sums.cost += cost;
+  sums.ms += ms;
+  sums.turns += turns;
+}
+
+/** A card's title: its name, its first message, or its id. */
+const titleOf = (card: SessionCard) => card.name || card.firstMessage || card.sessionId;
+
+/** Insights over a user's sessions, from the rollups their cards carry. */
+export class Insights {
+  constructor(private readonly meta: MetaStore) {}
+
+  /** The report of `range` for `userId`. Devices are named by their tokens (a removed one says so). */
+  async report(userId: string, range: InsightsRange): Promise<InsightsReport> {
+    const [cards, tokens] = await Promise.all([this.meta.listCards(userId), this.meta.listTokens(userId)]);
+    const deviceNames = new Map(tokens.map((t) => [t.id, t.name]));
+    const days = new Groups();
+    const weeks = new Groups();
+    const models = new Groups();
+    const projects = new Groups();
+    const devices = new Groups();
+    const tools = new Map<string, ToolGroup & { last: string }>();
+    const totals = emptySums();
+    const top: TopSession[] = [];
+    let uncounted = 0;
+    for (const card of cards) {
+      if (!card.usage) {
+        if (card.entries > 0) uncounted++;
+        continue;
+      }
+      const mine = emptySums();
+      for (const row of card.usage.rows) {
+        const day = row[0];
+        if (day < range.from || day > range.to) continue;
+        addRow(mine, row);
+        days.add(day, row, card.sessionId);
+        weeks.add(weekOf(day), row, card.sessionId);
+        models.add(row[1], row, card.sessionId);
+        projects.add(card.cwd ?? "", row, card.sessionId);
+        devices.add(row[2], row, card.sessionId);
+      }
+      for (const [day, tool, calls, ms] of card.usage.tools) {
+        if (day < range.from || day > range.to) continue;
+        let group = tools.get(tool);
+        if (!group) {
+          group = { tool, calls: 0, ms: 0, sessions: 0, last: "" };
+          tools.set(tool, group);
+        }
+        group.calls += calls;
+        group.ms += ms;
+        if (group.last !== card.sessionId) {
+          group.sessions++;
+          group.last = card.sessionId;
+        }
+      }
+      if (mine.turns === 0 && mine.tokens === 0 && mine.cost === 0) continue;
+      for (const field of ["input", "output", "cacheRead", "cacheWrite", "tokens", "cost", "ms", "turns"] as const) {
+        totals[field] += mine[field];
+      }
+      totals.sessions++;
+      top.push({
+        sessionId: card.sessionId,
+        title: titleOf(card),
+        cwd: card.cwd,
+        cost: mine.cost,
+        tokens: mine.tokens,
+        turns: mine.turns,
+      });
+    }
+    top.sort((a, b) => b.cost - a.cost || b.tokens - a.tokens);
+    return {
+      ...range,
+      totals,
+      byDay: everyDay(range).map((day) => ({ key: day, label: day, ...(days.get(day) ?? emptySums()) })),
+      byWeek: [...new Set(everyDay(range).map(weekOf))].map((week) => ({
+        key: week,
+        label: `week of ${week}`,
+        ...(weeks.get(week) ?? emptySums()),
+      })),
+      byModel: models.ranked((key) => key),
+      byProject: projects.ranked((key) => key || "(no folder)"),
+      byDevice: devices.ranked((key) =>
+        key === "" ? "(unknown device)" : (deviceNames.get(key) ?? `removed device ${key}`),
+      ),
+      byTool: [...tools.values()]
+        .map(({ last: _, ...group }) => group)
+        .sort((a, b) => b.calls - a.calls || (a.tool < b.tool ? -1 : 1))
+        .slice(0, MAX_GROUPS),
+      topSessions: top.slice(0, TOP_SESSIONS),
+      uncounted,
+    };
+  }
+}
+
+/** Every day of a range, oldest first. */
+function everyDay(range: InsightsRange): string[] {
+  const out: string[] = [];
+  for (let ms = Date.parse(range.from); ms <= Date.parse(range.to); ms += DAY_MS) {
+    out.push(new Date(ms).toISOString().slice(0, 10));
+  }
+  return out;
+}

@@ -1,0 +1,265 @@
+/**
+ * The insights page (`/insights`) and its CSV: where the owner's tokens, money and model time
+ * went, by day or week, model, project, machine and tool, with the sessions that cost most.
+ * Charts are SVG drawn here (no script, no third-party request; colours from the stylesheet,
+ * so dark mode follows), each with its numbers in a table beside it. Every name is session
+ * text or a device name: escaped here.
+ */
+import { escapeHtml } from "../escape.js";
+import { count, dollars, oneLine, query } from "./format.js";
+import { type LibraryChrome, renderLibraryPage } from "./layout.js";
+
+/** Summed usage (see core's `UsageSums`). */
+export interface InsightsSums {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  tokens: number;
+  cost: number;
+  ms: number;
+  turns: number;
+  sessions: number;
+}
+
+/** One group of a breakdown. */
+export interface InsightsGroup extends InsightsSums {
+  key: string;
+  label: string;
+}
+
+/** What the page shows (core's `InsightsReport`). */
+export interface InsightsPageReport {
+  from: string;
+  to: string;
+  totals: InsightsSums;
+  byDay: InsightsGroup[];
+  byWeek: InsightsGroup[];
+  byModel: InsightsGroup[];
+  byProject: InsightsGroup[];
+  byDevice: InsightsGroup[];
+  byTool: { tool: string; calls: number; ms: number; sessions: number }[];
+  topSessions: { sessionId: string; title: string; cwd?: string; cost: number; tokens: number; turns: number }[];
+  uncounted: number;
+}
+
+/** Bars a chart draws at most (the table beside it lists the same groups). */
+const MAX_BARS = 12;
+
+/** Tokens in short (1.2M, 34k). */
+export function shortTokens(n: number): string {
+  if (n >= 1e9) return `${(n / 1e9).toFixed(1)}B`;
+  if (n >= 1e6) return `${(n / 1e6).toFixed(1)}M`;
+  if (n >= 1e3) return `${(n / 1e3).toFixed(1)}k`;
+  return String(Math.round(n));
+}
+
+/** A duration in short (2 h 05 min, 4 min 12 s, 800 ms). */
+export function duration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return s % 60 ? `${m} min ${String(s % 60).padStart(2, "0")} s` : `${m} min`;
+  return `${Math.floor(m / 60)} h ${String(m % 60).padStart(2, "0")} min`;
+}
+
+/**
+ * A bar chart of `values` (one bar per label, oldest or largest first) as accessible SVG: a
+ * `role="img"` with a title and a description, each bar with its own title (hover shows it).
+ */
+function barChart(id: string, title: string, bars: { label: string; value: number; shown: string }[]): string {
+  const width = 640;
+  const barGap = 2;
+  const height = 160;
+  const max = Math.max(...bars.map((b) => b.value), 0);
+  // Nothing to draw: the table (or its "nothing" line) says so alone.
+  if (max <= 0) return "";
+  const step = bars.length ? width / bars.length : width;
+  const rects = bars
+    .map((bar, i) => {
+      const h = max > 0 ? Math.max(bar.value > 0 ? 1 : 0, Math.round((bar.value / max) * (height - 20))) : 0;
+      const x = Math.round(i * step);
+      const w = Math.max(1, Math.floor(step) - barGap);
+      return `<rect class="bar" x="${x}" y="${height - h}" width="${w}" height="${h}"><title>${escapeHtml(
+        `${bar.label}: ${bar.shown}`,
+      )}</title></rect>`;
+    })
+    .join("");
+  const highest = bars.find((b) => b.value === max);
+  const summary = `Highest: ${highest?.label ?? ""} with ${highest?.shown ?? ""}.`;
+  return `<svg class="chart" id="${id}" viewBox="0 0 ${width} ${height}" preserveAspectRatio="none" role="img" aria-labelledby="${id}-t ${id}-d"><title id="${id}-t">${escapeHtml(
+    title,
+  )}</title><desc id="${id}-d">${escapeHtml(summary)}</desc><line class="axis" x1="0" y1="${height}" x2="${width}" y2="${height}"></line>${rects}</svg>`;
+}
+
+/** A table of groups: name, cost, tokens, model time, turns, sessions. */
+function groupTable(caption: string, groups: InsightsGroup[], link?: (g: InsightsGroup) => string | undefined): string {
+  if (groups.length === 0) return `<p class="empty">Nothing in this range.</p>`;
+  const rows = groups
+    .map((g) => {
+      const href = link?.(g);
+      const name = escapeHtml(oneLine(g.label, 80));
+      return `<tr><th scope="row">${href ? `<a href="${escapeHtml(href)}">${name}</a>` : name}</th><td>${dollars(
+        g.cost,
+      )}</td><td>${shortTokens(g.tokens)}</td><td>${duration(g.ms)}</td><td>${g.turns.toLocaleString("en-US")}</td><td>${g.sessions.toLocaleString("en-US")}</td></tr>`;
+    })
+    .join("");
+  return `<table class="insights-table"><caption>${escapeHtml(caption)}</caption><thead><tr><th scope="col">${escapeHtml(
+    caption.split(" ").pop() ?? "",
+  )}</th><th scope="col">Cost</th><th scope="col">Tokens</th><th scope="col">Model time</th><th scope="col">Turns</th><th scope="col">Sessions</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
+/** A chart of groups by cost (largest first, at most {@link MAX_BARS}) beside their table. */
+function breakdown(
+  id: string,
+  heading: string,
+  caption: string,
+  groups: InsightsGroup[],
+  link?: (g: InsightsGroup) => string | undefined,
+) {
+  const bars = groups.slice(0, MAX_BARS).map((g) => ({ label: g.label, value: g.cost, shown: dollars(g.cost) }));
+  return `<section class="insights-part" aria-labelledby="${id}-h"><h2 id="${id}-h">${escapeHtml(heading)}</h2>
+<div class="insights-pair">${barChart(id, `Cost ${caption.toLowerCase()}`, bars)}${groupTable(caption, groups, link)}</div></section>`;
+}
+
+/** Everything the page needs: the report, and the range the form shows. */
+export interface InsightsPageInput {
+  report: InsightsPageReport;
+  /** `day` or `week`: how the time chart groups. */
+  per: "day" | "week";
+}
+
+/** The insights page. */
+export function renderInsightsPage(chrome: Omit<LibraryChrome, "title" | "section">, input: InsightsPageInput): string {
+  const { report, per } = input;
+  const t = report.totals;
+  const range = query({ from: report.from, to: report.to });
+  const time = per === "week" ? report.byWeek : report.byDay;
+  const timeBars = time.map((g) => ({
+    label: g.label,
+    value: g.cost,
+    shown: `${dollars(g.cost)}, ${shortTokens(g.tokens)} tokens`,
+  }));
+  const tools = report.byTool
+    .map(
+      (tool) =>
+        `<tr><th scope="row">${escapeHtml(oneLine(tool.tool, 60))}</th><td>${tool.calls.toLocaleString("en-US")}</td><td>${duration(tool.ms)}</td><td>${tool.sessions.toLocaleString("en-US")}</td></tr>`,
+    )
+    .join("");
+  const toolBars = report.byTool
+    .slice(0, MAX_BARS)
+    .map((tool) => ({ label: tool.tool, value: tool.calls, shown: count(tool.calls, "call") }));
+  const top = report.topSessions
+    .map(
+      (s) =>
+        `<tr><th scope="row"><a href="/sessions/${encodeURIComponent(s.sessionId)}">${escapeHtml(oneLine(s.title, 80))}</a>${
+          s.cwd ? `<div class="cwd">${escapeHtml(oneLine(s.cwd, 80))}</div>` : ""
+        }</th><td>${dollars(s.cost)}</td><td>${shortTokens(s.tokens)}</td><td>${s.turns.toLocaleString("en-US")}</td></tr>`,
+    )
+    .join("");
+  const body = `<form method="get" action="/insights" class="filters insights-range">
+<div class="filter-row"><label>From <input type="date" name="from" value="${escapeHtml(report.from)}"></label>
+<label>To <input type="date" name="to" value="${escapeHtml(report.to)}"></label>
+<label>Per <select name="per"><option value="day"${per === "day" ? " selected" : ""}>day</option><option value="week"${per === "week" ? " selected" : ""}>week</option></select></label>
+<button type="submit">Show</button> <a href="/insights.csv${escapeHtml(range)}" download>Download CSV</a></div></form>
+<section class="insights-totals" aria-label="Totals"><dl>
+<div><dt>Cost</dt><dd>${dollars(t.cost)}</dd></div>
+<div><dt>Tokens</dt><dd>${shortTokens(t.tokens)}</dd></div>
+<div><dt>Model time</dt><dd>${duration(t.ms)}</dd></div>
+<div><dt>Turns</dt><dd>${t.turns.toLocaleString("en-US")}</dd></div>
+<div><dt>Sessions</dt><dd>${t.sessions.toLocaleString("en-US")}</dd></div>
+</dl><p class="muted">${escapeHtml(report.from)} to ${escapeHtml(report.to)} (UTC), from pi's own accounting: input ${shortTokens(
+    t.input,
+  )}, output ${shortTokens(t.output)}, cache reads ${shortTokens(t.cacheRead)}, cache writes ${shortTokens(t.cacheWrite)}.${
+    report.uncounted > 0
+      ? ` ${count(report.uncounted, "session")} backed up before insights were kept ${report.uncounted === 1 ? "is" : "are"} not counted.`
+      : ""
+  }</p></section>
+<section class="insights-part" aria-labelledby="time-h"><h2 id="time-h">Cost per ${per}</h2>
+<div class="insights-pair">${barChart("time", `Cost per ${per}`, timeBars)}${groupTable(
+    `Cost per ${per === "week" ? "Week" : "Day"}`,
+    [...time].reverse().filter((g) => g.turns > 0 || g.tokens > 0),
+  )}</div></section>
+${breakdown("model", "By model", "By Model", report.byModel)}
+${breakdown("project", "By project", "By Project", report.byProject, (g) => (g.key ? `/?cwd=${encodeURIComponent(g.key)}` : undefined))}
+${breakdown("device", "By machine", "By Machine", report.byDevice)}
+<section class="insights-part" aria-labelledby="tools-h"><h2 id="tools-h">By tool</h2>
+<div class="insights-pair">${barChart("tools", "Tool calls", toolBars)}${
+    tools
+      ? `<table class="insights-table"><caption>Tool calls</caption><thead><tr><th scope="col">Tool</th><th scope="col">Calls</th><th scope="col">Result time</th><th scope="col">Sessions</th></tr></thead><tbody>${tools}</tbody></table>`
+      : `<p class="empty">No tool calls in this range.</p>`
+  }</div></section>
+<section class="insights-part" aria-labelledby="top-h"><h2 id="top-h">Sessions that cost most</h2>${
+    top
+      ? `<table class="insights-table"><caption>Top sessions by cost</caption><thead><tr><th scope="col">Session</th><th scope="col">Cost</th><th scope="col">Tokens</th><th scope="col">Turns</th></tr></thead><tbody>${top}</tbody></table>`
+      : `<p class="empty">Nothing in this range.</p>`
+  }</section>`;
+  return renderLibraryPage({ ...chrome, title: "Insights", section: "insights" }, body);
+}
+
+/** One CSV field: quoted, and defused against spreadsheet formulas (`=`, `+`, `-`, `@` first). */
+function csvField(value: string | number): string {
+  if (typeof value === "number") return String(value);
+  const text = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+  return `"${text.replace(/"/g, '""')}"`;
+}
+
+/**
+ * The report as CSV: one row per group of every breakdown (`breakdown` names which); a tool's
+ * row has its calls, and `model_ms` is then the time its results took.
+ */
+export function insightsCsv(report: InsightsPageReport): string {
+  const header = [
+    "breakdown",
+    "key",
+    "label",
+    "cost_usd",
+    "tokens",
+    "input",
+    "output",
+    "cache_read",
+    "cache_write",
+    "model_ms",
+    "turns",
+    "calls",
+    "sessions",
+  ];
+  const lines = [header.join(",")];
+  const parts: [string, InsightsGroup[]][] = [
+    ["day", report.byDay],
+    ["week", report.byWeek],
+    ["model", report.byModel],
+    ["project", report.byProject],
+    ["machine", report.byDevice],
+  ];
+  for (const [name, groups] of parts) {
+    for (const g of groups) {
+      lines.push(
+        [
+          name,
+          g.key,
+          g.label,
+          g.cost,
+          g.tokens,
+          g.input,
+          g.output,
+          g.cacheRead,
+          g.cacheWrite,
+          g.ms,
+          g.turns,
+          0,
+          g.sessions,
+        ]
+          .map(csvField)
+          .join(","),
+      );
+    }
+  }
+  for (const tool of report.byTool) {
+    lines.push(
+      ["tool", tool.tool, tool.tool, 0, 0, 0, 0, 0, 0, tool.ms, 0, tool.calls, tool.sessions].map(csvField).join(","),
+    );
+  }
+  return `${lines.join("\r\n")}\r\n`;
+}
