@@ -34,6 +34,7 @@ import {
   PutCommand,
   QueryCommand,
   type QueryCommandInput,
+  ScanCommand,
   TransactWriteCommand,
   type TransactWriteCommandInput,
   UpdateCommand,
@@ -124,6 +125,26 @@ export class DynamoMetaStore implements MetaStore {
       start = page.LastEvaluatedKey;
     } while (start);
     return items;
+  }
+
+  /** A Scan of the heads' keys (the whole table is read: for passes over the whole store, not requests). */
+  async users(): Promise<string[]> {
+    const users = new Set<string>();
+    let start: Item | undefined;
+    do {
+      const page = await this.client.send(
+        new ScanCommand({
+          TableName: this.table,
+          FilterExpression: "begins_with(pk, :user) AND begins_with(sk, :session)",
+          ExpressionAttributeValues: { ":user": "U#", ":session": "S#" },
+          ProjectionExpression: "pk",
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of page.Items ?? []) users.add(String(item.pk).slice(2));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return [...users];
   }
 
   async getHead(userId: string, sessionId: string): Promise<SessionHead | undefined> {
