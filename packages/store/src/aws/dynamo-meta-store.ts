@@ -186,7 +186,8 @@ export class DynamoMetaStore implements MetaStore {
             sk: `G#${hex(page.generation, 8)}#${hex(page.start, 16)}`,
             gz: gzipSync(JSON.stringify(page)),
           },
-          ConditionExpression: "attribute_not_exists(pk)",
+          // Not conditional: a page at the same start can only be left by a head that went back
+          // (its commit's record lost), and the commit that writes those bytes again replaces it.
         },
       });
     }
