@@ -87,7 +87,10 @@ export async function checkSegments(
     }
   }
   if (end !== state.length) {
-    problems.push({ kind: "bad-segments", message: `${label}: its segments end at ${end}, its length is ${state.length}` });
+    problems.push({
+      kind: "bad-segments",
+      message: `${label}: its segments end at ${end}, its length is ${state.length}`,
+    });
   }
   return problems;
 }
@@ -105,7 +108,10 @@ function checkPages(label: string, pages: readonly IndexPage[], spans: readonly 
     for (const record of page.records) {
       const span = spans[record.line - 1];
       if (record.offset < page.start || record.offset >= page.end) {
-        problems.push({ kind: "bad-page", message: `${range} holds line ${record.line} at ${record.offset}, outside it` });
+        problems.push({
+          kind: "bad-page",
+          message: `${range} holds line ${record.line} at ${record.offset}, outside it`,
+        });
       } else if (!span || span.offset !== record.offset || span.length !== record.length) {
         problems.push({
           kind: "bad-page",
@@ -139,7 +145,10 @@ export async function checkBytes(
     });
   }
   if (spans.length !== state.lines) {
-    problems.push({ kind: "line-count", message: `${label}: its bytes hold ${spans.length} lines, its head says ${state.lines}` });
+    problems.push({
+      kind: "line-count",
+      message: `${label}: its bytes hold ${spans.length} lines, its head says ${state.lines}`,
+    });
   }
   return [...problems, ...checkPages(label, pages, spans, state.length)];
 }

@@ -335,7 +335,12 @@ export async function verifyStores(stores: Stores, options: VerifyOptions = {}):
     });
   }
   for (const info of listed.unknown) {
-    report({ kind: "unknown-object", key: info.key, message: "not a kind of object pisync writes: left alone", problem: false });
+    report({
+      kind: "unknown-object",
+      key: info.key,
+      message: "not a kind of object pisync writes: left alone",
+      problem: false,
+    });
   }
   const temporary = ((await options.temporary?.listTemporary()) ?? []).filter(
     (info) => !options.userId || Object.values(PREFIXES).some((p) => info.key.startsWith(`${p}${options.userId}/`)),

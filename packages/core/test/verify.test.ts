@@ -8,9 +8,9 @@ import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describeOnEveryStore, line, sessionHeader, userLine } from "@pisync/testing";
 import { type Stores, segmentKey, uploadKey } from "@pisync/store";
 import { embeddedStores, FileBlobStore } from "@pisync/store/embedded";
+import { describeOnEveryStore, line, sessionHeader, userLine } from "@pisync/testing";
 import { expect, it } from "vitest";
 import { Appender } from "../src/append.js";
 import { MAX_SEGMENTS, readRange } from "../src/segments.js";
@@ -49,7 +49,13 @@ describeOnEveryStore("verify", (pair) => {
     const user = `u-${randomUUID()}`;
     await writeSession(stores, user, "long", MAX_SEGMENTS + 3);
     const text = await writeSession(stores, user, "replaced", 2);
-    await new Appender(stores).append({ userId: user, sessionId: "replaced", offset: 0, body: enc(text), replace: true });
+    await new Appender(stores).append({
+      userId: user,
+      sessionId: "replaced",
+      offset: 0,
+      body: enc(text),
+      replace: true,
+    });
     const report = await verify(user, { minAgeMs: 0 });
     expect(report.findings).toEqual([]);
     expect(report.wrong).toBe(0);

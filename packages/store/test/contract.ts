@@ -187,11 +187,19 @@ export function describeStoreContract(name: string, makeStores: () => Promise<St
         const u = user();
         await stores.meta.commit({ head: head(u, "s", 1, "2026-01-01T00:00:01.000Z"), expectedRevision: null });
         const stale = { ...page(1, 10, 20), previews: { 1: "stale" } };
-        await stores.meta.commit({ head: head(u, "s", 2, "2026-01-01T00:00:02.000Z"), expectedRevision: 1, pages: [stale] });
+        await stores.meta.commit({
+          head: head(u, "s", 2, "2026-01-01T00:00:02.000Z"),
+          expectedRevision: 1,
+          pages: [stale],
+        });
         // The head goes back to what it was before that commit (its record lost), the page stays.
         await stores.meta.commit({ head: head(u, "s", 3, "2026-01-01T00:00:03.000Z"), expectedRevision: 2 });
         const again = { ...page(1, 10, 20), previews: { 1: "again" } };
-        await stores.meta.commit({ head: head(u, "s", 4, "2026-01-01T00:00:04.000Z"), expectedRevision: 3, pages: [again] });
+        await stores.meta.commit({
+          head: head(u, "s", 4, "2026-01-01T00:00:04.000Z"),
+          expectedRevision: 3,
+          pages: [again],
+        });
         expect(await stores.meta.getPages(u, "s", 1)).toEqual([again]);
         expect((await stores.meta.getHead(u, "s"))?.revision).toBe(4);
       });
