@@ -40,7 +40,10 @@ export class MemoryBlobStore implements BlobStore {
   }
 
   async delete(keys: readonly string[]): Promise<void> {
-    for (const key of keys) this.objects.delete(key);
+    for (const key of keys) {
+      this.objects.delete(key);
+      this.written.delete(key);
+    }
   }
 
   /** When each object was last written (the listing's `modifiedAt`). */
