@@ -1,15 +1,17 @@
 /**
- * `npm start`: pisync on this machine, on the embedded store, and the watcher that backs up
- * this machine's pi sessions into it.
- *   npm start -- [--port 8787] [--host 127.0.0.1] [--data DIR] [--no-watch] [--root DIR]...
+ * `npm start`: pisync on this machine, on the embedded store (or S3 + DynamoDB with
+ * `--store aws`), and the watcher that backs up this machine's pi sessions into it.
+ *   npm start -- [--port 8787] [--host 127.0.0.1] [--store embedded|aws] [--data DIR] [--create]
+ *                [--no-watch] [--root DIR]...
  */
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { defaultDataDir, startNodeServer } from "@pisync/api";
 import { Api, createLogger, defaultRoots, StateStore, Watcher } from "@pisync/cli";
 import * as z from "zod/mini";
+import { chooseStore, fail, openChosen, STORE_OPTIONS, STORE_USAGE, type StoreChoice } from "./store-flags.js";
 
-const USAGE = "usage: npm start -- [--port 8787] [--host 127.0.0.1] [--data DIR] [--no-watch] [--root DIR]...";
+const USAGE = `usage: npm start -- [--port 8787] [--host 127.0.0.1] ${STORE_USAGE} [--no-watch] [--root DIR]...`;
 
 const Flags = z.object({
   port: z.pipe(
@@ -36,7 +38,7 @@ try {
     options: {
       port: { type: "string", default: "8787" },
       host: { type: "string", default: "127.0.0.1" },
-      data: { type: "string" },
+      ...STORE_OPTIONS,
       root: { type: "string", multiple: true },
     },
   }));
@@ -48,9 +50,23 @@ if (!flags.success) usage(flags.error.issues.map((issue) => issue.message).join(
 const watch = !process.argv.includes("--no-watch");
 if (!watch && flags.data.root) usage("--root names what the watcher follows: it goes without --no-watch");
 
+let choice: StoreChoice;
+try {
+  choice = chooseStore(values);
+  // On aws: the credentials, bucket and table are checked (and made, with --create) before listening.
+  if (choice.kind === "aws") (await openChosen(choice)).close();
+} catch (error) {
+  fail("npm start", error, USAGE);
+}
+
 let server: Awaited<ReturnType<typeof startNodeServer>>;
 try {
-  server = await startNodeServer({ port: flags.data.port, host: flags.data.host, dataDir: flags.data.data });
+  server = await startNodeServer({
+    port: flags.data.port,
+    host: flags.data.host,
+    dataDir: flags.data.data,
+    aws: choice.kind === "aws" ? choice.settings : undefined,
+  });
 } catch (error) {
   const code = (error as NodeJS.ErrnoException).code;
   const where = `${flags.data.host}:${flags.data.port}`;

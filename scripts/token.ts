@@ -1,19 +1,16 @@
 /**
- * `npm run token -- --user NAME [--name LABEL] [--data DIR]`: creates a token for a user of the
- * embedded store and prints it as the last line.
- * `npm run token -- --user NAME --table TABLE [--region REGION] [--endpoint URL]`: the same
- * against a deployed stack's DynamoDB table, with your AWS credentials (environment, profile,
- * SSO: the SDK's default chain).
+ * `npm run token -- --user NAME [--name LABEL] [--store embedded|aws] [--data DIR] [--create]`:
+ * creates a token for a user and prints it as the last line; on the embedded store of the data
+ * folder, or (`--store aws`) in the DynamoDB table `npm start -- --store aws` uses, with the
+ * same settings (AWS_REGION, PISYNC_TABLE, the SDK's credential chain...).
+ * `--table TABLE [--region REGION] [--endpoint URL]` name a deployed stack's table instead.
  */
 import { parseArgs } from "node:util";
-import { defaultProvider } from "@aws-sdk/credential-provider-node";
-import { defaultDataDir } from "@pisync/api";
+import { openAws } from "@pisync/api";
 import { BadRequest, Tokens } from "@pisync/core";
-import type { MetaStore } from "@pisync/store";
-import { DynamoMetaStore } from "@pisync/store/aws";
-import { embeddedStores } from "@pisync/store/embedded";
+import { chooseStore, fail, openChosen, STORE_OPTIONS, STORE_USAGE, StoreSettingsError } from "./store-flags.js";
 
-const USAGE = `usage: npm run token -- --user NAME [--name LABEL] [--data DIR]
+const USAGE = `usage: npm run token -- --user NAME [--name LABEL] ${STORE_USAGE}
        npm run token -- --user NAME --table TABLE [--region REGION] [--endpoint URL]`;
 
 function usage(message: string): never {
@@ -21,13 +18,22 @@ function usage(message: string): never {
   process.exit(2);
 }
 
-let values: { user?: string; data?: string; name?: string; table?: string; region?: string; endpoint?: string };
+let values: {
+  user?: string;
+  name?: string;
+  store?: string;
+  data?: string;
+  create?: boolean;
+  table?: string;
+  region?: string;
+  endpoint?: string;
+};
 try {
   ({ values } = parseArgs({
     options: {
       user: { type: "string" },
-      data: { type: "string" },
       name: { type: "string" },
+      ...STORE_OPTIONS,
       table: { type: "string" },
       region: { type: "string" },
       endpoint: { type: "string" },
@@ -39,28 +45,29 @@ try {
 const { user, table } = values;
 if (!user) usage("--user is required");
 if (table && values.data) usage("--data is for the embedded store, --table for a deployed one: not both");
-if (!table && (values.region || values.endpoint)) usage("--region and --endpoint go with --table");
-
-/** Where the token goes: the deployed table, or the embedded store. */
-function open(): { meta: MetaStore; where: string; close: () => void } {
-  if (table) {
-    const region = values.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION;
-    if (!region) usage("--region (or AWS_REGION) is required with --table");
-    const connection = {
-      region,
-      credentials: defaultProvider(),
-      endpoints: values.endpoint ? { dynamodb: values.endpoint } : undefined,
-    };
-    return { meta: new DynamoMetaStore(connection, table), where: `table ${table} in ${region}`, close() {} };
-  }
-  const dataDir = values.data ?? defaultDataDir();
-  const stores = embeddedStores(dataDir);
-  return { meta: stores.meta, where: dataDir, close: () => stores.close() };
+if (table && values.store === "embedded") usage("--table names a DynamoDB table: it goes with --store aws");
+if (!table && (values.region || values.endpoint) && values.store !== "aws") {
+  usage("--region and --endpoint go with --table or --store aws");
 }
 
-const store = open();
+const choice = (() => {
+  try {
+    return chooseStore(
+      { ...values, store: table ? "aws" : values.store },
+      { overrides: { table, region: values.region, dynamodbEndpoint: values.endpoint }, needsBucket: false },
+    );
+  } catch (error) {
+    if (error instanceof StoreSettingsError) usage(`npm run token: ${error.message}`);
+    throw error;
+  }
+})();
+// The table is not checked first (unless --create): a failure to write the token says what is wrong.
+const store =
+  choice.kind === "aws" && !choice.create
+    ? openAws(choice.settings)
+    : await openChosen(choice).catch((e) => fail("npm run token", e));
 try {
-  const { token, record } = await new Tokens(store.meta).create(user, values.name ?? "created by npm run token");
+  const { token, record } = await new Tokens(store.stores.meta).create(user, values.name ?? "created by npm run token");
   console.log(`token ${record.id} for user "${record.userId}" (store: ${store.where}):`);
   console.log(token);
 } catch (error) {

@@ -8,6 +8,7 @@
  * - search: each user's SQLite FTS5 index as one object under `search/`, its pointer and the
  *   marks of written sessions in the table; an EventBridge schedule invokes the same function to
  *   index what was marked (no cluster, nothing running between invocations);
+ * - an hourly sweep (another schedule of the same function) removes objects no head names;
  * - least-privilege grants, log retention, alarms on errors and throttles.
  */
 import { PREFIXES, TABLE_SCHEMA } from "@pisync/store";
@@ -108,6 +109,21 @@ export class PisyncStack extends Stack {
       description: "pisync: index the sessions written since they were last indexed",
       schedule: events.Schedule.rate(props.searchIndexEvery ?? Duration.minutes(1)),
       targets: [new targets.LambdaFunction(this.api, { retryAttempts: 0 })],
+    });
+
+    // The sweep: the same function, hourly, with its own input (see `SWEEP_EVENT`). It removes
+    // segments no head names and abandoned uploads once an hour old, and rolls forward a head
+    // behind its stored segments. A lifecycle rule cannot do it: referenced and unreferenced
+    // segments share the `sessions/` prefix, and only the table tells them apart.
+    new events.Rule(this, "SweepSchedule", {
+      description: "pisync: remove objects no session names and roll heads forward to their stored bytes",
+      schedule: events.Schedule.rate(Duration.hours(1)),
+      targets: [
+        new targets.LambdaFunction(this.api, {
+          event: events.RuleTargetInput.fromObject({ pisync: "sweep" }),
+          retryAttempts: 0,
+        }),
+      ],
     });
 
     const url = this.api.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.NONE });

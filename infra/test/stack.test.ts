@@ -9,6 +9,9 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { acknowledgeNagFindings } from "../lib/nag.js";
 import { PisyncStack } from "../lib/pisync-stack.js";
 
+/** The sweep's event, as the Lambda entry tells it apart (functions/api/src/lambda.ts's `SWEEP_EVENT`). */
+const SWEEP_EVENT = { pisync: "sweep" };
+
 /** Bytes of a bundled module and of every module it imports statically, transitively. */
 function staticClosureBytes(entry: string): number {
   const seen = new Set<string>();
@@ -234,6 +237,23 @@ describe("the pisync stack", () => {
     // Room in /tmp for users' index files.
     template.hasResourceProperties("AWS::Lambda::Function", { EphemeralStorage: { Size: 2048 } });
     expect(Object.values(PREFIXES)).toContain("search/");
+  });
+
+  it("runs the sweep hourly: the API function, invoked with the sweep's own event", () => {
+    const [fnId] = Object.keys(
+      template.findResources("AWS::Lambda::Function", { Properties: { Runtime: "nodejs22.x" } }),
+    );
+    template.hasResourceProperties("AWS::Events::Rule", {
+      ScheduleExpression: "rate(1 hour)",
+      State: "ENABLED",
+      Targets: [
+        Match.objectLike({
+          Arn: { "Fn::GetAtt": [fnId, "Arn"] },
+          Input: JSON.stringify(SWEEP_EVENT),
+          RetryPolicy: { MaximumRetryAttempts: 0 },
+        }),
+      ],
+    });
   });
 
   it("ships search's WebAssembly SQLite beside the bundle", () => {

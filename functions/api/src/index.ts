@@ -2,4 +2,13 @@
 export { type App, type AppDeps, type AppLimits, createApp, DEFAULT_LIMITS } from "./app.js";
 export { defaultDataDir, lambdaConfig } from "./config.js";
 export { ensureLocalToken, LOCAL_USER, localTokenPath, startNodeServer } from "./node.js";
+export {
+  type AwsStoreSettings,
+  awsStoreSettings,
+  checkAwsStores,
+  type OpenStores,
+  openAws,
+  openEmbedded,
+  StoreSettingsError,
+} from "./node-stores.js";
 export { DEFAULT_RATE_LIMITS, type RateLimits } from "./rate-limit.js";

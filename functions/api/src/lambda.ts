@@ -4,7 +4,7 @@
  * A scheduled event (EventBridge) runs the search indexer's pass over every marked session; a
  * direct invocation with `{ "pisync": "reindex", "users": [...] }` rebuilds those users' indexes.
  */
-import { parseShareKeys, type ShareKeys, storedLines } from "@pisync/core";
+import { parseShareKeys, type ShareKeys, SWEEP_MIN_AGE_MS, storedLines, verifyStores } from "@pisync/core";
 import { SAFE_ID } from "@pisync/protocol";
 import { S3SearchIndex, SearchMarks } from "@pisync/search/aws";
 import type { Stores } from "@pisync/store";
@@ -28,6 +28,29 @@ export interface LambdaSearchConfig {
 /** An EventBridge scheduled event (the rule the stack declares). */
 function isScheduled(event: unknown): boolean {
   return (event as { "detail-type"?: unknown })?.["detail-type"] === "Scheduled Event";
+}
+
+/** The sweep's schedule (its own EventBridge rule, whose input is this object). */
+export const SWEEP_EVENT = { pisync: "sweep" } as const;
+
+function isSweep(event: unknown): boolean {
+  return (event as { pisync?: unknown } | undefined)?.pisync === SWEEP_EVENT.pisync;
+}
+
+/**
+ * The sweep on Lambda: unreferenced segments and abandoned uploads older than an hour removed,
+ * heads behind their stored segments rolled forward (no bytes read otherwise: see `verifyStores`).
+ */
+async function sweep(stores: Stores) {
+  const report = await verifyStores(stores, {
+    repair: true,
+    minAgeMs: SWEEP_MIN_AGE_MS,
+    onFinding: (f) =>
+      console.log(
+        `pisync: sweep: ${f.kind} ${f.key ?? `${f.userId}/${f.sessionId}`}: ${f.message}${f.repaired ? " (repaired)" : ""}`,
+      ),
+  });
+  return { swept: report.findings.filter((f) => f.repaired).length, wrong: report.wrong };
 }
 
 /** A direct invocation that rebuilds users' search indexes from the bytes (`aws lambda invoke`; an HTTP event cannot be one). */
@@ -75,13 +98,14 @@ export function createSearchingHandler(
   const indexer = new MarkingIndexer(stores, index, new SearchMarks(search.connection, search.table));
   const http = handle(createApp({ stores, search: lambdaSearch(index, indexer), ...options }));
   const handler = async (
-    event: LambdaEvent | { "detail-type": "Scheduled Event" } | ReindexEvent,
+    event: LambdaEvent | { "detail-type": "Scheduled Event" } | ReindexEvent | typeof SWEEP_EVENT,
     context: LambdaContext,
   ) => {
     if (isScheduled(event)) {
       await indexer.catchUpMarked();
       return undefined;
     }
+    if (isSweep(event)) return sweep(stores);
     if (isReindex(event)) {
       const users = usersOf(event);
       await indexer.rebuildUsers(users);

@@ -1,7 +1,8 @@
 /**
- * pisync on one machine: the same app on the embedded store (files + SQLite), served by Node.
+ * pisync on one machine: the same app on the embedded store (files + SQLite), or on S3 +
+ * DynamoDB (`--store aws`), served by Node.
  */
-import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { serve } from "@hono/node-server";
 import { getConnInfo } from "@hono/node-server/conninfo";
@@ -11,12 +12,13 @@ import {
   type ReaderCacheLimits,
   SearchIndexer,
   type ShareKeys,
-  storedLines,
+  SWEEP_MIN_AGE_MS,
   Tokens,
+  verifyStores,
 } from "@pisync/core";
-import { ThreadedSearchIndex } from "@pisync/search/embedded-threaded";
-import { embeddedStores } from "@pisync/store/embedded";
 import { createApp } from "./app.js";
+import { secretKeys } from "./lambda.js";
+import { type AwsStoreSettings, type OpenStores, openAws, openEmbedded, searchIndexFor } from "./node-stores.js";
 import { DEFAULT_RATE_LIMITS, type RateLimits } from "./rate-limit.js";
 import { type WorkerPoolOptions, workerPool } from "./worker-pool.js";
 
@@ -29,6 +31,10 @@ export interface NodeServerOptions {
   rateLimits?: RateLimits;
   /** The worker pool that renders and masks shares. */
   workers?: WorkerPoolOptions;
+  /** S3 + DynamoDB instead of the embedded store (`--store aws`); the data folder keeps the token and share keys. */
+  aws?: AwsStoreSettings;
+  /** How often the sweep runs (default {@link SWEEP_EVERY_MS}). */
+  sweepEveryMs?: number;
 }
 
 /**
@@ -76,23 +82,47 @@ export function localShareKeys(dataDir: string): ShareKeys {
 /** How often the search index catches up with the stored bytes (an append is searchable within 10 s). */
 export const SEARCH_CATCH_UP_MS = 5000;
 
-/** Runs the search catch-up pass now and every `ms` (one pass at a time); returns its stop. */
-function catchUpEvery(indexer: SearchIndexer, ms: number, log: (line: string) => void): () => void {
+/**
+ * How often the search catch-up pass runs on S3 + DynamoDB: there it lists every user (a Scan of
+ * the table), and writes are indexed by the drain in any case; the pass repairs what a crash left.
+ */
+export const AWS_SEARCH_CATCH_UP_MS = 3600_000;
+
+/** How often the sweep removes unreferenced objects and rolls heads behind their bytes forward. */
+export const SWEEP_EVERY_MS = 3600_000;
+
+/** Runs `task` every `ms` (now too when `now`), one run at a time; returns its stop. */
+function every(ms: number, now: boolean, task: () => Promise<void>): () => void {
   let running = false;
   const pass = () => {
     if (running) return;
     running = true;
-    indexer
-      .catchUp()
-      .catch((error: Error) => log(`pisync: search catch-up failed: ${error.message}`))
-      .finally(() => {
-        running = false;
-      });
+    task().finally(() => {
+      running = false;
+    });
   };
-  pass();
+  if (now) pass();
   const timer = setInterval(pass, ms);
   timer.unref();
   return () => clearInterval(timer);
+}
+
+/** The sweep of the server's schedule: what `npm run verify -- --repair` does, without reading every byte. */
+async function sweep(open: OpenStores, log: (line: string) => void): Promise<void> {
+  try {
+    const report = await verifyStores(open.stores, {
+      repair: true,
+      minAgeMs: SWEEP_MIN_AGE_MS,
+      temporary: open.temporary,
+      onFinding: (finding) =>
+        log(
+          `pisync: sweep: ${finding.kind} ${finding.key ?? `${finding.userId}/${finding.sessionId}`}: ${finding.message}${finding.repaired ? " (repaired)" : ""}`,
+        ),
+    });
+    if (report.wrong > 0) log(`pisync: sweep: ${report.wrong} problems left: run npm run verify`);
+  } catch (error) {
+    log(`pisync: sweep failed: ${(error as Error).message}`);
+  }
 }
 
 /**
@@ -109,19 +139,24 @@ function catchUpEvery(indexer: SearchIndexer, ms: number, log: (line: string) =>
  */
 export async function startNodeServer(options: NodeServerOptions) {
   const log = options.log ?? ((line: string) => console.log(line));
-  const stores = embeddedStores(options.dataDir);
-  const keys = localShareKeys(options.dataDir);
+  mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+  const open = options.aws ? openAws(options.aws) : openEmbedded(options.dataDir);
+  const { stores } = open;
+  const secret = options.aws?.shareKeySecret;
+  const keys = options.aws && secret ? secretKeys(options.aws, secret) : undefined;
+  const localKeys = keys ? undefined : localShareKeys(options.dataDir);
   const work = workerPool(options.workers);
-  // Indexing runs on the index's writer thread: appends never wait behind it.
-  const search = new ThreadedSearchIndex(join(options.dataDir, "search.sqlite"), storedLines(stores));
-  // Searches run on threads of their own (no query holds up this loop): started now, not by the first search.
-  void search.warm();
+  // Embedded: indexing runs on the index's writer thread, so appends never wait behind it.
+  const search = searchIndexFor(open, options.dataDir, options.aws);
   const indexer = new SearchIndexer(stores, search, { users: () => stores.meta.users(), log });
-  const stopCatchUp = catchUpEvery(indexer, SEARCH_CATCH_UP_MS, log);
+  const stopCatchUp = every(options.aws ? AWS_SEARCH_CATCH_UP_MS : SEARCH_CATCH_UP_MS, true, () =>
+    indexer.catchUp().catch((error: Error) => log(`pisync: search catch-up failed: ${error.message}`)),
+  );
+  const stopSweep = every(options.sweepEveryMs ?? SWEEP_EVERY_MS, false, () => sweep(open, log));
   const app = createApp({
     search: { index: search, indexer },
     stores,
-    shareKeys: async () => keys,
+    shareKeys: keys ?? (async () => localKeys as ShareKeys),
     work,
     readerCache: NODE_READER_CACHE,
     rateLimits: {
@@ -139,15 +174,16 @@ export async function startNodeServer(options: NodeServerOptions) {
     });
   } catch (error) {
     stopCatchUp();
+    stopSweep();
     await indexer.flush();
     await search.close();
-    stores.close();
+    open.close();
     throw error;
   }
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : options.port;
   const url = `http://${options.host}:${port}`;
-  log(`pisync listening on ${url} (embedded store in ${options.dataDir})`);
+  log(`pisync listening on ${url} (${open.where})`);
   // The token is printed once, when it is made: later starts say where it is (logs keep no copy).
   if (created) {
     log(`first start: created user "${LOCAL_USER}"; its token (also in ${localTokenPath(options.dataDir)}):`);
@@ -164,9 +200,10 @@ export async function startNodeServer(options: NodeServerOptions) {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await work.close();
       stopCatchUp();
+      stopSweep();
       await indexer.flush(); // what was written is indexed before the index closes
       await search.close();
-      stores.close();
+      open.close();
     },
   };
 }

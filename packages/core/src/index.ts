@@ -62,4 +62,12 @@ export {
 } from "./shares.js";
 export { createToken, hashToken, TOUCH_EVERY_MS, Tokens } from "./tokens.js";
 export { Uploads, type UploadTicket } from "./uploads.js";
+export {
+  type Finding,
+  SWEEP_MIN_AGE_MS,
+  type TemporaryFiles,
+  type VerifyOptions,
+  type VerifyReport,
+  verifyStores,
+} from "./verify.js";
 export { type SessionView, type TreeNode, viewOf } from "./views.js";

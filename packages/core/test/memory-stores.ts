@@ -13,6 +13,7 @@ import {
   type LoginLinkRecord,
   type MetaStore,
   NotFoundError,
+  type ObjectInfo,
   RevisionConflictError,
   type SessionCard,
   type SessionHead,
@@ -28,6 +29,7 @@ export class MemoryBlobStore implements BlobStore {
 
   async put(key: string, body: Uint8Array): Promise<void> {
     this.objects.set(key, body.slice());
+    this.written.set(key, new Date());
   }
 
   async get(key: string, range?: { start: number; end: number }): Promise<Uint8Array> {
@@ -38,11 +40,25 @@ export class MemoryBlobStore implements BlobStore {
   }
 
   async delete(keys: readonly string[]): Promise<void> {
-    for (const key of keys) this.objects.delete(key);
+    for (const key of keys) {
+      this.objects.delete(key);
+      this.written.delete(key);
+    }
   }
+
+  /** When each object was last written (the listing's `modifiedAt`). */
+  readonly written = new Map<string, Date>();
 
   async list(prefix: string): Promise<string[]> {
     return [...this.objects.keys()].filter((key) => key.startsWith(prefix)).sort();
+  }
+
+  async listObjects(prefix: string): Promise<ObjectInfo[]> {
+    return (await this.list(prefix)).map((key) => ({
+      key,
+      size: (this.objects.get(key) as Uint8Array).length,
+      modifiedAt: this.written.get(key) ?? new Date(0),
+    }));
   }
 
   async uploadUrl(): Promise<string | undefined> {
@@ -64,6 +80,10 @@ export class MemoryMetaStore implements MetaStore {
   commits = 0;
   /** Last-use writes (tokens and browser sessions), to hold them to one a minute. */
   touches = 0;
+
+  async users(): Promise<string[]> {
+    return [...new Set([...this.heads.values()].map((head) => head.userId))];
+  }
 
   async getHead(userId: string, sessionId: string): Promise<SessionHead | undefined> {
     const head = this.heads.get(`${userId}/${sessionId}`);

@@ -213,6 +213,15 @@ export interface Commit {
   archive?: GenerationState;
 }
 
+/** One stored object, as a listing gives it (no read of its bytes). */
+export interface ObjectInfo {
+  key: string;
+  /** Bytes. */
+  size: number;
+  /** When it was last written (S3's `LastModified`, a file's mtime): how old an unreferenced object is. */
+  modifiedAt: Date;
+}
+
 /** Raw bytes: S3 objects, or files. Keys are made by the domain from validated ids. */
 export interface BlobStore {
   /** Writes an object whole (replacing any object with that key). */
@@ -223,6 +232,8 @@ export interface BlobStore {
   delete(keys: readonly string[]): Promise<void>;
   /** Every key under a prefix. */
   list(prefix: string): Promise<string[]>;
+  /** Every object under a prefix with its size and last write, in key order. */
+  listObjects(prefix: string): Promise<ObjectInfo[]>;
   /**
    * A URL a client can PUT up to `maxBytes` to, straight into `key` (S3 presigned PUT).
    * `undefined` when the store has no such path: the API then takes the upload itself.
@@ -232,6 +243,8 @@ export interface BlobStore {
 
 /** Session heads, tree index pages, tokens, shares, sign-in links and browser sessions: DynamoDB, or SQLite. */
 export interface MetaStore {
+  /** Every user that has a session, in no particular order (for passes over the whole store: sweep, search catch-up). */
+  users(): Promise<string[]>;
   /** The head of a user's session (its current generation and segments); `undefined` when there is none. */
   getHead(userId: string, sessionId: string): Promise<SessionHead | undefined>;
   /** The commit point (see {@link Commit}). @throws RevisionConflictError */

@@ -86,6 +86,28 @@ export function describeStoreContract(name: string, makeStores: () => Promise<St
         expect(await stores.blobs.list(prefix)).toEqual([`${prefix}b/1`, `${prefix}b/2`]);
       });
 
+      it("lists objects under a prefix in key order, with their sizes and when they were written", async () => {
+        const prefix = `t/${randomUUID()}/`;
+        // S3 keeps LastModified to the second: the window is widened by that much each side.
+        const before = Date.now() - 1000;
+        await stores.blobs.put(`${prefix}b`, bytes("twelve bytes"));
+        await stores.blobs.put(`${prefix}a/1`, bytes("four"));
+        await stores.blobs.put(`t/${randomUUID()}/other`, bytes("x"));
+        const after = Date.now() + 1000;
+        const listed = await stores.blobs.listObjects(prefix);
+        expect(listed.map(({ key, size }) => ({ key, size }))).toEqual([
+          { key: `${prefix}a/1`, size: 4 },
+          { key: `${prefix}b`, size: 12 },
+        ]);
+        for (const { modifiedAt } of listed) {
+          expect(modifiedAt).toBeInstanceOf(Date);
+          expect(modifiedAt.getTime()).toBeGreaterThanOrEqual(before);
+          expect(modifiedAt.getTime()).toBeLessThanOrEqual(after);
+        }
+        await stores.blobs.delete([`${prefix}b`]);
+        expect((await stores.blobs.listObjects(prefix)).map((o) => o.key)).toEqual([`${prefix}a/1`]);
+      });
+
       it("binary bytes survive as they are (broken UTF-8, NUL, CRLF)", async () => {
         const key = `t/${randomUUID()}/bin`;
         const data = new Uint8Array([0x7b, 0xe2, 0x80, 0x00, 0x0d, 0x0a, 0xff, 0x0a]);
@@ -95,6 +117,17 @@ export function describeStoreContract(name: string, makeStores: () => Promise<St
     });
 
     describe("metadata", () => {
+      it("lists every user that has a session, and none that has only tokens or shares", async () => {
+        const [a, b, tokenOnly] = [user(), user(), user()];
+        await stores.meta.commit({ head: head(a, "s1", 1, "2026-01-01T00:00:00.000Z"), expectedRevision: null });
+        await stores.meta.commit({ head: head(a, "s2", 1, "2026-01-01T00:00:00.000Z"), expectedRevision: null });
+        await stores.meta.commit({ head: head(b, "s1", 1, "2026-01-01T00:00:00.000Z"), expectedRevision: null });
+        await stores.meta.putToken({ hash: randomUUID(), userId: tokenOnly, id: "t1", name: "n", createdAt: "2026" });
+        const users = await stores.meta.users();
+        expect(users.filter((u) => [a, b, tokenOnly].includes(u)).sort()).toEqual([a, b].sort());
+        expect(new Set(users).size).toBe(users.length);
+      });
+
       it("a missing head is undefined", async () => {
         expect(await stores.meta.getHead(user(), "nope")).toBeUndefined();
       });
@@ -148,6 +181,27 @@ export function describeStoreContract(name: string, makeStores: () => Promise<St
           if (r.status === "rejected") expect(r.reason).toBeInstanceOf(RevisionConflictError);
         }
         expect(await stores.meta.getPages(u, "s", 1)).toHaveLength(1);
+      });
+
+      it("a commit replaces a page left at the same start by a head written back", async () => {
+        const u = user();
+        await stores.meta.commit({ head: head(u, "s", 1, "2026-01-01T00:00:01.000Z"), expectedRevision: null });
+        const stale = { ...page(1, 10, 20), previews: { 1: "stale" } };
+        await stores.meta.commit({
+          head: head(u, "s", 2, "2026-01-01T00:00:02.000Z"),
+          expectedRevision: 1,
+          pages: [stale],
+        });
+        // The head goes back to what it was before that commit (its record lost), the page stays.
+        await stores.meta.commit({ head: head(u, "s", 3, "2026-01-01T00:00:03.000Z"), expectedRevision: 2 });
+        const again = { ...page(1, 10, 20), previews: { 1: "again" } };
+        await stores.meta.commit({
+          head: head(u, "s", 4, "2026-01-01T00:00:04.000Z"),
+          expectedRevision: 3,
+          pages: [again],
+        });
+        expect(await stores.meta.getPages(u, "s", 1)).toEqual([again]);
+        expect((await stores.meta.getHead(u, "s"))?.revision).toBe(4);
       });
 
       it("pages come back by generation, in byte order; archives are kept", async () => {

@@ -23,12 +23,20 @@ export interface Server {
   stop(): Promise<void>;
 }
 
-/** `npm start` on a fresh data folder (without its own watcher: tests run theirs). */
-export async function startServer(dataDir: string): Promise<Server> {
+/**
+ * `npm start` on a fresh data folder (without its own watcher: tests run theirs); `options`
+ * adds flags (`--store aws --create`) and environment (the AWS settings).
+ */
+export async function startServer(
+  dataDir: string,
+  options: { args?: string[]; env?: NodeJS.ProcessEnv } = {},
+): Promise<Server> {
   const port = await freePort();
-  const child = spawn("npm", ["start", "--", "--port", String(port), "--data", dataDir, "--no-watch"], {
+  const args = ["start", "--", "--port", String(port), "--data", dataDir, "--no-watch", ...(options.args ?? [])];
+  const child = spawn("npm", args, {
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
+    env: { ...process.env, ...options.env },
   });
   let output = "";
   await new Promise<void>((resolve, reject) => {
@@ -82,6 +90,22 @@ export function npmStartForFile(prepare?: () => void): Server {
       return current().token;
     },
     stop: () => current().stop(),
+  };
+}
+
+/**
+ * The environment `--store aws` reads, for the test servers: their endpoints, the key s3rver's
+ * gate checks, the test bucket and `table` (created by `--create` when missing).
+ */
+export function testAwsEnv(endpoints: { s3: string; dynamodb: string; bucket: string }, table: string) {
+  return {
+    AWS_REGION: "us-east-1",
+    AWS_ACCESS_KEY_ID: "S3RVER",
+    AWS_SECRET_ACCESS_KEY: "S3RVER",
+    AWS_ENDPOINT_URL_S3: endpoints.s3,
+    AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
+    PISYNC_BUCKET: endpoints.bucket,
+    PISYNC_TABLE: table,
   };
 }
 

@@ -34,6 +34,7 @@ import {
   PutCommand,
   QueryCommand,
   type QueryCommandInput,
+  ScanCommand,
   TransactWriteCommand,
   type TransactWriteCommandInput,
   UpdateCommand,
@@ -126,6 +127,26 @@ export class DynamoMetaStore implements MetaStore {
     return items;
   }
 
+  /** A Scan of the heads' keys (the whole table is read: for passes over the whole store, not requests). */
+  async users(): Promise<string[]> {
+    const users = new Set<string>();
+    let start: Item | undefined;
+    do {
+      const page = await this.client.send(
+        new ScanCommand({
+          TableName: this.table,
+          FilterExpression: "begins_with(pk, :user) AND begins_with(sk, :session)",
+          ExpressionAttributeValues: { ":user": "U#", ":session": "S#" },
+          ProjectionExpression: "pk",
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of page.Items ?? []) users.add(String(item.pk).slice(2));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return [...users];
+  }
+
   async getHead(userId: string, sessionId: string): Promise<SessionHead | undefined> {
     const stored = await this.getItem(headKey(userId, sessionId), true);
     return stored ? dataOf<SessionHead>(stored) : undefined;
@@ -165,7 +186,8 @@ export class DynamoMetaStore implements MetaStore {
             sk: `G#${hex(page.generation, 8)}#${hex(page.start, 16)}`,
             gz: gzipSync(JSON.stringify(page)),
           },
-          ConditionExpression: "attribute_not_exists(pk)",
+          // Not conditional: a page at the same start can only be left by a head that went back
+          // (its commit's record lost), and the commit that writes those bytes again replaces it.
         },
       });
     }

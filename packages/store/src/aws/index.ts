@@ -4,6 +4,7 @@ import type { AwsConnection } from "./client.js";
 import { DynamoMetaStore } from "./dynamo-meta-store.js";
 import { S3BlobStore } from "./s3-blob-store.js";
 
+export { ensureBucket } from "./bucket.js";
 export {
   type AwsConnection,
   type AwsCredentials,

@@ -11,7 +11,7 @@ import {
 } from "@aws-sdk/client-s3";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 import { NotFoundError } from "../errors.js";
-import type { BlobStore } from "../ports.js";
+import type { BlobStore, ObjectInfo } from "../ports.js";
 import { type AwsConnection, s3Client } from "./client.js";
 
 const md5 = (body: Uint8Array) => createHash("md5").update(body).digest("base64");
@@ -65,11 +65,17 @@ export class S3BlobStore implements BlobStore {
   }
 
   async list(prefix: string): Promise<string[]> {
-    const keys: string[] = [];
+    return (await this.listObjects(prefix)).map((object) => object.key);
+  }
+
+  async listObjects(prefix: string): Promise<ObjectInfo[]> {
+    const objects: ObjectInfo[] = [];
     for await (const page of paginateListObjectsV2({ client: this.client }, { Bucket: this.bucket, Prefix: prefix })) {
-      for (const object of page.Contents ?? []) if (object.Key !== undefined) keys.push(object.Key);
+      for (const { Key, Size, LastModified } of page.Contents ?? []) {
+        if (Key !== undefined) objects.push({ key: Key, size: Size ?? 0, modifiedAt: LastModified ?? new Date(0) });
+      }
     }
-    return keys.sort();
+    return objects.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
 
   async uploadUrl(key: string, expiresInSeconds: number, maxBytes: number): Promise<string | undefined> {

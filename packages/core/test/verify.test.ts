@@ -1,0 +1,174 @@
+/**
+ * The check and the sweep on both store pairs: a clean store is clean; orphans, abandoned
+ * uploads and stale temporary files are found and (old enough) removed; a head that went back
+ * one commit is rolled forward from its stored bytes; a head naming a missing object is reported
+ * and stays wrong.
+ */
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Stores, segmentKey, uploadKey } from "@pisync/store";
+import { embeddedStores, FileBlobStore } from "@pisync/store/embedded";
+import { describeOnEveryStore, line, sessionHeader, userLine } from "@pisync/testing";
+import { expect, it } from "vitest";
+import { Appender } from "../src/append.js";
+import { MAX_SEGMENTS, readRange } from "../src/segments.js";
+import { type VerifyOptions, verifyStores } from "../src/verify.js";
+
+const enc = (text: string) => new TextEncoder().encode(text);
+
+/** A session of a header and `lines` user lines, one append each; its bytes. */
+async function writeSession(stores: Stores, userId: string, sessionId: string, lines: number): Promise<string> {
+  const appender = new Appender(stores);
+  let text = line(sessionHeader(sessionId));
+  await appender.append({ userId, sessionId, offset: 0, body: enc(text) });
+  for (let n = 1; n <= lines; n++) {
+    const next = userLine(`e${n}`, n === 1 ? null : `e${n - 1}`, n % 60, `line ${n}`);
+    await appender.append({ userId, sessionId, offset: text.length, body: enc(next) });
+    text += next;
+  }
+  return text;
+}
+
+/** The committed bytes of a session's current generation. */
+async function committed(stores: Stores, userId: string, sessionId: string): Promise<string> {
+  const head = await stores.meta.getHead(userId, sessionId);
+  if (!head) return "";
+  return new TextDecoder().decode(await readRange(stores.blobs, head.current.segments, 0, head.current.length));
+}
+
+const kinds = (report: { findings: { kind: string }[] }) => report.findings.map((f) => f.kind).sort();
+
+describeOnEveryStore("verify", (pair) => {
+  const verify = (userId: string, options: VerifyOptions = {}) =>
+    verifyStores(pair().stores, { userId, deep: true, ...options });
+
+  it("finds nothing wrong in a store written through the append rules (merges and a new generation included)", async () => {
+    const { stores } = pair();
+    const user = `u-${randomUUID()}`;
+    await writeSession(stores, user, "long", MAX_SEGMENTS + 3);
+    const text = await writeSession(stores, user, "replaced", 2);
+    await new Appender(stores).append({
+      userId: user,
+      sessionId: "replaced",
+      offset: 0,
+      body: enc(text),
+      replace: true,
+    });
+    const report = await verify(user, { minAgeMs: 0 });
+    expect(report.findings).toEqual([]);
+    expect(report.wrong).toBe(0);
+    expect(report.sessions).toBe(2);
+  });
+
+  it("finds an orphan segment and an abandoned upload; removes them with repair once old enough", async () => {
+    const { stores } = pair();
+    const user = `u-${randomUUID()}`;
+    await writeSession(stores, user, "s", 1);
+    const orphan = segmentKey(user, "s", 1, 0, 4, "0rphan");
+    const upload = uploadKey(user, randomUUID().replaceAll("-", ""));
+    await stores.blobs.put(orphan, enc("abc\n"));
+    await stores.blobs.put(upload, enc("big line\n"));
+    // Younger than the minimum age: they may belong to a request still running.
+    const young = await verify(user, { repair: true });
+    expect(young.findings).toEqual([]);
+    expect(young.young).toBe(2);
+    expect((await stores.blobs.list(`uploads/${user}/`)).length).toBe(1);
+
+    const found = await verify(user, { minAgeMs: 0 });
+    expect(kinds(found)).toEqual(["abandoned-upload", "orphan"]);
+    expect(found.wrong).toBe(2);
+    expect(found.findings.map((f) => f.key).sort()).toEqual([orphan, upload].sort());
+
+    const repaired = await verify(user, { minAgeMs: 0, repair: true });
+    expect(repaired.findings.every((f) => f.repaired)).toBe(true);
+    expect(repaired.wrong).toBe(0);
+    expect(await stores.blobs.list(`uploads/${user}/`)).toEqual([]);
+    expect((await stores.blobs.list(`sessions/${user}/`)).includes(orphan)).toBe(false);
+    expect(await committed(stores, user, "s")).toContain("line 1");
+    expect((await verify(user, { minAgeMs: 0 })).findings).toEqual([]);
+  });
+
+  it("rolls a head that went back one commit forward from its stored segment, bytes exact", async () => {
+    const { stores } = pair();
+    const user = `u-${randomUUID()}`;
+    await writeSession(stores, user, "s", 2);
+    const before = await stores.meta.getHead(user, "s");
+    const last = userLine("e3", "e2", 3, "the acknowledged line");
+    const whole = (await committed(stores, user, "s")) + last;
+    await new Appender(stores).append({
+      userId: user,
+      sessionId: "s",
+      offset: before?.current.length as number,
+      body: enc(last),
+    });
+    // The store loses the last commit's record: the old head is written back, its segment stays.
+    const after = await stores.meta.getHead(user, "s");
+    if (!before || !after) throw new Error("no head");
+    await stores.meta.commit({ head: { ...before, revision: after.revision + 1 }, expectedRevision: after.revision });
+    expect(await committed(stores, user, "s")).not.toContain("the acknowledged line");
+
+    const found = await verify(user, { minAgeMs: 0 });
+    expect(kinds(found)).toContain("head-behind");
+    expect(found.wrong).toBeGreaterThan(0);
+    expect(await committed(stores, user, "s")).not.toContain("the acknowledged line");
+
+    const repaired = await verify(user, { minAgeMs: 0, repair: true });
+    expect(repaired.findings.find((f) => f.kind === "head-behind")?.repaired).toBe(true);
+    expect(repaired.wrong).toBe(0);
+    expect(await committed(stores, user, "s")).toBe(whole);
+    expect((await stores.meta.getHead(user, "s"))?.current.lines).toBe(4);
+    expect((await verify(user, { minAgeMs: 0 })).findings).toEqual([]);
+  });
+
+  it("does not roll forward from two different segments at the head's end", async () => {
+    const { stores } = pair();
+    const user = `u-${randomUUID()}`;
+    const text = await writeSession(stores, user, "s", 1);
+    await stores.blobs.put(segmentKey(user, "s", 1, text.length, text.length + 4, "a"), enc("aaa\n"));
+    await stores.blobs.put(segmentKey(user, "s", 1, text.length, text.length + 6, "b"), enc("bbbbb\n"));
+    const report = await verify(user, { minAgeMs: 0, repair: true });
+    expect(kinds(report)).toEqual(["head-behind", "orphan", "orphan"]);
+    expect(report.findings.find((f) => f.kind === "head-behind")?.repaired).toBe(false);
+    expect(await committed(stores, user, "s")).toBe(text);
+  });
+
+  it("reports a head naming a missing object, and stays wrong after repair", async () => {
+    const { stores } = pair();
+    const user = `u-${randomUUID()}`;
+    await writeSession(stores, user, "s", 1);
+    const head = await stores.meta.getHead(user, "s");
+    const lost = head?.current.segments[0]?.key as string;
+    await stores.blobs.delete([lost]);
+    const report = await verify(user, { minAgeMs: 0, repair: true });
+    expect(report.findings).toMatchObject([{ kind: "missing-object", key: lost, problem: true, repaired: false }]);
+    expect(report.wrong).toBe(1);
+  });
+});
+
+it("removes the embedded store's stale temporary files, and only those", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "pisync-verify-"));
+  const stores = embeddedStores(dir);
+  try {
+    const user = `u-${randomUUID()}`;
+    await writeSession(stores, user, "s", 1);
+    const head = await stores.meta.getHead(user, "s");
+    const temp = join(dir, "blobs", `${head?.current.segments[0]?.key}.0123456789ab.tmp`);
+    writeFileSync(temp, "half a write");
+    const hourAgo = new Date(Date.now() - 2 * 3600_000);
+    utimesSync(temp, hourAgo, hourAgo);
+    const temporary = new FileBlobStore(join(dir, "blobs"));
+    const found = await verifyStores(stores, { deep: true, temporary });
+    expect(found.findings).toMatchObject([{ kind: "temp-file", repaired: false }]);
+    expect(found.wrong).toBe(1);
+    const repaired = await verifyStores(stores, { deep: true, temporary, repair: true });
+    expect(repaired.wrong).toBe(0);
+    expect(await temporary.listTemporary()).toEqual([]);
+    expect(await committed(stores, user, "s")).toContain("line 1");
+    expect((await verifyStores(stores, { deep: true, temporary })).findings).toEqual([]);
+  } finally {
+    stores.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
