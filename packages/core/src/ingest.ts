@@ -3,6 +3,8 @@
  * problems are reported, and the session's summary moves forward. Every complete line is
  * kept verbatim whatever it holds; only what pi can read becomes an entry.
  */
+import { FIELD_LIMITS } from "@pisync/protocol";
+import { boundedSummary } from "./bounds.js";
 import {
   addUsage,
   emptyTotals,
@@ -48,7 +50,7 @@ export interface IngestedBody {
   entries: unknown[];
 }
 
-const PREVIEW_LENGTH = 120;
+const PREVIEW_LENGTH = FIELD_LIMITS.preview;
 
 /** Whether a stored preview was cut (its entry's text runs on past it). */
 export function isCutPreview(preview: string): boolean {
@@ -159,7 +161,7 @@ const MAX_MODELS = 20;
 
 /** The `provider/model` an entry names: a model change, or the model that wrote an assistant message. */
 function modelOf(entry: Record<string, unknown>): string | undefined {
-  const text = (value: unknown) => (typeof value === "string" ? value.slice(0, 200) : undefined);
+  const text = (value: unknown) => (typeof value === "string" ? value.slice(0, FIELD_LIMITS.model) : undefined);
   if (entry.type === "model_change") {
     const id = text(entry.modelId);
     return id ? `${text(entry.provider) ?? "?"}/${id}` : undefined;
@@ -212,7 +214,7 @@ export function advanceSummary(summary: SessionSummary, body: IngestedBody, vers
   next.cost = Math.round((next.cost + totals.cost) * 1e6) / 1e6;
   next.problemCount += body.problems.length;
   next.problems.push(...body.problems.slice(0, MAX_PROBLEM_SAMPLES - next.problems.length));
-  return next;
+  return boundedSummary(next);
 }
 
 /** The summary of an empty generation. */

@@ -25,6 +25,8 @@ import { checkSessionId, sessionPrefix } from "./keys.js";
 import { Lru } from "./lru.js";
 import { rangesToRead } from "./read-plan.js";
 import { readRange } from "./segments.js";
+import { bounded, FIELD_LIMITS } from "@pisync/protocol";
+import { boundedNode } from "./bounds.js";
 import { type TreeNode, viewOf } from "./views.js";
 
 /** Retries a read once with a fresh head when a segment was merged away meanwhile. */
@@ -225,17 +227,19 @@ export class Reader {
     const entries: TreeNode[] = [];
     for (const record of index.records) {
       if (record.id === undefined) continue;
-      entries.push({
-        id: record.id,
-        parentId: record.parentId,
-        type: record.type,
-        role: record.role,
-        timestamp: record.timestamp,
-        label: labels.get(record.id),
-        preview: previews[record.line],
-      });
+      entries.push(
+        boundedNode({
+          id: record.id,
+          parentId: record.parentId,
+          type: record.type,
+          role: record.role,
+          timestamp: record.timestamp,
+          label: labels.get(record.id),
+          preview: previews[record.line],
+        }),
+      );
     }
-    return { leafId: index.defaultLeafId, entries };
+    return { leafId: bounded(index.defaultLeafId, FIELD_LIMITS.token), entries };
   }
 
   /**

@@ -1,0 +1,45 @@
+/**
+ * Session text cut to the bounds of `FIELD_LIMITS` (@pisync/protocol), wherever a summary, a
+ * problem or a tree node is made or answered: one hostile name must not become megabytes in
+ * every list. The bytes of the session are never cut; only what is shown of them.
+ */
+import type { Problem } from "@pisync/format";
+import { bounded, FIELD_LIMITS } from "@pisync/protocol";
+import type { SessionSummary } from "@pisync/store";
+import type { TreeNode } from "./views.js";
+
+const L = FIELD_LIMITS;
+
+/** A problem with its message and id cut. */
+export function boundedProblem(problem: Problem): Problem {
+  const cut = { ...problem, message: bounded(problem.message, L.problem) };
+  if (problem.id !== undefined) cut.id = bounded(problem.id, L.token);
+  return cut;
+}
+
+/** A summary with every text from the session cut (the summary an append stores, or an older one read back). */
+export function boundedSummary(summary: SessionSummary): SessionSummary {
+  return {
+    ...summary,
+    name: bounded(summary.name, L.name),
+    cwd: bounded(summary.cwd, L.cwd),
+    firstMessage: bounded(summary.firstMessage, L.preview),
+    startedAt: bounded(summary.startedAt, L.timestamp),
+    leafId: bounded(summary.leafId, L.token),
+    problems: summary.problems.map(boundedProblem),
+    ...(summary.models ? { models: summary.models.map((m) => bounded(m, L.model)) } : {}),
+  };
+}
+
+/** A tree node with every text cut. */
+export function boundedNode(node: TreeNode): TreeNode {
+  return {
+    id: bounded(node.id, L.token),
+    parentId: bounded(node.parentId, L.token),
+    type: bounded(node.type, L.token),
+    role: bounded(node.role, L.token),
+    timestamp: bounded(node.timestamp, L.timestamp),
+    label: bounded(node.label, L.label),
+    preview: bounded(node.preview, L.preview),
+  };
+}
