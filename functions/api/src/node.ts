@@ -13,6 +13,7 @@ import {
   type ShareKeys,
   storedLines,
   Tokens,
+  Uploads,
 } from "@pisync/core";
 import { ThreadedSearchIndex } from "@pisync/search/embedded-threaded";
 import { embeddedStores } from "@pisync/store/embedded";
@@ -95,6 +96,20 @@ function catchUpEvery(indexer: SearchIndexer, ms: number, log: (line: string) =>
   return () => clearInterval(timer);
 }
 
+/** How often uploads no append claimed are looked for (they go a day after their ticket). */
+export const UPLOAD_SWEEP_MS = 3600 * 1000;
+
+/** Removes unclaimed uploads now and every `ms`; returns its stop. */
+function sweepUploadsEvery(uploads: Uploads, ms: number, log: (line: string) => void): () => void {
+  const pass = () => {
+    uploads.sweep().catch((error: Error) => log(`pisync: the sweep of old uploads failed: ${error.message}`));
+  };
+  pass();
+  const timer = setInterval(pass, ms);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
 /**
  * `npm start`: the app on the embedded store of `options.dataDir`, listening on
  * `options.host:options.port`, with the local user's token created on first start (printed
@@ -116,6 +131,7 @@ export async function startNodeServer(options: NodeServerOptions) {
   const search = new ThreadedSearchIndex(join(options.dataDir, "search.sqlite"), storedLines(stores));
   const indexer = new SearchIndexer(stores, search, { users: () => stores.meta.users(), log });
   const stopCatchUp = catchUpEvery(indexer, SEARCH_CATCH_UP_MS, log);
+  const stopSweep = sweepUploadsEvery(new Uploads(stores.blobs, 0), UPLOAD_SWEEP_MS, log);
   const app = createApp({
     search: { index: search, indexer },
     stores,
@@ -137,6 +153,7 @@ export async function startNodeServer(options: NodeServerOptions) {
     });
   } catch (error) {
     stopCatchUp();
+    stopSweep();
     await indexer.flush();
     await search.close();
     stores.close();
@@ -162,6 +179,7 @@ export async function startNodeServer(options: NodeServerOptions) {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await work.close();
       stopCatchUp();
+      stopSweep();
       await indexer.flush(); // what was written is indexed before the index closes
       await search.close();
       stores.close();
