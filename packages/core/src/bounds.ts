@@ -4,6 +4,7 @@
  * every list. The bytes of the session are never cut; only what is shown of them.
  */
 import type { Problem } from "@pisync/format";
+import type { SearchPage } from "@pisync/search";
 import { bounded, FIELD_LIMITS } from "@pisync/protocol";
 import type { SessionSummary } from "@pisync/store";
 import type { TreeNode } from "./views.js";
@@ -42,4 +43,30 @@ export function boundedNode(node: TreeNode): TreeNode {
     label: bounded(node.label, L.label),
     preview: bounded(node.preview, L.preview),
   };
+}
+
+/** A search answer with its sessions' names and folders cut (the index keeps longer ones), and ids. */
+export function boundedSearchPage(page: SearchPage): SearchPage {
+  return {
+    ...page,
+    sessions: page.sessions.map((s) => ({
+      ...s,
+      name: bounded(s.name, L.name),
+      cwd: bounded(s.cwd, L.cwd),
+      entries: s.entries.map((e) => ({ ...e, entryId: bounded(e.entryId, L.token), snippet: boundedSnippet(e.snippet) })),
+    })),
+  };
+}
+
+/** A snippet's parts, cut where their text together reaches `FIELD_LIMITS.snippet`. */
+function boundedSnippet(parts: SearchPage["sessions"][number]["entries"][number]["snippet"]) {
+  let left = L.snippet;
+  const kept: typeof parts = [];
+  for (const part of parts) {
+    if (left <= 0) break;
+    const text = bounded(part.text, left);
+    kept.push({ ...part, text });
+    left -= text.length;
+  }
+  return kept;
 }

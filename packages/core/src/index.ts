@@ -35,7 +35,7 @@ export {
 export { createToken, hashToken, TOUCH_EVERY_MS, Tokens } from "./tokens.js";
 export { Uploads, type UploadTicket } from "./uploads.js";
 export { type SessionView, type TreeNode, viewOf } from "./views.js";
-export { boundedNode, boundedProblem, boundedSummary } from "./bounds.js";
+export { boundedNode, boundedProblem, boundedSearchPage, boundedSummary } from "./bounds.js";
 export { shownEntry } from "./shown-entry.js";
 /** JSON of values nested past the call stack (a context holding a deep line pi kept). */
 export { stringifyJson } from "@pisync/format";

@@ -21,6 +21,8 @@ export const FIELD_LIMITS = {
   timestamp: 64,
   /** The text of a problem found in a line. */
   problem: 300,
+  /** A search hit's snippet, its parts together. */
+  snippet: 400,
 } as const;
 
 /** What a page shows of a line as entries, and when it shows its text instead. */
