@@ -45,9 +45,29 @@ function hostileSession(id: string): string {
     line({ type: "session", version: 3, id, timestamp: huge(texts.timestamp), cwd: `/${huge(texts.cwd)}` }),
     line(entry("u1", null, 1, userMessage(`hello ${huge(texts.firstMessage)}`))),
     line(entry("a1", "u1", 2, assistantMessage("hello back", { model: huge(texts.model) }))),
-    line({ type: "model_change", id: "m1", parentId: "a1", timestamp: "2026-01-01T00:00:03.000Z", provider: "p", modelId: huge(texts.model) }),
-    line({ type: "label", id: "l1", parentId: "m1", timestamp: "2026-01-01T00:00:04.000Z", targetId: "u1", label: huge(texts.label) }),
-    line({ type: "session_info", id: "n1", parentId: "l1", timestamp: "2026-01-01T00:00:05.000Z", name: huge(texts.name) }),
+    line({
+      type: "model_change",
+      id: "m1",
+      parentId: "a1",
+      timestamp: "2026-01-01T00:00:03.000Z",
+      provider: "p",
+      modelId: huge(texts.model),
+    }),
+    line({
+      type: "label",
+      id: "l1",
+      parentId: "m1",
+      timestamp: "2026-01-01T00:00:04.000Z",
+      targetId: "u1",
+      label: huge(texts.label),
+    }),
+    line({
+      type: "session_info",
+      id: "n1",
+      parentId: "l1",
+      timestamp: "2026-01-01T00:00:05.000Z",
+      name: huge(texts.name),
+    }),
   ].join("");
 }
 

@@ -353,7 +353,11 @@ describeOnEveryStore("append protocol", (pair, name) => {
     const big = line("B".repeat(100 * 1024));
     const bob = client(app, await userToken(pair().stores, "bob"));
     // No ticket: refused, nothing kept (the embedded store's PUT; S3 takes only presigned URLs).
-    const ticketless = await app.request(`/v1/uploads/${"a".repeat(32)}`, { method: "PUT", headers: c.auth, body: big });
+    const ticketless = await app.request(`/v1/uploads/${"a".repeat(32)}`, {
+      method: "PUT",
+      headers: c.auth,
+      body: big,
+    });
     expect(ticketless.status).toBe(404);
     expect((await ticketless.json()).code).toBe("not_found");
     // Another hash declared: the bytes are refused (embedded) or refused when taken (S3), never appended.

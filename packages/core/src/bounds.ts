@@ -4,8 +4,8 @@
  * every list. The bytes of the session are never cut; only what is shown of them.
  */
 import type { Problem } from "@pisync/format";
-import type { SearchPage } from "@pisync/search";
 import { bounded, FIELD_LIMITS } from "@pisync/protocol";
+import type { SearchPage } from "@pisync/search";
 import type { SessionSummary } from "@pisync/store";
 import type { TreeNode } from "./views.js";
 
@@ -53,7 +53,11 @@ export function boundedSearchPage(page: SearchPage): SearchPage {
       ...s,
       name: bounded(s.name, L.name),
       cwd: bounded(s.cwd, L.cwd),
-      entries: s.entries.map((e) => ({ ...e, entryId: bounded(e.entryId, L.token), snippet: boundedSnippet(e.snippet) })),
+      entries: s.entries.map((e) => ({
+        ...e,
+        entryId: bounded(e.entryId, L.token),
+        snippet: boundedSnippet(e.snippet),
+      })),
     })),
   };
 }

@@ -3,8 +3,7 @@
  * problems are reported, and the session's summary moves forward. Every complete line is
  * kept verbatim whatever it holds; only what pi can read becomes an entry.
  */
-import { FIELD_LIMITS } from "@pisync/protocol";
-import { boundedSummary } from "./bounds.js";
+
 import {
   addUsage,
   emptyTotals,
@@ -24,7 +23,9 @@ import {
   usageOfEntry,
   v1EntryId,
 } from "@pisync/format";
+import { FIELD_LIMITS } from "@pisync/protocol";
 import type { GenerationState, SessionSummary } from "@pisync/store";
+import { boundedSummary } from "./bounds.js";
 import { BadRequest } from "./errors.js";
 
 /** Where the body starts in its generation. */

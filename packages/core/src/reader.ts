@@ -17,7 +17,9 @@ import {
   type SessionContext,
   SessionIndex,
 } from "@pisync/format";
+import { bounded, FIELD_LIMITS } from "@pisync/protocol";
 import { type GenerationState, NotFoundError, type SessionHead, type Stores } from "@pisync/store";
+import { boundedNode } from "./bounds.js";
 import { BadRequest, NotFound } from "./errors.js";
 import { type BuiltIndex, IndexCache } from "./index-cache.js";
 import { previewOf } from "./ingest.js";
@@ -25,8 +27,6 @@ import { checkSessionId, sessionPrefix } from "./keys.js";
 import { Lru } from "./lru.js";
 import { rangesToRead } from "./read-plan.js";
 import { readRange } from "./segments.js";
-import { bounded, FIELD_LIMITS } from "@pisync/protocol";
-import { boundedNode } from "./bounds.js";
 import { type TreeNode, viewOf } from "./views.js";
 
 /** Retries a read once with a fresh head when a segment was merged away meanwhile. */

@@ -22,9 +22,9 @@ import { NotFound } from "./errors.js";
 import type { BuiltIndex } from "./index-cache.js";
 import { isCutPreview } from "./ingest.js";
 import { Memo } from "./memo.js";
-import { shownEntry } from "./shown-entry.js";
 import type { Reader } from "./reader.js";
 import { pathFacts, pathTotals } from "./share-view.js";
+import { shownEntry } from "./shown-entry.js";
 
 /** Entries shown at once: the latest ones first, earlier and later ones on demand. */
 export const PAGE_ENTRIES = 150;

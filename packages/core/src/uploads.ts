@@ -120,7 +120,9 @@ export class Uploads {
     for (const key of tickets) {
       let createdAt = Number.NEGATIVE_INFINITY;
       try {
-        createdAt = Date.parse((JSON.parse(new TextDecoder().decode(await this.blobs.get(key))) as TicketRecord).createdAt);
+        createdAt = Date.parse(
+          (JSON.parse(new TextDecoder().decode(await this.blobs.get(key))) as TicketRecord).createdAt,
+        );
       } catch (error) {
         if (error instanceof NotFoundError) continue; // taken meanwhile
       }

@@ -482,7 +482,11 @@ export const ROUTES: readonly RouteSpec[] = [
     body: jsonl,
     answers: {
       204: { description: "stored" },
-      400: error("not an upload id, or bytes not the ticket's length or SHA-256 (nothing kept)", "invalid_upload_id", "upload_mismatch"),
+      400: error(
+        "not an upload id, or bytes not the ticket's length or SHA-256 (nothing kept)",
+        "invalid_upload_id",
+        "upload_mismatch",
+      ),
       404: error("no ticket of this user for this upload, or past its time", "not_found"),
       413: error("over the ticket's length", "too_large"),
     },
