@@ -102,6 +102,22 @@ describeOnEveryStore("a line nested 10,000 deep on every route", (pair) => {
     }
   });
 
+  it("a line past 8 MiB shows as the start of its text, the page staying small; /raw keeps it whole", async () => {
+    const long = "long-line";
+    const huge = line(entry("h1", "a1", 2, userMessage(`<i>${"x".repeat(9 * 1024 * 1024)}</i>`)));
+    const bytes = line(sessionHeader(long)) + line(entry("a1", null, 1, userMessage("hello"))) + huge;
+    expect((await owner.patchGzip(long, 0, new TextEncoder().encode(bytes))).status).toBe(200);
+    const made = await owner.post(`/v1/sessions/${long}/shares`, { maskSecrets: false });
+    const link = new URL(((await made.json()) as { url: string }).url).pathname;
+    for (const path of [link, `/sessions/${long}`]) {
+      const html = await ok(path);
+      expect(html, path).toContain(`a line of ${(huge.length - 1).toLocaleString("en-US")} bytes`);
+      expect(html, path).toContain("&lt;i&gt;xxxx");
+      expect(html.length, path).toBeLessThan(512 * 1024);
+    }
+    expect((await ok(`/v1/sessions/${long}/raw`)).length).toBe(bytes.length);
+  });
+
   it("/raw answers the stored bytes, every line whole", async () => {
     for (const path of [`/v1/sessions/${id}/raw`, `/sessions/${id}/raw`, `${share}/raw`]) {
       expect(await ok(path), path).toBe(text);
