@@ -18,14 +18,19 @@ export function boundedProblem(problem: Problem): Problem {
   return cut;
 }
 
-/** A summary with every text from the session cut (the summary an append stores, or an older one read back). */
-export function boundedSummary(summary: SessionSummary): SessionSummary {
+/**
+ * A summary with every text from the session cut: to what answers show, or (`stored`, the
+ * summary an append keeps) to `FIELD_LIMITS.stored`, so that a share's masking still sees a
+ * credential whole where the shown cut falls.
+ */
+export function boundedSummary(summary: SessionSummary, stored = false): SessionSummary {
+  const long = (max: number) => (stored ? L.stored : max);
   return {
     ...summary,
-    name: bounded(summary.name, L.name),
-    cwd: bounded(summary.cwd, L.cwd),
+    name: bounded(summary.name, long(L.name)),
+    cwd: bounded(summary.cwd, long(L.cwd)),
     firstMessage: bounded(summary.firstMessage, L.preview),
-    startedAt: bounded(summary.startedAt, L.timestamp),
+    startedAt: bounded(summary.startedAt, long(L.timestamp)),
     leafId: bounded(summary.leafId, L.token),
     problems: summary.problems.map(boundedProblem),
     ...(summary.models ? { models: summary.models.map((m) => bounded(m, L.model)) } : {}),

@@ -215,7 +215,7 @@ export function advanceSummary(summary: SessionSummary, body: IngestedBody, vers
   next.cost = Math.round((next.cost + totals.cost) * 1e6) / 1e6;
   next.problemCount += body.problems.length;
   next.problems.push(...body.problems.slice(0, MAX_PROBLEM_SAMPLES - next.problems.length));
-  return boundedSummary(next);
+  return boundedSummary(next, true);
 }
 
 /** The summary of an empty generation. */

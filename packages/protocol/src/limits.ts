@@ -23,6 +23,12 @@ export const FIELD_LIMITS = {
   problem: 300,
   /** A search hit's snippet, its parts together. */
   snippet: 400,
+  /**
+   * What a stored summary keeps of a name, folder or time (beside the head, in one DynamoDB
+   * item): more than any answer shows, so that a share masks a credential whole before the
+   * shown cut, never half of one cut at ingest.
+   */
+  stored: 4096,
 } as const;
 
 /** What a page shows of a line as entries, and when it shows its text instead. */
