@@ -6,7 +6,7 @@
 import type { Problem } from "@pisync/format";
 import { bounded, FIELD_LIMITS } from "@pisync/protocol";
 import type { SearchPage } from "@pisync/search";
-import type { SessionSummary } from "@pisync/store";
+import type { SessionCard, SessionSummary } from "@pisync/store";
 import type { TreeNode } from "./views.js";
 
 const L = FIELD_LIMITS;
@@ -78,4 +78,16 @@ function boundedSnippet(parts: SearchPage["sessions"][number]["entries"][number]
     left -= text.length;
   }
   return kept;
+}
+
+/** A library card with its texts cut to what pages show (a card keeps up to `FIELD_LIMITS.stored`). */
+export function boundedCard(card: SessionCard): SessionCard {
+  return {
+    ...card,
+    name: bounded(card.name, L.name),
+    cwd: bounded(card.cwd, L.cwd),
+    firstMessage: bounded(card.firstMessage, L.preview),
+    startedAt: bounded(card.startedAt, L.timestamp),
+    models: card.models.map((m) => bounded(m, L.model)),
+  };
 }
