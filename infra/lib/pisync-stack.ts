@@ -61,8 +61,9 @@ export class PisyncStack extends Stack {
       lifecycleRules: [
         // A failed multipart upload leaves parts that cost money and serve nothing.
         { id: "abort-incomplete-multipart", abortIncompleteMultipartUploadAfter: Duration.days(1) },
-        // Large lines are uploaded here, then copied into a segment by the append that commits them.
-        { id: "expire-abandoned-uploads", prefix: PREFIXES.uploads, expiration: Duration.days(2) },
+        // Large lines are uploaded here, then copied into a segment by the append that commits them;
+        // what no append claimed goes after a day, as the embedded store's sweep does (UPLOAD_MAX_AGE_MS).
+        { id: "expire-abandoned-uploads", prefix: PREFIXES.uploads, expiration: Duration.days(1) },
         // Old generations and merged-away segments are kept (they are the backup), but cold:
         // Intelligent-Tiering moves what is not read to cheaper tiers by itself.
         {

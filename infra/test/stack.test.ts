@@ -68,7 +68,7 @@ describe("the pisync stack", () => {
       LifecycleConfiguration: {
         Rules: Match.arrayWith([
           Match.objectLike({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 } }),
-          Match.objectLike({ Prefix: "uploads/", ExpirationInDays: 2 }),
+          Match.objectLike({ Prefix: "uploads/", ExpirationInDays: 1 }),
           Match.objectLike({
             Prefix: "sessions/",
             Transitions: [{ StorageClass: "INTELLIGENT_TIERING", TransitionInDays: 30 }],

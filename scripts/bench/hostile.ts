@@ -11,7 +11,9 @@
  * worker pool's own cost: a small page rendered inline and through the pool. The large page is
  * asked twice: first it builds the session's index, then it finds it kept.
  */
+
 import { type ChildProcess, spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
@@ -154,7 +156,7 @@ async function upload(id: string, lines: string[]) {
       const created = await fetch(`${base}/v1/sessions/${id}/uploads`, {
         method: "POST",
         headers: { ...auth, "Content-Type": "application/json" },
-        body: JSON.stringify({ length }),
+        body: JSON.stringify({ length, sha256: createHash("sha256").update(l).digest("hex") }),
       });
       const { uploadId, url } = (await created.json()) as { uploadId: string; url: string };
       const put = await fetch(url, { method: "PUT", headers: auth, body: l });

@@ -14,6 +14,7 @@ import {
   type ShareKeys,
   SWEEP_MIN_AGE_MS,
   Tokens,
+  Uploads,
   verifyStores,
 } from "@pisync/core";
 import { createApp } from "./app.js";
@@ -125,6 +126,20 @@ async function sweep(open: OpenStores, log: (line: string) => void): Promise<voi
   }
 }
 
+/** How often uploads no append claimed are looked for (they go a day after their ticket). */
+export const UPLOAD_SWEEP_MS = 3600 * 1000;
+
+/** Removes unclaimed uploads now and every `ms`; returns its stop. */
+function sweepUploadsEvery(uploads: Uploads, ms: number, log: (line: string) => void): () => void {
+  const pass = () => {
+    uploads.sweep().catch((error: Error) => log(`pisync: the sweep of old uploads failed: ${error.message}`));
+  };
+  pass();
+  const timer = setInterval(pass, ms);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
 /**
  * `npm start`: the app on the embedded store of `options.dataDir`, listening on
  * `options.host:options.port`, with the local user's token created on first start (printed
@@ -153,6 +168,7 @@ export async function startNodeServer(options: NodeServerOptions) {
     indexer.catchUp().catch((error: Error) => log(`pisync: search catch-up failed: ${error.message}`)),
   );
   const stopSweep = every(options.sweepEveryMs ?? SWEEP_EVERY_MS, false, () => sweep(open, log));
+  const stopUploadSweep = sweepUploadsEvery(new Uploads(stores.blobs, 0), UPLOAD_SWEEP_MS, log);
   const app = createApp({
     search: { index: search, indexer },
     stores,
@@ -175,6 +191,7 @@ export async function startNodeServer(options: NodeServerOptions) {
   } catch (error) {
     stopCatchUp();
     stopSweep();
+    stopUploadSweep();
     await indexer.flush();
     await search.close();
     open.close();
@@ -201,6 +218,8 @@ export async function startNodeServer(options: NodeServerOptions) {
       await work.close();
       stopCatchUp();
       stopSweep();
+      stopUploadSweep();
+      stopUploadSweep();
       await indexer.flush(); // what was written is indexed before the index closes
       await search.close();
       open.close();

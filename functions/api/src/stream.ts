@@ -1,4 +1,5 @@
 /** Answers sent as they are made: a body pulled from an async generator of text, one piece at a time. */
+import { stringifyJson } from "@pisync/core";
 
 /** A byte stream of `pieces`, each made only when the client has taken the previous one. */
 export function textStream(pieces: AsyncGenerator<string>): ReadableStream<Uint8Array> {
@@ -40,7 +41,8 @@ export async function* contextJson(
   let first = true;
   for await (const messages of batches) {
     if (!messages.length) continue;
-    yield `${first ? "" : ","}${messages.map((m) => JSON.stringify(m)).join(",")}`;
+    // A value nested past the call stack (pi keeps it, and its context holds it) is written too.
+    yield `${first ? "" : ","}${messages.map((m) => stringifyJson(m)).join(",")}`;
     first = false;
   }
   const tail = JSON.stringify(rest());

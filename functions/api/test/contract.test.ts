@@ -181,7 +181,12 @@ describe("codes and shapes over HTTP (embedded)", () => {
     await refused(await c.get(`/v1/blobs/${"0".repeat(64)}`), 404, "not_found");
     const put = await app.request(`/v1/blobs/${"0".repeat(64)}`, { method: "PUT", headers: c.auth, body: "abc" });
     await refused(put, 400, "blob_hash_mismatch");
-    await refused(await c.post("/v1/sessions/u1/uploads", { length: 1e12 }), 400, "upload_too_large");
+    await refused(
+      await c.post("/v1/sessions/u1/uploads", { length: 1e12, sha256: "0".repeat(64) }),
+      400,
+      "upload_too_large",
+    );
+    await refused(await c.post("/v1/sessions/u1/uploads", { length: 10 }), 400, "bad_body");
     const upload = await app.request("/v1/uploads/nope", { method: "PUT", headers: c.auth, body: "x\n" });
     await refused(upload, 400, "invalid_upload_id");
   });
@@ -211,7 +216,10 @@ describe("codes and shapes over HTTP (embedded)", () => {
     expect((await parse(ShareList, await c.get("/v1/shares"))).shares).toBeInstanceOf(Array);
     expect((await parse(TokenList, await c.get("/v1/tokens"))).tokens.length).toBeGreaterThan(0);
     expect((await parse(CreatedToken, await c.post("/v1/tokens", { name: "laptop" }))).token).toMatch(/^pst_/);
-    const ticket = await parse(UploadTicket, await c.post("/v1/sessions/g1/uploads", { length: 10 }));
+    const ticket = await parse(
+      UploadTicket,
+      await c.post("/v1/sessions/g1/uploads", { length: 10, sha256: "0".repeat(64) }),
+    );
     expect(ticket.authorization).toBe(true);
   });
 });

@@ -323,16 +323,71 @@ describeOnEveryStore("append protocol", (pair, name) => {
     const { id, first } = await started();
     const big = line(`data:image/png;base64,${"A".repeat(200 * 1024)}`);
     const offset = enc(first).length;
-    const created = await c.post(`/v1/sessions/${id}/uploads`, { length: enc(big).length });
-    expect(created.status).toBe(201);
-    const upload = (await created.json()) as { uploadId: string; url: string; authorization: boolean };
-    // The embedded store takes the upload itself (with the token); S3 takes it presigned (without).
-    const put = upload.authorization
-      ? await app.request(upload.url, { method: "PUT", headers: c.auth, body: big })
-      : await fetch(upload.url, { method: "PUT", body: big });
-    expect(put.ok).toBe(true);
+    const upload = await ticket(c, id, big);
+    expect((await putUpload(c, upload, big)).ok).toBe(true);
     const r = await c.patch(id, offset, "", { "Pisync-Upload": upload.uploadId });
     expect(r.status, await r.clone().text()).toBe(200);
+    await holds(id, first + big);
+    // Taken by its append: gone, ticket and bytes.
+    expect(await pair().stores.blobs.list("uploads/alice/")).toEqual([]);
+  });
+
+  /** A ticket for `bytes` (its length and SHA-256, or the ones given). */
+  async function ticket(who: ReturnType<typeof client>, id: string, bytes: string, declared: object = {}) {
+    const sha256 = createHash("sha256").update(bytes).digest("hex");
+    const created = await who.post(`/v1/sessions/${id}/uploads`, { length: enc(bytes).length, sha256, ...declared });
+    expect(created.status, await created.clone().text()).toBe(201);
+    return (await created.json()) as { uploadId: string; url: string; authorization: boolean };
+  }
+
+  /** PUTs an upload's bytes where its ticket says: the API (with the token), or S3 presigned (without). */
+  function putUpload(who: ReturnType<typeof client>, upload: { url: string; authorization: boolean }, body: string) {
+    return upload.authorization
+      ? app.request(upload.url, { method: "PUT", headers: who.auth, body })
+      : fetch(upload.url, { method: "PUT", body });
+  }
+
+  it("uploads need a ticket of their user, and its declared length and SHA-256", async () => {
+    const { id, first } = await started();
+    const offset = enc(first).length;
+    const big = line("B".repeat(100 * 1024));
+    const bob = client(app, await userToken(pair().stores, "bob"));
+    // No ticket: refused, nothing kept (the embedded store's PUT; S3 takes only presigned URLs).
+    const ticketless = await app.request(`/v1/uploads/${"a".repeat(32)}`, {
+      method: "PUT",
+      headers: c.auth,
+      body: big,
+    });
+    expect(ticketless.status).toBe(404);
+    expect((await ticketless.json()).code).toBe("not_found");
+    // Another hash declared: the bytes are refused (embedded) or refused when taken (S3), never appended.
+    const lying = await ticket(c, id, big, { sha256: "0".repeat(64) });
+    const put = await putUpload(c, lying, big);
+    if (lying.authorization) {
+      expect(put.status).toBe(400);
+      expect((await put.json()).code).toBe("upload_mismatch");
+    }
+    const taken = await c.patch(id, offset, "", { "Pisync-Upload": lying.uploadId });
+    expect(taken.status).toBe(lying.authorization ? 404 : 400);
+    expect((await taken.json()).code).toBe(lying.authorization ? "not_found" : "upload_mismatch");
+    await holds(id, first);
+    // Another length: refused by the API (413 past it, 400 short of it) or by S3's signed length.
+    const short = await ticket(c, id, big);
+    const shortPut = await putUpload(c, short, big.slice(1));
+    expect(shortPut.ok).toBe(false);
+    if (short.authorization) expect((await shortPut.json()).code).toBe("upload_mismatch");
+    expect(await pair().stores.blobs.list(`uploads/alice/${short.uploadId}`)).not.toContain(
+      `uploads/alice/${short.uploadId}`,
+    );
+    // Another user's ticket can neither be filled nor appended; the owner's still works.
+    const mine = await ticket(c, id, big);
+    if (mine.authorization) expect((await putUpload(bob, mine, big)).status).toBe(404);
+    expect((await putUpload(c, mine, big)).ok).toBe(true);
+    const theirs = await bob.patch(id, offset, "", { "Pisync-Upload": mine.uploadId });
+    expect(theirs.status).toBe(404);
+    const bobs = await bob.patch(`${id}-bob`, 0, "", { "Pisync-Upload": mine.uploadId });
+    expect(bobs.status).toBe(404);
+    expect((await c.patch(id, offset, "", { "Pisync-Upload": mine.uploadId })).status).toBe(200);
     await holds(id, first + big);
   });
 

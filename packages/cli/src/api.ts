@@ -192,7 +192,9 @@ export class Api {
   async upload(sessionId: string, bytes: Uint8Array): Promise<string> {
     const r = await this.request("POST", `/v1/sessions/${encodeURIComponent(sessionId)}/uploads`, {
       headers: { "Content-Type": "application/json" },
-      body: Buffer.from(JSON.stringify({ length: bytes.length })),
+      body: Buffer.from(
+        JSON.stringify({ length: bytes.length, sha256: createHash("sha256").update(bytes).digest("hex") }),
+      ),
     });
     const { uploadId, url, authorization } = JSON.parse(this.expectOk(r).body.toString("utf8")) as UploadTicket;
     // The bearer token goes to this API only, never to a presigned storage URL.

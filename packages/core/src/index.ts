@@ -1,6 +1,10 @@
 /** @pisync/core: pisync's use cases over the storage ports (no HTTP, no AWS). */
+
+/** JSON of values nested past the call stack (a context holding a deep line pi kept). */
+export { stringifyJson } from "@pisync/format";
 export { Appender, type AppendLimits, type AppendRequest, type AppendResult, DEFAULT_APPEND_LIMITS } from "./append.js";
 export { Blobs } from "./blobs.js";
+export { boundedNode, boundedProblem, boundedSearchPage, boundedSummary } from "./bounds.js";
 export {
   BrowserSessions,
   csrfMatches,
@@ -60,6 +64,7 @@ export {
   Shares,
   shareSession,
 } from "./shares.js";
+export { shownEntry } from "./shown-entry.js";
 export { createToken, hashToken, TOUCH_EVERY_MS, Tokens } from "./tokens.js";
 export { Uploads, type UploadTicket } from "./uploads.js";
 export {

@@ -3,6 +3,7 @@
  * problems are reported, and the session's summary moves forward. Every complete line is
  * kept verbatim whatever it holds; only what pi can read becomes an entry.
  */
+
 import {
   addUsage,
   emptyTotals,
@@ -22,7 +23,9 @@ import {
   usageOfEntry,
   v1EntryId,
 } from "@pisync/format";
+import { FIELD_LIMITS } from "@pisync/protocol";
 import type { GenerationState, SessionSummary } from "@pisync/store";
+import { boundedSummary } from "./bounds.js";
 import { BadRequest } from "./errors.js";
 import { advanceRollup } from "./usage-rollup.js";
 
@@ -49,7 +52,7 @@ export interface IngestedBody {
   entries: unknown[];
 }
 
-const PREVIEW_LENGTH = 120;
+const PREVIEW_LENGTH = FIELD_LIMITS.preview;
 
 /** Whether a stored preview was cut (its entry's text runs on past it). */
 export function isCutPreview(preview: string): boolean {
@@ -160,7 +163,7 @@ const MAX_MODELS = 20;
 
 /** The `provider/model` an entry names: a model change, or the model that wrote an assistant message. */
 function modelOf(entry: Record<string, unknown>): string | undefined {
-  const text = (value: unknown) => (typeof value === "string" ? value.slice(0, 200) : undefined);
+  const text = (value: unknown) => (typeof value === "string" ? value.slice(0, FIELD_LIMITS.model) : undefined);
   if (entry.type === "model_change") {
     const id = text(entry.modelId);
     return id ? `${text(entry.provider) ?? "?"}/${id}` : undefined;
@@ -233,7 +236,7 @@ export function advanceSummary(
   }
   next.problemCount += body.problems.length;
   next.problems.push(...body.problems.slice(0, MAX_PROBLEM_SAMPLES - next.problems.length));
-  return next;
+  return boundedSummary(next, true);
 }
 
 /** The summary of an empty generation. */

@@ -3,8 +3,10 @@
  * folder, model and dates, a cursor per page) and one session read through the share viewer's
  * rules as a whole, unmasked, never-expiring view (it is the owner's own).
  */
+import { bounded, FIELD_LIMITS } from "@pisync/protocol";
 import type { MetaStore, SessionCard, SessionHead, ShareRecord } from "@pisync/store";
 import type { SessionPageView } from "@pisync/viewer";
+import { boundedCard } from "./bounds.js";
 import { BadRequest } from "./errors.js";
 import { checkSessionId } from "./keys.js";
 import type { Reader } from "./reader.js";
@@ -117,17 +119,17 @@ export class Library {
     const sessions = matching.slice(from, from + page.limit);
     const more = from + page.limit < matching.length;
     return {
-      sessions,
+      sessions: sessions.map(boundedCard),
       ...(more ? { cursor: encodeCursor(sessions[sessions.length - 1]) } : {}),
       matching: matching.length,
       folders: mostUsed(
         cards.map((c) => c.cwd).filter((c) => c !== undefined),
         200,
-      ),
+      ).map((f) => bounded(f, FIELD_LIMITS.cwd)),
       models: mostUsed(
         cards.flatMap((c) => c.models),
         100,
-      ),
+      ).map((m) => bounded(m, FIELD_LIMITS.model)),
     };
   }
 

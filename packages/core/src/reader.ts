@@ -17,7 +17,9 @@ import {
   type SessionContext,
   SessionIndex,
 } from "@pisync/format";
+import { bounded, FIELD_LIMITS } from "@pisync/protocol";
 import { type GenerationState, NotFoundError, type SessionHead, type Stores } from "@pisync/store";
+import { boundedNode } from "./bounds.js";
 import { BadRequest, NotFound } from "./errors.js";
 import { type BuiltIndex, IndexCache } from "./index-cache.js";
 import { previewOf } from "./ingest.js";
@@ -225,17 +227,19 @@ export class Reader {
     const entries: TreeNode[] = [];
     for (const record of index.records) {
       if (record.id === undefined) continue;
-      entries.push({
-        id: record.id,
-        parentId: record.parentId,
-        type: record.type,
-        role: record.role,
-        timestamp: record.timestamp,
-        label: labels.get(record.id),
-        preview: previews[record.line],
-      });
+      entries.push(
+        boundedNode({
+          id: record.id,
+          parentId: record.parentId,
+          type: record.type,
+          role: record.role,
+          timestamp: record.timestamp,
+          label: labels.get(record.id),
+          preview: previews[record.line],
+        }),
+      );
     }
-    return { leafId: index.defaultLeafId, entries };
+    return { leafId: bounded(index.defaultLeafId, FIELD_LIMITS.token), entries };
   }
 
   /**

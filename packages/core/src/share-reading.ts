@@ -13,7 +13,9 @@ import {
   labelsOf,
   pathTo,
   type SessionIndex,
+  stringifyJson,
 } from "@pisync/format";
+import { bounded, FIELD_LIMITS } from "@pisync/protocol";
 import type { SessionHead, ShareRecord } from "@pisync/store";
 import type { CompactTree, PageEntry, SessionFacts, SessionPageView } from "@pisync/viewer";
 import { searchableText } from "./entry-text.js";
@@ -23,6 +25,7 @@ import { isCutPreview } from "./ingest.js";
 import { Memo } from "./memo.js";
 import type { Reader } from "./reader.js";
 import { pathFacts, pathTotals } from "./share-view.js";
+import { shownEntry } from "./shown-entry.js";
 
 /** Entries shown at once: the latest ones first, earlier and later ones on demand. */
 export const PAGE_ENTRIES = 150;
@@ -232,7 +235,7 @@ export class ShareReading {
     const leaf = share.leafId === undefined ? undefined : index.byId(share.leafId);
     const labels = leaf ? pathFacts(pathTo(index, leaf).records, {}).labels : labelsOf(index);
     const masked = await this.texts(share, [...labels.values()]);
-    return new Map([...labels.keys()].map((id, i) => [id, masked[i]]));
+    return new Map([...labels.keys()].map((id, i) => [id, bounded(masked[i], FIELD_LIMITS.label)]));
   }
 
   /** Loads (and masks) the entries of path records. */
@@ -243,7 +246,7 @@ export class ShareReading {
     for (const r of records) {
       if (r.id === undefined || r.type === undefined) continue;
       try {
-        entries.push({ id: r.id, type: r.type, timestamp: r.timestamp, entry: index.entry(r) });
+        entries.push(shownEntry(r, index.entry(r)));
       } catch {
         // A line the mask made unreadable is left out.
       }
@@ -316,10 +319,10 @@ export class ShareReading {
       firstMessage = firstMessage === undefined ? undefined : (remadeOf(firstUser) ?? texts[texts.length - 1]);
     }
     const facts: SessionFacts = {
-      title,
-      firstMessage,
-      cwd,
-      models: shownModels,
+      title: bounded(title, FIELD_LIMITS.name),
+      firstMessage: firstMessage === undefined ? undefined : bounded(firstMessage, FIELD_LIMITS.preview),
+      cwd: bounded(cwd, FIELD_LIMITS.cwd),
+      models: shownModels.map((m) => bounded(m, FIELD_LIMITS.model)),
       thinkingLevel,
       firstAt: path.find((r) => r.timestamp)?.timestamp,
       lastAt: path.findLast((r) => r.timestamp)?.timestamp,
@@ -423,7 +426,7 @@ export class ShareReading {
       records.map((r) => uncut(previews[r.line] ?? "")),
     );
     const labelTexts = await this.texts(share, [...labels.values()]);
-    const labelOf = new Map([...labels.keys()].map((id, i) => [id, labelTexts[i]]));
+    const labelOf = new Map([...labels.keys()].map((id, i) => [id, bounded(labelTexts[i], FIELD_LIMITS.label)]));
     let kinds = "";
     for (const r of records) kinds += kindOf(r);
     const tree = {
@@ -555,7 +558,7 @@ export class ShareReading {
     let first = true;
     for await (const messages of this.reader.contextMessages(head, index, leaf?.id, mask.transform)) {
       if (!messages.length) continue;
-      yield `${first ? "" : ","}${messages.map((m) => JSON.stringify(m)).join(",")}`;
+      yield `${first ? "" : ","}${messages.map((m) => stringifyJson(m)).join(",")}`;
       first = false;
     }
     const { thinkingLevel, model } = contextSettings(index, leaf?.id);

@@ -1,15 +1,22 @@
 /**
  * Large-line uploads: a line too large for one request is PUT beforehand (straight to S3 by a
  * presigned URL, or to the API where the store has none), then appended by its upload id.
+ * Every upload needs its ticket: made by its user for one session, with the line's length and
+ * SHA-256, kept beside the bytes (`<upload>.ticket`). Bytes of another length or hash are never
+ * kept, nor appended; what no append claims is removed after a day (`sweep`, and on AWS the
+ * bucket's lifecycle rule).
  */
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { UPLOAD_ID } from "@pisync/protocol";
-import { type BlobStore, NotFoundError, uploadKey } from "@pisync/store";
+import { type BlobStore, NotFoundError, PREFIXES, uploadKey } from "@pisync/store";
 import { BadRequest, NotFound } from "./errors.js";
 import { checkSessionId } from "./keys.js";
 
 /** How long an upload URL works. */
 const UPLOAD_SECONDS = 900;
+
+/** How long an upload no append has claimed is kept. */
+export const UPLOAD_MAX_AGE_MS = 24 * 3600 * 1000;
 
 /** Where to PUT an upload's bytes: `url` is undefined when the API itself takes them. */
 export interface UploadTicket {
@@ -18,7 +25,18 @@ export interface UploadTicket {
   expiresAt: string;
 }
 
-/** Large-line uploads of a user: create, store, take into an append, discard. */
+/** What a ticket promises, as kept beside the bytes. */
+interface TicketRecord {
+  sessionId: string;
+  length: number;
+  sha256: string;
+  createdAt: string;
+  expiresAt: string;
+}
+
+const ticketKey = (userId: string, uploadId: string) => `${uploadKey(userId, uploadId)}.ticket`;
+
+/** Large-line uploads of a user: create, store, take into an append, discard; and the sweep of old ones. */
 export class Uploads {
   constructor(
     private readonly blobs: BlobStore,
@@ -28,11 +46,11 @@ export class Uploads {
   ) {}
 
   /**
-   * A new upload of `length` bytes for a line of `sessionId` (which may not exist yet: a large
-   * line may be its first).
+   * A new upload of `length` bytes whose SHA-256 is `sha256`, for a line of `sessionId` (which
+   * may not exist yet: a large line may be its first).
    * @throws BadRequest `invalid_session_id`, `upload_too_large`
    */
-  async create(userId: string, sessionId: string, length: number): Promise<UploadTicket> {
+  async create(userId: string, sessionId: string, length: number, sha256: string): Promise<UploadTicket> {
     checkSessionId(sessionId);
     if (length > this.maxBytes) {
       throw new BadRequest(`an upload is at most ${this.maxBytes} bytes`, "upload_too_large", {
@@ -40,29 +58,111 @@ export class Uploads {
       });
     }
     const uploadId = randomBytes(16).toString("hex");
+    const now = this.clock().getTime();
+    const expiresAt = new Date(now + UPLOAD_SECONDS * 1000).toISOString();
+    const record: TicketRecord = { sessionId, length, sha256, createdAt: new Date(now).toISOString(), expiresAt };
+    await this.blobs.put(ticketKey(userId, uploadId), new TextEncoder().encode(JSON.stringify(record)));
     const url = await this.blobs.uploadUrl(uploadKey(userId, uploadId), UPLOAD_SECONDS, length);
-    const expiresAt = new Date(this.clock().getTime() + UPLOAD_SECONDS * 1000).toISOString();
     return { uploadId, url, expiresAt };
   }
 
-  /** Stores an upload's bytes (where the store has no presigned URL). @throws BadRequest `invalid_upload_id` */
-  async put(userId: string, uploadId: string, body: Uint8Array): Promise<void> {
-    await this.blobs.put(uploadKey(userId, Uploads.check(uploadId)), body);
+  /**
+   * The length a PUT of `uploadId` must have: its ticket's, while the ticket's URL time lasts.
+   * @throws NotFound without a ticket of this user (or past its time); BadRequest `invalid_upload_id`
+   */
+  async expectedLength(userId: string, uploadId: string): Promise<number> {
+    return (await this.openTicket(userId, uploadId)).length;
   }
 
-  /** The bytes of an upload. @throws NotFound when missing or expired; BadRequest `invalid_upload_id` */
-  async take(userId: string, uploadId: string): Promise<Uint8Array> {
+  /**
+   * Stores an upload's bytes (where the store has no presigned URL), once they match the ticket.
+   * @throws NotFound without a valid ticket; BadRequest `invalid_upload_id`, `upload_mismatch`
+   */
+  async put(userId: string, uploadId: string, body: Uint8Array): Promise<void> {
+    Uploads.match(await this.openTicket(userId, uploadId), body);
+    await this.blobs.put(uploadKey(userId, uploadId), body);
+  }
+
+  /**
+   * The bytes of an upload for an append to `sessionId`, checked against the ticket again (a
+   * presigned PUT is checked by S3 for its length only): bytes that do not match are removed.
+   * @throws NotFound when missing, expired, or another session's; BadRequest `invalid_upload_id`, `upload_mismatch`
+   */
+  async take(userId: string, uploadId: string, sessionId: string): Promise<Uint8Array> {
+    const ticket = await this.ticket(userId, uploadId);
+    if (ticket.sessionId !== sessionId) throw new NotFound("no such upload for this session");
+    const bytes = await this.read(uploadKey(userId, uploadId));
     try {
-      return await this.blobs.get(uploadKey(userId, Uploads.check(uploadId)));
+      Uploads.match(ticket, bytes);
+    } catch (error) {
+      await this.discard(userId, uploadId);
+      throw error;
+    }
+    return bytes;
+  }
+
+  /** Removes an upload and its ticket once appended; a failure only leaves them to the sweep. */
+  async discard(userId: string, uploadId: string): Promise<void> {
+    const id = Uploads.check(uploadId);
+    await this.blobs.delete([uploadKey(userId, id), ticketKey(userId, id)]).catch(() => {});
+  }
+
+  /**
+   * Removes every upload no append claimed within `maxAgeMs` of its ticket (and bytes without a
+   * readable ticket): the embedded store's expiry (S3's lifecycle rule does it on AWS). Returns
+   * how many objects went.
+   */
+  async sweep(maxAgeMs = UPLOAD_MAX_AGE_MS): Promise<number> {
+    const keys = await this.blobs.list(PREFIXES.uploads);
+    const tickets = new Set(keys.filter((k) => k.endsWith(".ticket")));
+    const cutoff = this.clock().getTime() - maxAgeMs;
+    const old: string[] = [];
+    for (const key of tickets) {
+      let createdAt = Number.NEGATIVE_INFINITY;
+      try {
+        createdAt = Date.parse(
+          (JSON.parse(new TextDecoder().decode(await this.blobs.get(key))) as TicketRecord).createdAt,
+        );
+      } catch (error) {
+        if (error instanceof NotFoundError) continue; // taken meanwhile
+      }
+      if (!(createdAt >= cutoff)) old.push(key, key.slice(0, -".ticket".length));
+    }
+    // Bytes whose ticket is gone were appended or swept: nothing claims them.
+    for (const key of keys) if (!tickets.has(key) && !tickets.has(`${key}.ticket`)) old.push(key);
+    if (old.length) await this.blobs.delete(old);
+    return old.length;
+  }
+
+  /** A ticket whose URL time lasts. */
+  private async openTicket(userId: string, uploadId: string): Promise<TicketRecord> {
+    const ticket = await this.ticket(userId, uploadId);
+    if (Date.parse(ticket.expiresAt) < this.clock().getTime()) throw new NotFound("this upload's ticket has expired");
+    return ticket;
+  }
+
+  private async ticket(userId: string, uploadId: string): Promise<TicketRecord> {
+    const bytes = await this.read(ticketKey(userId, Uploads.check(uploadId)));
+    return JSON.parse(new TextDecoder().decode(bytes)) as TicketRecord;
+  }
+
+  private async read(key: string): Promise<Uint8Array> {
+    try {
+      return await this.blobs.get(key);
     } catch (error) {
       if (error instanceof NotFoundError) throw new NotFound("no such upload (it may have expired)");
       throw error;
     }
   }
 
-  /** Removes an upload once appended; a failure only leaves it to the bucket's expiry. */
-  async discard(userId: string, uploadId: string): Promise<void> {
-    await this.blobs.delete([uploadKey(userId, Uploads.check(uploadId))]).catch(() => {});
+  /** @throws BadRequest `upload_mismatch` when `bytes` are not the ticket's length and hash */
+  private static match(ticket: TicketRecord, bytes: Uint8Array): void {
+    if (bytes.length !== ticket.length) {
+      throw new BadRequest(`the upload is ${bytes.length} bytes, its ticket says ${ticket.length}`, "upload_mismatch");
+    }
+    if (createHash("sha256").update(bytes).digest("hex") !== ticket.sha256) {
+      throw new BadRequest("the upload's SHA-256 is not its ticket's", "upload_mismatch");
+    }
   }
 
   private static check(uploadId: string): string {

@@ -1,6 +1,7 @@
 /** What the owner's API shows of a session: its view in the list and detail, and its tree's nodes. */
 import type { Problem } from "@pisync/format";
 import type { SessionHead } from "@pisync/store";
+import { boundedSummary } from "./bounds.js";
 
 /** A session as the list and the detail show it. */
 export interface SessionView {
@@ -35,7 +36,8 @@ export interface TreeNode {
 
 /** The list's and detail's view of a session, from its head alone. */
 export function viewOf(head: SessionHead): SessionView {
-  const s = head.summary;
+  // A summary stored before the bounds is cut here too.
+  const s = boundedSummary(head.summary);
   return {
     id: head.sessionId,
     generation: head.current.generation,

@@ -23,23 +23,74 @@ beforeEach(() => {
   stores = memoryStores();
 });
 
+const sha = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
+
 describe("uploads", () => {
-  it("stores a line under a fresh id, gives it back to its user only, and discards it", async () => {
+  const line = enc("0123456789");
+
+  it("stores a line under a fresh id with its ticket, gives it back to its user only, and discards it", async () => {
     const uploads = new Uploads(stores.blobs, 100, () => new Date("2026-01-01T00:00:00Z"));
-    const ticket = await uploads.create("alice", "s1", 10);
+    const ticket = await uploads.create("alice", "s1", 10, sha(line));
     expect(ticket).toMatchObject({ url: undefined, expiresAt: "2026-01-01T00:15:00.000Z" });
     expect(ticket.uploadId).toMatch(/^[a-f0-9]{32}$/);
-    await uploads.put("alice", ticket.uploadId, enc("0123456789"));
-    expect(new TextDecoder().decode(await uploads.take("alice", ticket.uploadId))).toBe("0123456789");
-    expect(await codeOf(uploads.take("bob", ticket.uploadId))).toBe("not_found");
+    expect(await uploads.expectedLength("alice", ticket.uploadId)).toBe(10);
+    await uploads.put("alice", ticket.uploadId, line);
+    expect(new TextDecoder().decode(await uploads.take("alice", ticket.uploadId, "s1"))).toBe("0123456789");
+    // Another user's ticket and bytes: missing, whether to store, to read or to append.
+    expect(await codeOf(uploads.take("bob", ticket.uploadId, "s1"))).toBe("not_found");
+    expect(await codeOf(uploads.put("bob", ticket.uploadId, line))).toBe("not_found");
+    // Another session of the same user: not this upload's.
+    expect(await codeOf(uploads.take("alice", ticket.uploadId, "s2"))).toBe("not_found");
     await uploads.discard("alice", ticket.uploadId);
-    expect(await codeOf(uploads.take("alice", ticket.uploadId))).toBe("not_found");
+    expect(await codeOf(uploads.take("alice", ticket.uploadId, "s1"))).toBe("not_found");
+    expect(await stores.blobs.list("uploads/")).toEqual([]);
+  });
+
+  it("refuses an upload without a ticket, or past its time", async () => {
+    let now = new Date("2026-01-01T00:00:00Z");
+    const uploads = new Uploads(stores.blobs, 100, () => now);
+    expect(await codeOf(uploads.put("alice", "a".repeat(32), line))).toBe("not_found");
+    const ticket = await uploads.create("alice", "s1", 10, sha(line));
+    now = new Date("2026-01-01T00:15:01Z");
+    expect(await codeOf(uploads.put("alice", ticket.uploadId, line))).toBe("not_found");
+    expect(await stores.blobs.list("uploads/")).toEqual([`uploads/alice/${ticket.uploadId}.ticket`]);
+  });
+
+  it("keeps nothing of bytes of another length or hash, and appends none", async () => {
+    const uploads = new Uploads(stores.blobs, 100);
+    const ticket = await uploads.create("alice", "s1", 10, sha(line));
+    expect(await codeOf(uploads.put("alice", ticket.uploadId, enc("012345678")))).toBe("upload_mismatch");
+    expect(await codeOf(uploads.put("alice", ticket.uploadId, enc("0123456780")))).toBe("upload_mismatch");
+    expect(await stores.blobs.list("uploads/")).toEqual([`uploads/alice/${ticket.uploadId}.ticket`]);
+    // Bytes PUT past the API (a presigned URL checks the length only) are checked when taken.
+    await stores.blobs.put(`uploads/alice/${ticket.uploadId}`, enc("0123456780"));
+    expect(await codeOf(uploads.take("alice", ticket.uploadId, "s1"))).toBe("upload_mismatch");
+    expect(await stores.blobs.list("uploads/")).toEqual([]);
+  });
+
+  it("sweeps what no append claimed a day after its ticket, and bytes without one", async () => {
+    let now = new Date("2026-01-01T00:00:00Z");
+    const uploads = new Uploads(stores.blobs, 100, () => now);
+    const old = await uploads.create("alice", "s1", 10, sha(line));
+    await uploads.put("alice", old.uploadId, line);
+    now = new Date("2026-01-01T20:00:00Z");
+    const fresh = await uploads.create("bob", "s1", 10, sha(line));
+    await uploads.put("bob", fresh.uploadId, line);
+    await stores.blobs.put(`uploads/bob/${"c".repeat(32)}`, line);
+    expect(await uploads.sweep()).toBe(1);
+    now = new Date("2026-01-02T00:00:01Z");
+    expect(await uploads.sweep()).toBe(2);
+    expect((await stores.blobs.list("uploads/")).sort()).toEqual(
+      [`uploads/bob/${fresh.uploadId}`, `uploads/bob/${fresh.uploadId}.ticket`].sort(),
+    );
+    expect(await codeOf(uploads.take("alice", old.uploadId, "s1"))).toBe("not_found");
+    expect(await uploads.take("bob", fresh.uploadId, "s1")).toEqual(line);
   });
 
   it("refuses a line over the limit, a bad session id and a bad upload id, with their codes", async () => {
     const uploads = new Uploads(stores.blobs, 100);
-    expect(await codeOf(uploads.create("alice", "s1", 101))).toBe("upload_too_large");
-    expect(await codeOf(uploads.create("alice", "../x", 1))).toBe("invalid_session_id");
+    expect(await codeOf(uploads.create("alice", "s1", 101, sha(line)))).toBe("upload_too_large");
+    expect(await codeOf(uploads.create("alice", "../x", 1, sha(line)))).toBe("invalid_session_id");
     expect(await codeOf(uploads.put("alice", "../../x", enc("x")))).toBe("invalid_upload_id");
   });
 });

@@ -15,6 +15,7 @@ export {
   recordsForContext,
   type SessionContext,
 } from "./context.js";
+export { deeperThan, stringifyJson } from "./deep-json.js";
 export { findHeader, type HeaderSearch, headerVersion } from "./header.js";
 export { indexSession } from "./index-scan.js";
 export {

@@ -26,6 +26,7 @@ export const ERROR_CODES = {
     "a pisync-deflate-dict body does not decompress to its hash: the client's bytes before the offset differ from the committed ones",
   expiry_out_of_range: "expiresIn is outside 1..maxSeconds (carries maxSeconds)",
   upload_too_large: "an upload is over the largest line the API takes (carries maxBytes)",
+  upload_mismatch: "an upload's bytes are not the length or SHA-256 its ticket declared: nothing was kept",
   unauthorized: "the bearer token or browser session is missing, malformed, unknown or expired",
   csrf_rejected:
     "a change made from a browser session came from another origin or without its CSRF token (csrf form field or X-CSRF-Token header)",

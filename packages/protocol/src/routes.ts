@@ -106,6 +106,7 @@ const appendErrors = {
     "bad_gzip",
     "missing_body_hash",
     "dictionary_mismatch",
+    "upload_mismatch",
     "bad_request",
   ),
   404: error("no such session (an append after 0), or no such upload", "not_found"),
@@ -422,7 +423,8 @@ export const ROUTES: readonly RouteSpec[] = [
   {
     method: "post",
     path: "/v1/sessions/:id/uploads",
-    summary: "A URL to PUT one large line to (then PATCH with Pisync-Upload and an empty body)",
+    summary:
+      "A ticket and URL to PUT one large line to, of the declared length and SHA-256 (then PATCH with Pisync-Upload and an empty body)",
     auth: "bearer",
     params: session,
     body: json(CreateUpload),
@@ -555,8 +557,13 @@ export const ROUTES: readonly RouteSpec[] = [
     body: jsonl,
     answers: {
       204: { description: "stored" },
-      400: error("not an upload id", "invalid_upload_id"),
-      413: error("over the upload limit", "too_large"),
+      400: error(
+        "not an upload id, or bytes not the ticket's length or SHA-256 (nothing kept)",
+        "invalid_upload_id",
+        "upload_mismatch",
+      ),
+      404: error("no ticket of this user for this upload, or past its time", "not_found"),
+      413: error("over the ticket's length", "too_large"),
     },
   },
   {

@@ -4,7 +4,7 @@
  * Answer schemas are loose (a newer server may add fields).
  */
 import * as z from "zod/mini";
-import { UPLOAD_ID } from "./ids.js";
+import { SHA256_HEX, UPLOAD_ID } from "./ids.js";
 
 const digits = (max: number) => z.pipe(z.string().check(z.regex(new RegExp(`^\\d{1,${max}}$`))), z.transform(Number));
 const entryId = z.string().check(z.minLength(1), z.maxLength(256));
@@ -55,8 +55,11 @@ export const TreeMatches = z.object({
 /** `GET /s/:token/state|entries?after=`. */
 export const ShareAfterQuery = z.object({ after: z.optional(z.string().check(z.maxLength(256))) });
 
-/** `POST /v1/sessions/:id/uploads`. */
-export const CreateUpload = z.object({ length: z.number().check(z.int(), z.positive()) });
+/** `POST /v1/sessions/:id/uploads`: the line's length and SHA-256 (hex), which the upload must match. */
+export const CreateUpload = z.object({
+  length: z.number().check(z.int(), z.positive()),
+  sha256: z.string().check(z.regex(SHA256_HEX)),
+});
 /** `POST /v1/sessions/:id/shares`: `expiresIn` in seconds; without `leafId` the share is live and whole. */
 export const CreateShare = z.object({
   leafId: z.optional(entryId),

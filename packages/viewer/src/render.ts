@@ -9,6 +9,7 @@ import { cardHead, cardTags } from "./card.js";
 import { escapeHtml, safeImageSrc } from "./escape.js";
 import { documentHead } from "./head.js";
 import { PAGE_BUDGET_CHARS, plainText, renderMarkdown, withBudget } from "./markdown.js";
+import { output } from "./tools/block.js";
 import { renderBashExecution, renderToolBlock, type ToolCallPart } from "./tools/index.js";
 import type { LinkCard, PageEntry, SessionPageView } from "./view.js";
 
@@ -219,8 +220,15 @@ function renderContextEdit(e: Json): string {
   );
 }
 
+/** An entry shown as its line's text (escaped, never parsed into HTML): too deep or too large to render. */
+function asTextHtml({ why, text, cut }: NonNullable<PageEntry["asText"]>): string {
+  const start = cut ? " (its start: the JSONL has it whole)" : "";
+  return `<p class="event">${escapeHtml(`This entry is ${why}: shown as its text${start}.`)}</p>${output(text, { noun: "line" })}`;
+}
+
 /** One entry's body; `undefined` for entries a reader need not see (labels, extension state). */
 function entryBody(item: PageEntry, pairs: Pairs): { body?: string; kind: string } {
+  if (item.asText) return { kind: `${item.type} as-text`, body: asTextHtml(item.asText) };
   const e = item.entry;
   switch (item.type) {
     case "message": {

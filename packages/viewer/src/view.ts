@@ -10,6 +10,11 @@ export interface PageEntry {
   type: string;
   timestamp?: string;
   entry: Record<string, unknown>;
+  /**
+   * Set when the entry is shown as its text instead (`entry` is then empty): a line nested too
+   * deep or too large to render. `text` is the entry's JSON, `cut` when it is only its start.
+   */
+  asText?: { why: string; text: string; cut: boolean };
 }
 
 /** The facts shown at the top of the page. */

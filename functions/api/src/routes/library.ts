@@ -7,6 +7,7 @@
  */
 import {
   BadRequest,
+  boundedSearchPage,
   insightsRange,
   Library,
   type LibraryFilter,
@@ -120,7 +121,7 @@ export function libraryRoutes(services: Services, deps: LibraryDeps) {
   const search = async (userId: string, q: string, filter: LibraryFilter, cursor?: string): Promise<SearchPage> => {
     if (!deps.search) throw new BadRequest("search is not enabled on this server", "bad_query");
     const query = parseSearch(searchText(q, filter), services.clock().getTime());
-    return deps.search.index.search(userId, query, { limit: HITS_PAGE, cursor });
+    return boundedSearchPage(await deps.search.index.search(userId, query, { limit: HITS_PAGE, cursor }));
   };
 
   app.get("/", compress(), async (c) => {

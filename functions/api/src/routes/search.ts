@@ -2,7 +2,7 @@
  * /v1/search: the signed-in user's sessions, searched; and the middleware that keeps the index
  * following every write to /v1/sessions.
  */
-import type { SearchIndexer } from "@pisync/core";
+import { boundedSearchPage, type SearchIndexer } from "@pisync/core";
 import { SearchQuery } from "@pisync/protocol";
 import { parseQuery, QueryError, type SearchIndex } from "@pisync/search";
 import { type Context, Hono, type MiddlewareHandler } from "hono";
@@ -49,7 +49,7 @@ export function searchRoutes(search: SearchDeps, clock: () => Date) {
         cursor: params.data.cursor,
       });
       c.header("Cache-Control", "no-store");
-      return c.json(page);
+      return c.json(boundedSearchPage(page));
     } catch (error) {
       if (error instanceof QueryError) return badQuery(c, error.message);
       throw error;

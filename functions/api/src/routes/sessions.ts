@@ -2,7 +2,7 @@
  * /v1/sessions: the append protocol (HEAD, PATCH, PUT, large-line uploads) and the reads.
  * Protocol rules are quoted next to the code in @pisync/core's append.ts.
  */
-import { BadRequest, ownerView, viewOf } from "@pisync/core";
+import { BadRequest, boundedProblem, ownerView, viewOf } from "@pisync/core";
 import {
   type AppendAnswer,
   ContextQuery,
@@ -57,7 +57,7 @@ export function sessionRoutes(services: Services) {
     // Otherwise the body, which the dictionary encoding decompresses against the committed bytes.
     const body =
       uploadId !== undefined
-        ? await uploads.take(userId, uploadId)
+        ? await uploads.take(userId, uploadId, sessionId)
         : await readBody(c, limits, () => appender.dictionary(userId, sessionId, offset));
     const device = c.get("tokenId");
     const result = await appender.append({ userId, sessionId, offset, body, generation, replace, device });
@@ -71,15 +71,15 @@ export function sessionRoutes(services: Services) {
       entries: result.entries,
       leafId: result.leafId,
       retry: result.retry,
-      problems: result.problems,
+      problems: result.problems.map(boundedProblem),
     } satisfies AppendAnswer);
   };
   app.patch("/:id", write(false));
   app.put("/:id", write(true));
 
   app.post("/:id/uploads", async (c) => {
-    const { length } = await parseJson(CreateUpload, c);
-    const ticket = await uploads.create(c.get("userId"), c.req.param("id"), length);
+    const { length, sha256 } = await parseJson(CreateUpload, c);
+    const ticket = await uploads.create(c.get("userId"), c.req.param("id"), length, sha256);
     return c.json(
       {
         uploadId: ticket.uploadId,

@@ -12,7 +12,8 @@ export function uploadRoutes(services: Services) {
   const { uploads } = services;
   const app = new Hono<AuthEnv>();
   app.put("/:uploadId", async (c) => {
-    const max = uploads.maxBytes;
+    // Only a ticket's upload is taken, and no byte past its declared length is read.
+    const max = await uploads.expectedLength(c.get("userId"), c.req.param("uploadId"));
     const body = await readBody(c, { maxRequestBytes: max, maxBodyBytes: max });
     await uploads.put(c.get("userId"), c.req.param("uploadId"), body);
     return c.body(null, 204);
