@@ -2,7 +2,7 @@
 import * as z from "zod/mini";
 import { ApiError } from "../api.js";
 import { CliError, EXIT } from "../cli-error.js";
-import { sanitize } from "../sanitize.js";
+import { safeJson, sanitize } from "../sanitize.js";
 import { api, type CommandHelp, formatBytes, type Io, parse } from "./common.js";
 
 interface GenerationView {
@@ -52,16 +52,17 @@ export async function generations(argv: string[], io: Io): Promise<number> {
     throw error;
   }
   if (args.json) {
-    io.out(`${JSON.stringify({ generations: list }, null, 2)}\n`);
+    io.out(`${safeJson({ generations: list }, 2)}\n`);
     return EXIT.ok;
   }
   const last = list[list.length - 1]?.generation;
   for (const g of list) {
-    const note = [g.generation === last ? "current" : "", g.reason ? sanitize(g.reason) : ""]
-      .filter(Boolean)
-      .join(", ");
+    const note = [g.generation === last ? "current" : "", g.reason ?? ""].filter(Boolean).join(", ");
+    // Every field is the server's to say: the whole line goes through the sanitiser.
     io.out(
-      `${String(g.generation).padStart(4)}  ${g.createdAt}  ${formatBytes(g.bytes).padStart(10)}  ${g.lines} lines${note ? `  ${note}` : ""}\n`,
+      `${sanitize(
+        `${String(g.generation).padStart(4)}  ${g.createdAt}  ${formatBytes(Number(g.bytes)).padStart(10)}  ${g.lines} lines${note ? `  ${note}` : ""}`,
+      )}\n`,
     );
   }
   return EXIT.ok;
