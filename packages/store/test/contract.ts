@@ -417,6 +417,28 @@ export function describeStoreContract(name: string, makeStores: () => Promise<St
         expect(await stores.meta.getShare(`missing-${u}`)).toBeUndefined();
       });
 
+      it("counts share downloads atomically, apart from views; rewriting the record keeps them", async () => {
+        const u = user();
+        const share = {
+          id: `d-${u}`,
+          userId: u,
+          sessionId: "s",
+          createdAt: "2026-01-01T00:00:00.000Z",
+          expiresAt: "2099-01-01T00:00:00.000Z",
+          maskSecrets: true,
+        };
+        await stores.meta.putShare(share);
+        expect((await stores.meta.getShare(share.id))?.downloads ?? 0).toBe(0);
+        await Promise.all(Array.from({ length: 7 }, () => stores.meta.recordShareDownload(share.id)));
+        await stores.meta.recordShareView(share.id, "2026-01-02T00:00:00.000Z");
+        expect(await stores.meta.getShare(share.id)).toMatchObject({ downloads: 7, views: 1 });
+        await stores.meta.putShare({ ...share, revokedAt: "2026-01-03T00:00:00.000Z", downloads: 0, views: 0 });
+        const [listed] = await stores.meta.listShares(u);
+        expect(listed).toMatchObject({ revokedAt: "2026-01-03T00:00:00.000Z", downloads: 7, views: 1 });
+        await stores.meta.recordShareDownload(`missing-${u}`);
+        expect(await stores.meta.getShare(`missing-${u}`)).toBeUndefined();
+      });
+
       it("deleting a session revokes its shares in the same commit, and nobody else's", async () => {
         const [u, other] = [user(), user()];
         const share = (id: string, userId: string, sessionId: string, revokedAt?: string) => ({
