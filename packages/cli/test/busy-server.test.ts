@@ -13,7 +13,6 @@ const server = npmStartForFile();
 
 it("push of 400 files waits out 429, 503 and 507 as asked: exit 0, every file sent, bytes exact", async () => {
   const result = await pushThroughBusyServer(server, 400);
-  console.log(JSON.stringify({ ...result, stderr: undefined }).slice(0, 400));
   expect(result.stderr).not.toContain('"event":"skipped"');
   expect(result.code, result.stderr.slice(-2000)).toBe(0);
   expect(result.summary).toMatchObject({ files: 400, failed: 0 });
