@@ -18,7 +18,13 @@ function serverWith(limits: RateLimits) {
   const dir = mkdtempSync(join(tmpdir(), "pisync-limits-"));
   const handle = { server: undefined as unknown as Running };
   beforeAll(async () => {
-    handle.server = await startNodeServer({ port: 0, host: "127.0.0.1", dataDir: dir, log: () => {}, rateLimits: limits });
+    handle.server = await startNodeServer({
+      port: 0,
+      host: "127.0.0.1",
+      dataDir: dir,
+      log: () => {},
+      rateLimits: limits,
+    });
   });
   afterAll(async () => {
     await handle.server?.close();
@@ -83,7 +89,9 @@ describe("per token, per verified link, per address for the rest", () => {
     });
     second = ((await made.json()) as { token: string }).token;
     // Past the address's 40: a token is not limited per address.
-    const used = await statuses(59, () => fetch(`${server.url}/v1/sessions?limit=1`, { headers: bearer(server.token) }));
+    const used = await statuses(59, () =>
+      fetch(`${server.url}/v1/sessions?limit=1`, { headers: bearer(server.token) }),
+    );
     expect(used.filter((s) => s !== 200)).toEqual([]);
     await expectTooMany(await fetch(`${server.url}/v1/sessions?limit=1`, { headers: bearer(server.token) }));
     // Another token from the same address has its own budget.

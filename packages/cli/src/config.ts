@@ -61,12 +61,12 @@ export function saveLogin(login: Login, env: Env = process.env): void {
 }
 
 /** What a request deadline looks like. */
-export const TIMEOUT_SHAPE = "--timeout (or PISYNC_TIMEOUT) is a number of seconds from 0.1 to 86400, e.g. --timeout 300";
+export const TIMEOUT_SHAPE =
+  "--timeout (or PISYNC_TIMEOUT) is a number of seconds from 0.1 to 86400, e.g. --timeout 300";
 
-const Timeout = z.pipe(
-  z.string().check(z.regex(/^\d{1,5}(\.\d{1,3})?$/, TIMEOUT_SHAPE)),
-  z.transform(Number),
-).check(z.refine((s) => s >= 0.1 && s <= 86400, TIMEOUT_SHAPE));
+const Timeout = z
+  .pipe(z.string().check(z.regex(/^\d{1,5}(\.\d{1,3})?$/, TIMEOUT_SHAPE)), z.transform(Number))
+  .check(z.refine((s) => s >= 0.1 && s <= 86400, TIMEOUT_SHAPE));
 
 /**
  * The overall deadline of one request, in ms, from PISYNC_TIMEOUT (seconds; `--timeout` sets

@@ -29,7 +29,7 @@ let script: Array<{ status: number; retryAfter?: () => string }> = [];
 let arrivals: number[] = [];
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
+  server = createServer((_req, res) => {
     arrivals.push(Date.now());
     const next = script.shift();
     if (!next) return void res.writeHead(200, { "Content-Type": "application/json" }).end('{"ok":true}');
@@ -78,7 +78,9 @@ describe("a busy server", () => {
     });
     const failed = await api.request("GET", "/v1/shares").catch((e) => e);
     expect(failed).toBeInstanceOf(Transient);
-    expect(failed.message).toMatch(/^GET \/v1\/shares: the server is busy \(too many requests\) \(HTTP 429\); gave up after waiting 2 min in all$/);
+    expect(failed.message).toMatch(
+      /^GET \/v1\/shares: the server is busy \(too many requests\) \(HTTP 429\); gave up after waiting 2 min in all$/,
+    );
     expect(slept).toHaveLength(2);
     for (const ms of slept) expect(ms).toBeGreaterThanOrEqual(MAX_RETRY_AFTER_MS);
     for (const ms of slept) expect(ms).toBeLessThanOrEqual(MAX_RETRY_AFTER_MS + 1000);

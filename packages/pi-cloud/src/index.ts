@@ -32,8 +32,8 @@ import {
   pullSession,
   requestTimeoutMs,
   resolveLogin,
-  sanitize,
   StateStore,
+  sanitize,
   syncFile,
 } from "@pisync/cli";
 
@@ -140,10 +140,13 @@ export default function cloud(pi: ExtensionAPI) {
         await backUp(ctx);
         const leafId = ctx.sessionManager.getLeafId();
         try {
-          const share = await new Api(login as NonNullable<typeof login>, apiOptions(ctx)).postJson<{ url: string; expiresAt: string }>(
-            `/v1/sessions/${encodeURIComponent(ctx.sessionManager.getSessionId())}/shares`,
-            { leafId: live || !leafId ? undefined : leafId, expiresIn },
-          );
+          const share = await new Api(login as NonNullable<typeof login>, apiOptions(ctx)).postJson<{
+            url: string;
+            expiresAt: string;
+          }>(`/v1/sessions/${encodeURIComponent(ctx.sessionManager.getSessionId())}/shares`, {
+            leafId: live || !leafId ? undefined : leafId,
+            expiresIn,
+          });
           return report(
             ctx,
             sub,

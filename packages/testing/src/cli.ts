@@ -185,7 +185,10 @@ async function proxyServer(
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const what = fate(req);
     if (typeof what === "object") {
-      const headers = { "Content-Type": "application/json", ...(what.retryAfter ? { "Retry-After": what.retryAfter } : {}) };
+      const headers = {
+        "Content-Type": "application/json",
+        ...(what.retryAfter ? { "Retry-After": what.retryAfter } : {}),
+      };
       return void res.writeHead(what.status, headers).end(JSON.stringify({ error: "busy", code: "rate_limited" }));
     }
     if (what === "refuse") return void res.writeHead(503).end("injected failure");

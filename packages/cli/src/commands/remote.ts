@@ -7,9 +7,9 @@ import * as z from "zod/mini";
 import { ApiError } from "../api.js";
 import { blobsDirFor, fetchBlobs } from "../blobs.js";
 import { CliError, EXIT } from "../cli-error.js";
+import { requestTimeoutMs } from "../config.js";
 import { readRange, writeAtomic } from "../files.js";
 import { headerOf } from "../header.js";
-import { requestTimeoutMs } from "../config.js";
 import { httpRequest } from "../http.js";
 import { isInside, piFileName, piFolderName, piSessionsRoot } from "../paths.js";
 import { describeWait, withRetries } from "../retry.js";
@@ -302,7 +302,9 @@ async function pullCurrent(id: string, args: PullArgs, io: Io): Promise<Pulled> 
     io.err(`${sanitize(`already here: ${target}`)}\n`);
   } else {
     writeAtomic(target, bytes, 0o644);
-    io.err(`${sanitize(`pulled ${id} (${formatBytes(bytes.length)}, generation ${meta.generation}) into ${target}`)}\n`);
+    io.err(
+      `${sanitize(`pulled ${id} (${formatBytes(bytes.length)}, generation ${meta.generation}) into ${target}`)}\n`,
+    );
   }
   const blobs = await fetchBlobs(client, target, bytes);
   if (blobs) io.err(`fetched ${blobs} image blob${blobs === 1 ? "" : "s"} into ${blobsDirFor(target)}\n`);

@@ -216,7 +216,9 @@ export async function status(argv: string[], io: Io): Promise<number> {
     return EXIT.ok;
   }
   if (offline) {
-    io.err(`${sanitize(`could not reach ${client.login.endpoint} (${offline}): this is what this machine last knew`)}\n`);
+    io.err(
+      `${sanitize(`could not reach ${client.login.endpoint} (${offline}): this is what this machine last knew`)}\n`,
+    );
   }
   for (const r of shown) {
     const flags = [
