@@ -57,7 +57,9 @@ export async function generations(argv: string[], io: Io): Promise<number> {
   }
   const last = list[list.length - 1]?.generation;
   for (const g of list) {
-    const note = [g.generation === last ? "current" : "", g.reason ?? ""].filter(Boolean).join(", ");
+    const note = [g.generation === last ? "current" : "", g.reason ? sanitize(g.reason) : ""]
+      .filter(Boolean)
+      .join(", ");
     // Every field is the server's to say: the whole line goes through the sanitiser.
     io.out(
       `${sanitize(
