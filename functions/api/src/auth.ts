@@ -1,6 +1,7 @@
 /** Bearer-token authentication: every /v1 route runs as the token's user, and only as them. */
 import type { Tokens } from "@pisync/core";
 import { createMiddleware } from "hono/factory";
+import { admit } from "./rate-limit.js";
 
 export type AuthEnv = { Variables: { userId: string; tokenId: string } };
 
@@ -16,6 +17,7 @@ export function bearerAuth(tokens: Tokens) {
     const record = await tokens.authenticate(match?.[1]);
     c.set("userId", record.userId);
     c.set("tokenId", record.id);
+    admit(c, "token", record.id);
     await next();
   });
 }

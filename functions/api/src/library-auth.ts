@@ -12,6 +12,7 @@ import { getCookie } from "hono/cookie";
 import { createMiddleware } from "hono/factory";
 import type { Services } from "./app.js";
 import { LIBRARY_SECURITY_HEADERS, wantsHtml } from "./html.js";
+import { admit } from "./rate-limit.js";
 
 /** The browser session cookie's name. */
 export const SESSION_COOKIE = "pisync_session";
@@ -100,6 +101,7 @@ export function signedIn(services: Services) {
       c.set("userId", record.userId);
       c.set("csrfToken", undefined);
       c.set("signedInWith", { tokenId: record.id });
+      admit(c, "token", record.id);
       return next();
     }
     const secret = getCookie(c, SESSION_COOKIE);
@@ -122,6 +124,7 @@ export function signedIn(services: Services) {
     c.set("userId", browser.record.userId);
     c.set("csrfToken", browser.csrfToken);
     c.set("signedInWith", { browserId: browser.record.id });
+    admit(c, "token", `browser:${browser.record.id}`);
     await next();
   });
   // Bearer or cookie, a change's body is bounded before it is read (the route parses it too).

@@ -1,6 +1,6 @@
 /**
  * The Node server (`npm start`) as clients meet it over a socket: share pages are rendered and
- * masked by the worker pool; per-client and per-link request limits answer 429 with
+ * masked by the worker pool; per-token and per-link request limits answer 429 with
  * Retry-After, and /healthz is never limited.
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -18,7 +18,7 @@ beforeAll(async () => {
     host: "127.0.0.1",
     dataDir: dir,
     log: () => {},
-    rateLimits: { perIp: 40, perLink: 3, windowMs: 60_000 },
+    rateLimits: { perIp: 40, perToken: 40, perLink: 3, windowMs: 60_000 },
   });
 });
 afterAll(async () => {
@@ -56,7 +56,7 @@ it("renders and masks share pages in the worker pool, not on the event loop", as
   expect(server.workerTasks).toBeGreaterThan(before + 1);
 });
 
-it("limits requests per link and per client with 429 and Retry-After; /healthz is never limited", async () => {
+it("limits requests per link and per token with 429 and Retry-After; /healthz is never limited", async () => {
   const [a, b] = [await share("limited-a"), await share("limited-b")];
   // Links' budgets are their own: "pooled" used some of the client's, not of these.
   for (let i = 0; i < 3; i++) expect((await fetch(a)).status).toBe(200);

@@ -1,9 +1,11 @@
 /**
- * The HTTP client of the sync service. Network errors, 429 and 5xx are retried with
- * exponential backoff and full jitter, each wait at most 4 s (so a server that comes back is
- * used again within seconds); a request that keeps failing throws `Transient`, which callers
- * treat as "try again later" (nothing is dropped, nothing spins). Every answer is bounded (see
- * `http.ts`): a session's bytes by the size its metadata gives.
+ * The HTTP client of the sync service. Failures and busy answers are retried as `retry.ts`
+ * says: network errors and 5xx with short jittered backoff (a server that comes back is used
+ * again within seconds); 429, 503 and 507 waited out as the server's `Retry-After` asks, each
+ * wait announced (`onWait`), up to a bound per request. A request that keeps failing throws
+ * `Transient`, which callers treat as "try again later" (nothing is dropped, nothing spins).
+ * Every answer is bounded (see `http.ts`): in size (a session's bytes by the size its metadata
+ * gives) and in time (an overall deadline per request besides the idle timeout).
  */
 import { createHash } from "node:crypto";
 import { deflateRawSync, gzipSync } from "node:zlib";
@@ -18,7 +20,10 @@ import {
 } from "@pisync/protocol";
 import { CliError, EXIT } from "./cli-error.js";
 import type { Login } from "./config.js";
-import { type HttpResponse, httpRequest, ResponseTooLarge } from "./http.js";
+import { DEFAULT_DEADLINE_MS, type HttpResponse, httpRequest } from "./http.js";
+import { type RetryPolicy, Transient, withRetries } from "./retry.js";
+
+export { Transient };
 
 /**
  * The server answered with an error status; exits 3 for 401, 4 for 404/410, else 1. Callers
@@ -48,19 +53,13 @@ export class Unauthorized extends ApiError {
   }
 }
 
-/** The server could not be reached or kept failing: try again later. */
-export class Transient extends Error {}
-
-export interface ApiOptions {
-  /** Attempts per request before `Transient` (default 6). */
-  attempts?: number;
-  sleep?: (ms: number) => Promise<void>;
+export interface ApiOptions extends RetryPolicy {
+  /** Overall deadline of one request, in ms (default {@link DEFAULT_DEADLINE_MS}); large downloads get more. */
+  timeoutMs?: number;
 }
 
-const sleeper = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** The longest wait between two attempts: a server back up is tried again within it. */
-export const MAX_BACKOFF_MS = 4000;
+/** Time added to a request's deadline per MiB it is known to carry (a slow link's 256 KiB/s). */
+const DEADLINE_PER_MIB_MS = 4000;
 
 /** A session's bytes may grow between reading its size and its bytes: by at most this much. */
 const GROWTH_BYTES = 8 * 1024 * 1024;
@@ -70,56 +69,42 @@ const MAX_BLOB_BYTES = 256 * 1024 * 1024;
 export type { AppendAnswer };
 
 export class Api {
-  private readonly attempts: number;
-  private readonly sleep: (ms: number) => Promise<void>;
-
   constructor(
     readonly login: Login,
-    options: ApiOptions = {},
-  ) {
-    this.attempts = options.attempts ?? 6;
-    this.sleep = options.sleep ?? sleeper;
-  }
+    private readonly options: ApiOptions = {},
+  ) {}
 
   private url(path: string): string {
     return `${this.login.endpoint}${path}`;
   }
 
-  /** One request with retries; answers any status below 500 (but 429). */
+  /** One request with retries; answers any status below 500 but 429 (see `retry.ts`). */
   async request(
     method: string,
     path: string,
-    init: { headers?: Record<string, string>; body?: Uint8Array; bearer?: boolean; maxBytes?: number } = {},
+    init: {
+      headers?: Record<string, string>;
+      body?: Uint8Array;
+      bearer?: boolean;
+      maxBytes?: number;
+      /** The answer's size when known (a session's bytes): its deadline grows with it. */
+      expectedBytes?: number;
+    } = {},
   ): Promise<HttpResponse> {
-    let lastError = "";
     const headers = {
       ...(init.bearer === false ? {} : { Authorization: `Bearer ${this.login.token}` }),
       ...init.headers,
     };
-    for (let attempt = 0; attempt < this.attempts; attempt++) {
-      if (attempt > 0) await this.sleep(Math.random() * Math.min(MAX_BACKOFF_MS, 250 * 2 ** attempt));
-      try {
-        const response = await httpRequest(
-          method,
-          path.startsWith("http") ? path : this.url(path),
-          headers,
-          init.body,
-          {
-            maxBytes: init.maxBytes,
-          },
-        );
-        if (response.status >= 500 || response.status === 429) {
-          lastError = `HTTP ${response.status}`;
-          continue;
-        }
-        return response;
-      } catch (error) {
-        // The same answer would be as large again: refused at once, not retried.
-        if (error instanceof ResponseTooLarge) throw new CliError(error.message);
-        lastError = (error as Error).message;
-      }
-    }
-    throw new Transient(`${method} ${path}: ${lastError}`);
+    const url = path.startsWith("http") ? path : this.url(path);
+    // Room for a large answer or body on a slow link, beyond the deadline of a small one.
+    const large = Math.max(init.body?.length ?? 0, init.expectedBytes ?? 0) / (1024 * 1024);
+    const deadlineMs = (this.options.timeoutMs ?? DEFAULT_DEADLINE_MS) + Math.floor(large * DEADLINE_PER_MIB_MS);
+    // Named by method and path only: a presigned URL's query is a credential.
+    return withRetries(
+      `${method} ${new URL(url).pathname}`,
+      () => httpRequest(method, url, headers, init.body, { maxBytes: init.maxBytes, deadlineMs }),
+      this.options,
+    );
   }
 
   /** One cheap authenticated request: throws `Unauthorized` (exit 3) when the token is refused. */
@@ -209,6 +194,7 @@ export class Api {
     const r = await this.request("GET", `/v1/sessions/${encodeURIComponent(sessionId)}/raw`, {
       headers: { Range: `bytes=${start}-${end - 1}`, "Accept-Encoding": "identity" },
       maxBytes: end - start,
+      expectedBytes: end - start,
     });
     return new Uint8Array(this.expectOk(r).body);
   }
@@ -230,6 +216,7 @@ export class Api {
     const r = await this.request("GET", `/v1/sessions/${id}/raw${query}`, {
       headers: { "Accept-Encoding": "gzip" },
       maxBytes: size + GROWTH_BYTES,
+      expectedBytes: size,
     });
     return new Uint8Array(this.expectOk(r).body);
   }

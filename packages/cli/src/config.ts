@@ -2,6 +2,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as z from "zod/mini";
+import { CliError, EXIT } from "./cli-error.js";
 import { writeAtomic } from "./files.js";
 import { configDir, type Env } from "./paths.js";
 
@@ -57,4 +58,25 @@ export function loadLogin(env: Env = process.env): Login | undefined {
 
 export function saveLogin(login: Login, env: Env = process.env): void {
   writeAtomic(configPath(env), `${JSON.stringify(login, null, 2)}\n`, 0o600);
+}
+
+/** What a request deadline looks like. */
+export const TIMEOUT_SHAPE =
+  "--timeout (or PISYNC_TIMEOUT) is a number of seconds from 0.1 to 86400, e.g. --timeout 300";
+
+const Timeout = z
+  .pipe(z.string().check(z.regex(/^\d{1,5}(\.\d{1,3})?$/, TIMEOUT_SHAPE)), z.transform(Number))
+  .check(z.refine((s) => s >= 0.1 && s <= 86400, TIMEOUT_SHAPE));
+
+/**
+ * The overall deadline of one request, in ms, from PISYNC_TIMEOUT (seconds; `--timeout` sets
+ * it for one command); undefined when unset (the client's default then).
+ * @throws CliError (exit 2) when it is malformed
+ */
+export function requestTimeoutMs(env: Env = process.env): number | undefined {
+  const value = env.PISYNC_TIMEOUT?.trim();
+  if (!value) return undefined;
+  const parsed = Timeout.safeParse(value);
+  if (!parsed.success) throw new CliError(TIMEOUT_SHAPE, EXIT.usage);
+  return Math.round(parsed.data * 1000);
 }

@@ -2,7 +2,7 @@
  * A small HTTP client on node:http/https (not fetch: undici alone adds ~12 MB to an idle
  * process, and `watch` must stay small). Keep-alive, bodies as bytes, and every answer bounded:
  * a byte limit (checked as bytes arrive, after decompression, so neither an endless stream nor
- * a gzip bomb can fill memory), a connect timeout and an idle timeout.
+ * a gzip bomb can fill memory), a connect timeout, an idle timeout and an overall deadline.
  */
 import http from "node:http";
 import https from "node:https";
@@ -22,10 +22,22 @@ export interface HttpLimits {
   connectTimeoutMs?: number;
   /** Longest silence while sending or receiving (default 60 s). */
   idleTimeoutMs?: number;
+  /**
+   * Longest time for the whole exchange, from connecting to the answer's last byte (default
+   * {@link DEFAULT_DEADLINE_MS}): a server that trickles a byte now and then cannot hold the
+   * client past it. More is `DeadlineExceeded`.
+   */
+  deadlineMs?: number;
 }
 
 /** The answer was larger than the caller allows: refused, not retried. */
 export class ResponseTooLarge extends Error {}
+
+/** The whole answer did not arrive within the request's deadline: not retried (the server answers, too slowly). */
+export class DeadlineExceeded extends Error {}
+
+/** Default deadline of one request (callers add time for an answer they know to be large). */
+export const DEFAULT_DEADLINE_MS = 120_000;
 
 /** Default answer limit: far above any JSON answer; raw sessions pass their known size. */
 export const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
@@ -56,14 +68,25 @@ export function httpRequest(
   const maxBytes = limits.maxBytes ?? DEFAULT_MAX_BYTES;
   const idleMs = limits.idleTimeoutMs ?? 60_000;
   const connectMs = limits.connectTimeoutMs ?? 15_000;
+  const deadlineMs = limits.deadlineMs ?? DEFAULT_DEADLINE_MS;
   return new Promise((resolve, reject) => {
     let settled = false;
     let connectTimer: NodeJS.Timeout | undefined;
+    const deadline = setTimeout(
+      () =>
+        fail(
+          new DeadlineExceeded(
+            `${method} ${target.pathname}: no complete answer within ${deadlineMs / 1000} s (PISYNC_TIMEOUT or --timeout sets the limit)`,
+          ),
+        ),
+      deadlineMs,
+    );
     const streams: Readable[] = [];
     const fail = (error: Error) => {
       if (settled) return;
       settled = true;
       clearTimeout(connectTimer);
+      clearTimeout(deadline);
       for (const stream of streams) stream.destroy();
       req.destroy();
       reject(error);
@@ -102,6 +125,7 @@ export function httpRequest(
         source.on("end", () => {
           if (settled) return;
           settled = true;
+          clearTimeout(deadline);
           const out = { ...res.headers };
           if (gzip) delete out["content-encoding"];
           resolve({ status, headers: out, body: Buffer.concat(chunks) });

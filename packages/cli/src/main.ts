@@ -16,7 +16,8 @@ import { search } from "./commands/search.js";
 import { service } from "./commands/service.js";
 import { share, shares, unshare } from "./commands/share.js";
 import { push, status, watchCommand } from "./commands/sync-commands.js";
-import { resolveLogin } from "./config.js";
+import { requestTimeoutMs, resolveLogin } from "./config.js";
+import { safeJson, sanitizeLines } from "./sanitize.js";
 import { Unauthorized } from "./sync.js";
 
 /** The version of this build (from the package, baked into the bundle). */
@@ -43,7 +44,9 @@ const HELP = `pisync ${VERSION}: back up, move and share pi sessions
   pisync service install|uninstall|status     run the watcher at login, restarted on failure
 
 Every command takes --help (options and examples); pisync --version prints the version.
-Environment: PISYNC_ENDPOINT, PISYNC_TOKEN, PI_CODING_AGENT_DIR, BROWSER.
+Every command takes --timeout SECONDS: the longest one request may take (default 120,
+more for large downloads); a busy server (429, 503, 507) is waited out as it asks.
+Environment: PISYNC_ENDPOINT, PISYNC_TOKEN, PISYNC_TIMEOUT, PI_CODING_AGENT_DIR, BROWSER.
 Exit codes: 0 ok, 1 failed, 2 usage, 3 not logged in or token refused, 4 not found.
 `;
 
@@ -85,27 +88,45 @@ function outcome(error: unknown, io: Io): CliError {
   return new CliError(`pisync: ${(error as Error).message}`);
 }
 
+/**
+ * `--timeout SECONDS` (or `--timeout=SECONDS`), anywhere after the command: taken out of the
+ * arguments and set as PISYNC_TIMEOUT for this command (every command talks to the server the
+ * same way).
+ */
+function takeTimeout(argv: string[], io: Io): { argv: string[]; io: Io } {
+  const at = argv.findIndex((a) => a === "--timeout" || a.startsWith("--timeout="));
+  if (at < 0) return { argv, io };
+  const inline = argv[at].startsWith("--timeout=");
+  const value = inline ? argv[at].slice("--timeout=".length) : (argv[at + 1] ?? "");
+  const rest = argv.filter((_, i) => i !== at && (inline || i !== at + 1));
+  const env = { ...io.env, PISYNC_TIMEOUT: value };
+  requestTimeoutMs(env); // a malformed value is a usage error before anything runs
+  return { argv: rest, io: { ...io, env } };
+}
+
 export async function main(argv: string[], io: Io = defaultIo): Promise<number> {
-  const [name, ...rest] = argv;
+  const [name, ...options] = argv;
   if (name === "--version" || name === "-v" || name === "version") {
     io.out(`${VERSION}\n`);
     return EXIT.ok;
   }
-  if (name === "help" && rest[0] && COMMANDS[rest[0]]) return main([rest[0], "--help"], io);
+  if (name === "help" && options[0] && COMMANDS[options[0]]) return main([options[0], "--help"], io);
   if (!name || name === "--help" || name === "-h" || name === "help") {
     (name ? io.out : io.err)(HELP);
     return name ? EXIT.ok : EXIT.usage;
   }
   const command = COMMANDS[name];
   if (!command) {
-    io.err(`pisync: unknown command ${JSON.stringify(name)}\n\n${HELP}`);
+    io.err(`pisync: unknown command ${safeJson(name)}\n\n${HELP}`);
     return EXIT.usage;
   }
   try {
-    return await command(rest, io);
+    const { argv: rest, io: withTimeout } = takeTimeout(options, io);
+    return await command(rest, withTimeout);
   } catch (error) {
     const ended = outcome(error, io);
-    (ended.code === EXIT.ok ? io.out : io.err)(`${ended.message}\n`);
+    // A message may carry the server's words (an error's text) or a session's: made inert.
+    (ended.code === EXIT.ok ? io.out : io.err)(`${sanitizeLines(ended.message)}\n`);
     return ended.code;
   }
 }

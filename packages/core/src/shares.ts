@@ -148,6 +148,11 @@ export class Shares {
     return this.meta.recordShareView(share.id, this.clock().toISOString());
   }
 
+  /** Counts one download of a share's file or context (a count only, as for views). */
+  recordDownload(share: ShareRecord): Promise<void> {
+    return this.meta.recordShareDownload(share.id);
+  }
+
   /**
    * The share a token names and its session's head. A missing session looks like a missing
    * link; a session deleted and uploaded again since the share was made is another session,

@@ -207,13 +207,23 @@ export class MemoryMetaStore implements MetaStore {
 
   async putShare(share: ShareRecord): Promise<void> {
     const stored = this.shares.get(share.id);
-    const { views: _views, lastViewedAt: _last, ...record } = copy(share);
-    this.shares.set(share.id, { ...record, views: stored?.views ?? 0, lastViewedAt: stored?.lastViewedAt });
+    const { views: _views, lastViewedAt: _last, downloads: _downloads, ...record } = copy(share);
+    this.shares.set(share.id, {
+      ...record,
+      views: stored?.views ?? 0,
+      lastViewedAt: stored?.lastViewedAt,
+      downloads: stored?.downloads ?? 0,
+    });
   }
 
   async recordShareView(id: string, at: string): Promise<void> {
     const stored = this.shares.get(id);
     if (stored) this.shares.set(id, { ...stored, views: (stored.views ?? 0) + 1, lastViewedAt: at });
+  }
+
+  async recordShareDownload(id: string): Promise<void> {
+    const stored = this.shares.get(id);
+    if (stored) this.shares.set(id, { ...stored, downloads: (stored.downloads ?? 0) + 1 });
   }
 
   async getShare(id: string): Promise<ShareRecord | undefined> {

@@ -17,8 +17,10 @@ import { statSync } from "node:fs";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import {
   Api,
+  type ApiOptions,
   CliError,
   createLogger,
+  describeWait,
   EXIT,
   expiryLimitMessage,
   libraryLink,
@@ -28,15 +30,43 @@ import {
   parseDuration,
   parsePullArgs,
   pullSession,
+  requestTimeoutMs,
   resolveLogin,
   StateStore,
+  sanitize,
   syncFile,
 } from "@pisync/cli";
+
+/** How long one request of the package may wait out a busy server before it reports the failure. */
+const MAX_BUSY_WAIT_MS = 2 * 60_000;
+
+/** The deadline PISYNC_TIMEOUT sets, or the client's default when it is unset or malformed. */
+function timeoutMs(): number | undefined {
+  try {
+    return requestTimeoutMs(process.env);
+  } catch {
+    return undefined;
+  }
+}
 
 export default function cloud(pi: ExtensionAPI) {
   let lastError: string | undefined;
   let running: Promise<void> | undefined;
   let again = false;
+
+  /**
+   * The client's options: a busy server is waited out, and pi's status line says so while it
+   * lasts (cleared when the request that waited is done).
+   */
+  const apiOptions = (ctx: ExtensionContext, options: ApiOptions = {}): ApiOptions => ({
+    maxBusyWaitMs: MAX_BUSY_WAIT_MS,
+    timeoutMs: timeoutMs(),
+    onWait: (wait) => {
+      ctx.ui.setStatus?.("pisync", sanitize(`pisync: ${describeWait(wait)}`));
+      setTimeout(() => ctx.ui.setStatus?.("pisync", undefined), wait.ms).unref();
+    },
+    ...options,
+  });
 
   /** Backs up the current session file; one run at a time, a change during a run runs again. */
   async function backUp(ctx: ExtensionContext): Promise<void> {
@@ -52,7 +82,11 @@ export default function cloud(pi: ExtensionAPI) {
         if (!file || !login) return;
         const state = new StateStore(login.endpoint);
         try {
-          await syncFile(file, { api: new Api(login, { attempts: 3 }), state, log: createLogger(false, () => {}) });
+          await syncFile(file, {
+            api: new Api(login, apiOptions(ctx, { attempts: 3 })),
+            state,
+            log: createLogger(false, () => {}),
+          });
           lastError = undefined;
         } catch (error) {
           lastError = (error as Error).message;
@@ -74,7 +108,8 @@ export default function cloud(pi: ExtensionAPI) {
     level: "info" | "error" = "info",
   ) => {
     pi.events.emit("pisync:cloud", { command, ...result });
-    ctx.ui.notify(message, level);
+    // Links, errors and paths carry a server's or a session's words: made inert before pi shows them.
+    ctx.ui.notify(sanitize(message), level);
   };
 
   // Back up as pi writes: when a session opens, after each turn, after /tree and compactions.
@@ -105,10 +140,13 @@ export default function cloud(pi: ExtensionAPI) {
         await backUp(ctx);
         const leafId = ctx.sessionManager.getLeafId();
         try {
-          const share = await new Api(login as NonNullable<typeof login>).postJson<{ url: string; expiresAt: string }>(
-            `/v1/sessions/${encodeURIComponent(ctx.sessionManager.getSessionId())}/shares`,
-            { leafId: live || !leafId ? undefined : leafId, expiresIn },
-          );
+          const share = await new Api(login as NonNullable<typeof login>, apiOptions(ctx)).postJson<{
+            url: string;
+            expiresAt: string;
+          }>(`/v1/sessions/${encodeURIComponent(ctx.sessionManager.getSessionId())}/shares`, {
+            leafId: live || !leafId ? undefined : leafId,
+            expiresIn,
+          });
           return report(
             ctx,
             sub,
@@ -127,7 +165,7 @@ export default function cloud(pi: ExtensionAPI) {
         if (!query) await backUp(ctx);
         try {
           const link = await libraryLink(
-            new Api(login as NonNullable<typeof login>),
+            new Api(login as NonNullable<typeof login>, apiOptions(ctx)),
             query || ctx.sessionManager.getSessionId(),
           );
           const opened = !print && (await openUrl(link.url, process.env));

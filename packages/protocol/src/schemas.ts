@@ -180,6 +180,8 @@ export const ShareView = z.looseObject({
   /** How many times the link's page was opened, and when last (no reader's address is kept). */
   views: z.optional(z.number()),
   lastViewedAt: z.optional(z.nullable(z.string())),
+  /** How many times its file (`/raw`) or context (`/context`) was downloaded. */
+  downloads: z.optional(z.number()),
 });
 export type ShareView = z.infer<typeof ShareView>;
 /** `GET /v1/shares`. */

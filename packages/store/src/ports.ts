@@ -176,6 +176,8 @@ export interface ShareRecord {
   views?: number;
   /** When its page was last opened. No address or anything else of the reader is kept. */
   lastViewedAt?: string;
+  /** How many times its file or context was downloaded (kept by {@link MetaStore.recordShareDownload}). */
+  downloads?: number;
 }
 
 /**
@@ -311,6 +313,8 @@ export interface MetaStore {
   listShares(userId: string): Promise<ShareRecord[]>;
   /** Counts one view of a share's page, at `at`: one atomic update, whoever else counts at once. Unknown ids change nothing. */
   recordShareView(id: string, at: string): Promise<void>;
+  /** Counts one download of a share's file or context (`/raw`, `/context`), as atomically. Unknown ids change nothing. */
+  recordShareDownload(id: string): Promise<void>;
 }
 
 /** Both ports, as the domain receives them. */

@@ -443,7 +443,7 @@ export function describeStoreContract(name: string, makeStores: () => Promise<St
         expect(await stores.meta.listCards(user())).toEqual([]);
       });
 
-      it("counts share views atomically; rewriting the record keeps them; unknown ids change nothing", async () => {
+      it("counts share views and downloads atomically, apart; rewriting the record keeps them; unknown ids change nothing", async () => {
         const u = user();
         const share = {
           id: `v-${u}`,
@@ -464,10 +464,14 @@ export function describeStoreContract(name: string, makeStores: () => Promise<St
         const viewed = await stores.meta.getShare(share.id);
         expect(viewed?.views).toBe(12);
         expect(viewed?.lastViewedAt).toMatch(/^2026-01-02T00:00:\d\d\.000Z$/);
-        await stores.meta.putShare({ ...share, revokedAt: "2026-01-03T00:00:00.000Z", views: 0 });
+        expect(viewed?.downloads ?? 0).toBe(0);
+        await Promise.all(Array.from({ length: 7 }, () => stores.meta.recordShareDownload(share.id)));
+        expect(await stores.meta.getShare(share.id)).toMatchObject({ views: 12, downloads: 7 });
+        await stores.meta.putShare({ ...share, revokedAt: "2026-01-03T00:00:00.000Z", views: 0, downloads: 0 });
         const [listed] = await stores.meta.listShares(u);
-        expect(listed).toMatchObject({ revokedAt: "2026-01-03T00:00:00.000Z", views: 12 });
+        expect(listed).toMatchObject({ revokedAt: "2026-01-03T00:00:00.000Z", views: 12, downloads: 7 });
         await stores.meta.recordShareView(`missing-${u}`, "2026-01-04T00:00:00.000Z");
+        await stores.meta.recordShareDownload(`missing-${u}`);
         expect(await stores.meta.getShare(`missing-${u}`)).toBeUndefined();
       });
 

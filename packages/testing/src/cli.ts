@@ -147,20 +147,74 @@ export async function switchableProxy(target: string) {
   };
 }
 
+/** A busy answer a proxy gives instead of forwarding: its status and `Retry-After` header. */
+export interface BusyAnswer {
+  status: 429 | 503 | 507;
+  retryAfter?: string;
+}
+
+/**
+ * A proxy that behaves like a busy server's rate limiter: it answers every `every`th request
+ * with `busy(n)` (the `n`th such answer, from 0: 429, 503 or 507 with a `Retry-After` of
+ * seconds or an HTTP date) without forwarding it, and keeps the door shut for as long as that
+ * `Retry-After` says: a request that comes back sooner is `early`, and is answered 429 again.
+ */
+export async function throttlingProxy(target: string, every: number, busy: (n: number) => BusyAnswer) {
+  let requests = 0;
+  let throttled = 0;
+  let early = 0;
+  let waitedMs = 0;
+  let shutUntil = 0;
+  const proxy = await proxyServer(target, () => {
+    const now = Date.now();
+    if (now < shutUntil) {
+      early++;
+      return { status: 429, retryAfter: String(Math.ceil((shutUntil - now) / 1000)) };
+    }
+    if (++requests % every !== 0) return "forward";
+    const answer = busy(throttled++);
+    const asked = answer.retryAfter;
+    if (asked !== undefined) {
+      // What a careful client may read from it: whole seconds, or a date to the second.
+      const until = /^\d+$/.test(asked) ? now + Number(asked) * 1000 : Date.parse(asked);
+      shutUntil = Math.max(shutUntil, until);
+      waitedMs += Math.max(0, until - now);
+    }
+    return answer;
+  });
+  return {
+    ...proxy,
+    /** Requests forwarded or throttled (early ones not counted). */
+    requests: () => requests,
+    throttled: () => throttled,
+    /** Requests that came back before the `Retry-After` they were given. */
+    early: () => early,
+    /** The time the `Retry-After` headers given asked the client to wait, in all. */
+    askedMs: () => waitedMs,
+  };
+}
+
 /**
  * A proxy to `target` that decides each request's fate: forwarded; refused with 503 before
- * reaching the server; cut before reaching it; or forwarded and then cut (the server
- * committed, the client never hears).
+ * reaching the server; cut before reaching it; forwarded and then cut (the server committed,
+ * the client never hears); or answered as busy, without reaching it.
  */
 async function proxyServer(
   target: string,
-  fate: (req: IncomingMessage) => "forward" | "refuse" | "cut" | "lose-answer",
+  fate: (req: IncomingMessage) => "forward" | "refuse" | "cut" | "lose-answer" | BusyAnswer,
 ) {
   const port = await freePort();
   const server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const what = fate(req);
+    if (typeof what === "object") {
+      const headers = {
+        "Content-Type": "application/json",
+        ...(what.retryAfter ? { "Retry-After": what.retryAfter } : {}),
+      };
+      return void res.writeHead(what.status, headers).end(JSON.stringify({ error: "busy", code: "rate_limited" }));
+    }
     if (what === "refuse") return void res.writeHead(503).end("injected failure");
     if (what === "cut") return void req.socket.destroy();
     try {
@@ -233,6 +287,25 @@ export function machine(endpoint: string, token: string) {
         stdio: ["ignore", "pipe", "pipe"],
       });
       return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+    },
+    /** Runs a pisync command without blocking this process (a proxy here keeps answering). */
+    start(args: string[], extraEnv: NodeJS.ProcessEnv = {}) {
+      const child = spawn(process.execPath, [cliPath, ...args], {
+        env: { ...env, ...extraEnv },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      children.push(child);
+      let stdout = "";
+      let stderr = "";
+      child.stdout?.on("data", (chunk) => {
+        stdout += chunk;
+      });
+      child.stderr?.on("data", (chunk) => {
+        stderr += chunk;
+      });
+      return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+        child.once("close", (code) => resolve({ code, stdout, stderr })),
+      );
     },
     /** Starts `pisync watch --json`. */
     watch(extraArgs: string[] = []) {

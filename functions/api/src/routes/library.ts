@@ -275,6 +275,7 @@ export function libraryRoutes(services: Services, deps: LibraryDeps) {
       revokedAt: s.revokedAt,
       maskSecrets: s.maskSecrets,
       views: s.views ?? 0,
+      downloads: s.downloads ?? 0,
       lastViewedAt: s.lastViewedAt,
     }));
     const createdId = c.req.query("created");

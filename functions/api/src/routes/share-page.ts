@@ -8,13 +8,14 @@
 import { Gone, Memo, type Shares } from "@pisync/core";
 import { SharePageQuery, TreeFindQuery } from "@pisync/protocol";
 import type { SessionHead, ShareRecord } from "@pisync/store";
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { compress } from "hono/compress";
 import type { Services } from "../app.js";
 import { SECURITY_HEADERS, wantsHtml } from "../html.js";
 import { KeptBodies } from "../kept-bodies.js";
 import { markdownResponse, wantsMarkdown } from "../markdown.js";
 import { previewCard } from "../preview/card.js";
+import { admit } from "../rate-limit.js";
 import { started, textStream } from "../stream.js";
 import { parseQuery } from "../validate.js";
 import { viewer } from "../viewer.js";
@@ -39,6 +40,21 @@ export function sharePageRoutes(services: Services, shares: Shares) {
     return { leaf: q.leaf ?? q.leafId, target: q.target ?? q.targetId, before: q.before, from: q.from, after: q.after };
   };
 
+  /**
+   * The share a request's token names, once it checks: only then does the request count against
+   * the link's budget (a forged token is the client address's to pay for).
+   */
+  const open = async (c: Context) => {
+    const opened = await shares.open(c.req.param("token") as string);
+    admit(c, "link", opened.share.id);
+    return opened;
+  };
+
+  /** Counts a read (a page view or a download) of a GET answered 200; a counter that fails never costs the reader. */
+  const count = async (c: Context, read: () => Promise<void>) => {
+    if (c.req.method === "GET") await read().catch(() => undefined);
+  };
+
   // Pages and trees are kept, with their gzip, per version of the session and request: readers
   // of one link get the same bytes, made once. Windows go compressed too (downloads do not).
   const pages = new KeptBodies(32, 64 * 1024 * 1024);
@@ -50,8 +66,8 @@ export function sharePageRoutes(services: Services, shares: Shares) {
   const leafQuery = (leaf: string | undefined) => (leaf === undefined ? "" : `?leaf=${encodeURIComponent(leaf)}`);
 
   /** The branch as Markdown, masked like the page. */
-  const markdown = async (c: Parameters<typeof parseQuery>[1], token: string) => {
-    const { share, head } = await shares.open(token);
+  const markdown = async (c: Context, token: string) => {
+    const { share, head } = await open(c);
     const { leaf } = pageQuery(c);
     const doc = await reading.document(share, head, leaf);
     const page = `${origin(c)}/s/${token}${leafQuery(leaf)}`;
@@ -59,6 +75,7 @@ export function sharePageRoutes(services: Services, shares: Shares) {
       share.leafId === undefined ? "" : "one branch, as of its last entry",
       `link expires ${share.expiresAt.slice(0, 16).replace("T", " ")} UTC`,
     ].filter(Boolean);
+    await count(c, () => shares.recordDownload(share));
     return markdownResponse(c, doc, { page, leafId: doc.leafId, notes }, share.maskSecrets);
   };
 
@@ -70,16 +87,13 @@ export function sharePageRoutes(services: Services, shares: Shares) {
     if (wantsMarkdown(c)) return markdown(c, token);
     let opened: Awaited<ReturnType<typeof shares.open>>;
     try {
-      opened = await shares.open(token);
+      opened = await open(c);
     } catch (error) {
       // A revoked or expired link pasted somewhere unfurls as such: its notice carries a card.
       if (error instanceof Gone && wantsHtml(c)) return gonePage(c, token, error.message);
       throw error;
     }
     const { share, head } = opened;
-    // Each page view is counted (one atomic update, beside the rendering): the owner sees it.
-    // A counter that could not be written never costs the reader the page.
-    const counted = shares.recordView(share).catch(() => undefined);
     const { leaf, target, before, from } = pageQuery(c);
     const request = { leaf, target, before, from };
     const base = `/s/${token}`;
@@ -97,7 +111,8 @@ export function sharePageRoutes(services: Services, shares: Shares) {
     // The page's script asks for the tree next: a whole share's starts being made now (errors
     // are the tree request's to answer).
     if (share.leafId === undefined) treeOf(share, head).catch(() => {});
-    await counted;
+    // One view per page load the reader got (a GET, not a HEAD, not an error): the owner sees it.
+    await count(c, () => shares.recordView(share));
     const answer = KeptBodies.respond(c, page, "text/html; charset=UTF-8");
     // The same address answers Markdown to clients that ask for it.
     answer.headers.set("Vary", "Accept, Accept-Encoding");
@@ -119,7 +134,7 @@ export function sharePageRoutes(services: Services, shares: Shares) {
     const token = c.req.param("token");
     let png: Uint8Array;
     try {
-      const { share, head } = await shares.open(token);
+      const { share, head } = await open(c);
       png = await images.get(reading.versionKey(share, head), async () => {
         const doc = await reading.document(share, head);
         const { cardText, factsLine } = viewer();
@@ -138,7 +153,7 @@ export function sharePageRoutes(services: Services, shares: Shares) {
   /** The tree's search over the whole text of every entry (masked), a page of matches at a time. */
   app.get("/:token/find", async (c) => {
     const { q, from } = parseQuery(TreeFindQuery, c);
-    const { share, head } = await shares.open(c.req.param("token"));
+    const { share, head } = await open(c);
     return c.json(await reading.find(share, head, q, from));
   });
 
@@ -150,7 +165,7 @@ export function sharePageRoutes(services: Services, shares: Shares) {
 
   /** For live pages: an ETag that changes as the session grows (a pinned share's never does: its path is fixed). */
   app.get("/:token/state", async (c) => {
-    const { share, head } = await shares.open(c.req.param("token"));
+    const { share, head } = await open(c);
     const state = await reading.state(share, head);
     const etag = `"${state.generation}-${share.leafId === undefined ? "" : "p"}${state.bytes}"`;
     c.header("ETag", etag);
@@ -160,29 +175,32 @@ export function sharePageRoutes(services: Services, shares: Shares) {
 
   /** A window of a branch (`before`/`from`), or the entries after `after` (live updates), as an HTML fragment. */
   app.get("/:token/entries", compress(), async (c) => {
-    const { share, head } = await shares.open(c.req.param("token"));
+    const { share, head } = await open(c);
     return c.html(await work.renderEntries(await reading.window(share, head, pageQuery(c))));
   });
 
   /** The compact tree of a whole share (JSON, parallel arrays, masked), for the navigator. */
   app.get("/:token/tree", async (c) => {
-    const { share, head } = await shares.open(c.req.param("token"));
+    const { share, head } = await open(c);
     return KeptBodies.respond(c, await treeOf(share, head, pageQuery(c).leaf), "application/json; charset=UTF-8");
   });
 
   /** The JSONL: the whole session, or (pinned) the header and the path's entries; streamed, masked. */
   app.get("/:token/raw", async (c) => {
-    const { share, head } = await shares.open(c.req.param("token"));
+    const { share, head } = await open(c);
+    const pieces = await started(reading.branchFile(share, head));
+    await count(c, () => shares.recordDownload(share));
     c.header("Content-Type", "application/x-ndjson; charset=utf-8");
     c.header("Content-Disposition", `attachment; filename="${head.sessionId}${share.leafId ? "-branch" : ""}.jsonl"`);
-    return c.body(textStream(await started(reading.branchFile(share, head))));
+    return c.body(textStream(pieces));
   });
 
   /** The rebuilt context, as JSON: for people and for agents that read links; streamed, masked. */
   app.get("/:token/context", async (c) => {
     const { leaf } = pageQuery(c);
-    const { share, head } = await shares.open(c.req.param("token"));
+    const { share, head } = await open(c);
     const pieces = await started(reading.context(share, head, leaf));
+    await count(c, () => shares.recordDownload(share));
     c.header("Content-Type", "application/json; charset=utf-8");
     return c.body(textStream(pieces));
   });

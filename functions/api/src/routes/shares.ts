@@ -7,7 +7,7 @@ import type { Services } from "../app.js";
 import type { AuthEnv } from "../auth.js";
 import { parseJson } from "../validate.js";
 
-/** A share as the API shows it to its owner (with its view count). */
+/** A share as the API shows it to its owner (with its view and download counts). */
 export async function view(shares: Shares, share: ShareRecord, origin: string): Promise<ShareView> {
   return {
     id: share.id,
@@ -21,6 +21,7 @@ export async function view(shares: Shares, share: ShareRecord, origin: string): 
     status: shares.statusOf(share),
     views: share.views ?? 0,
     lastViewedAt: share.lastViewedAt ?? null,
+    downloads: share.downloads ?? 0,
   };
 }
 

@@ -3,7 +3,9 @@ import { type ParseArgsConfig, parseArgs } from "node:util";
 import type * as z from "zod/mini";
 import { Api, ApiError, type ApiOptions } from "../api.js";
 import { CliError, EXIT } from "../cli-error.js";
-import { resolveLogin } from "../config.js";
+import { requestTimeoutMs, resolveLogin } from "../config.js";
+import { describeWait } from "../retry.js";
+import { sanitize } from "../sanitize.js";
 
 export interface Io {
   out: (text: string) => void;
@@ -105,11 +107,19 @@ export function helpText(command: CommandHelp): string {
   return `usage: ${command.usage}\n\n${command.help.trim()}`;
 }
 
-/** The API client for the login in effect; exits 3 when there is none (or it is malformed). */
+/**
+ * The API client for the login in effect; exits 3 when there is none (or it is malformed).
+ * Its requests end by the deadline PISYNC_TIMEOUT (or `--timeout`) sets; a wait on a busy
+ * server is said on stderr unless `options.onWait` says it elsewhere.
+ */
 export function api(io: Io, options?: ApiOptions): Api {
   const resolved = resolveLogin(io.env);
   if ("problem" in resolved) throw new CliError(resolved.problem, EXIT.auth);
-  return new Api(resolved.login, options);
+  return new Api(resolved.login, {
+    timeoutMs: requestTimeoutMs(io.env),
+    onWait: (wait) => io.err(`${sanitize(describeWait(wait))}\n`),
+    ...options,
+  });
 }
 
 /** The message for a token the server refused (exit 3). */

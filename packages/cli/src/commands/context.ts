@@ -2,6 +2,7 @@ import { buildSessionContext, hasEntry, type ParsedSession } from "@pisync/forma
 import { readSessionFile } from "@pisync/format/file";
 import * as z from "zod/mini";
 import { CliError, EXIT } from "../cli-error.js";
+import { safeJson, sanitize } from "../sanitize.js";
 import { type CommandHelp, type Io, parse } from "./common.js";
 
 const HELP: CommandHelp = {
@@ -44,8 +45,10 @@ export async function context(argv: string[], io: Io): Promise<number> {
   if (args.leaf !== undefined && !hasEntry(session, args.leaf)) {
     throw new CliError(`no entry ${args.leaf} in ${args.positionals[0]}`, EXIT.notFound);
   }
-  for (const problem of session.problems) io.err(`problem: ${problem.message}\n`);
-  const result = buildSessionContext(session, args.leaf, { onProblem: (p) => io.err(`problem: ${p.message}\n`) });
-  io.out(`${JSON.stringify(result, null, 2)}\n`);
+  for (const problem of session.problems) io.err(`${sanitize(`problem: ${problem.message}`)}\n`);
+  const result = buildSessionContext(session, args.leaf, {
+    onProblem: (p) => io.err(`${sanitize(`problem: ${p.message}`)}\n`),
+  });
+  io.out(`${safeJson(result, 2)}\n`);
   return EXIT.ok;
 }

@@ -2,7 +2,7 @@
 import * as z from "zod/mini";
 import { ApiError } from "../api.js";
 import { CliError, EXIT } from "../cli-error.js";
-import { sanitize } from "../sanitize.js";
+import { safeJson, sanitize } from "../sanitize.js";
 import { api, type CommandHelp, formatBytes, type Io, parse } from "./common.js";
 
 interface GenerationView {
@@ -62,13 +62,16 @@ export async function generations(argv: string[], io: Io): Promise<number> {
     throw error;
   }
   if (args.json) {
-    io.out(`${JSON.stringify({ generations: list }, null, 2)}\n`);
+    io.out(`${safeJson({ generations: list }, 2)}\n`);
     return EXIT.ok;
   }
   list.forEach((g, i) => {
     const note = generationNote(g, list[i + 1]);
+    // Every field is the server's to say: the whole line goes through the sanitiser.
     io.out(
-      `${String(g.generation).padStart(4)}  ${g.createdAt}  ${formatBytes(g.bytes).padStart(10)}  ${g.lines} lines  ${note}\n`,
+      `${sanitize(
+        `${String(g.generation).padStart(4)}  ${g.createdAt}  ${formatBytes(Number(g.bytes)).padStart(10)}  ${g.lines} lines  ${note}`,
+      )}\n`,
     );
   });
   return EXIT.ok;

@@ -7,11 +7,13 @@ import * as z from "zod/mini";
 import { type Api, ApiError } from "../api.js";
 import { blobsDirFor, fetchBlobs } from "../blobs.js";
 import { CliError, EXIT } from "../cli-error.js";
+import { requestTimeoutMs } from "../config.js";
 import { readRange, writeAtomic } from "../files.js";
 import { headerOf } from "../header.js";
 import { httpRequest } from "../http.js";
 import { isInside, piFileName, piFolderName, piSessionsRoot } from "../paths.js";
-import { sanitize } from "../sanitize.js";
+import { describeWait, withRetries } from "../retry.js";
+import { safeJson, sanitize } from "../sanitize.js";
 import { fingerprintOf, StateStore } from "../state.js";
 import { api, type CommandHelp, formatBytes, type Io, parse } from "./common.js";
 
@@ -52,14 +54,14 @@ export async function ls(argv: string[], io: Io): Promise<number> {
   );
   const sessions = await cloudSessions(api(io));
   if (args.json) {
-    io.out(`${JSON.stringify({ sessions }, null, 2)}\n`);
+    io.out(`${safeJson({ sessions }, 2)}\n`);
     return EXIT.ok;
   }
   for (const s of sessions) {
     const title = s.name ?? s.firstMessage ?? "";
     io.out(
       `${sanitize(
-        `${s.id}  ${s.updatedAt}  ${s.entries} entries  ${formatBytes(s.bytes)}  $${s.cost.toFixed(2)}  ${s.cwd ?? ""}  ${title}`,
+        `${s.id}  ${s.updatedAt}  ${s.entries} entries  ${formatBytes(Number(s.bytes))}  $${Number(s.cost).toFixed(2)}  ${s.cwd ?? ""}  ${title}`,
       )}\n`,
     );
   }
@@ -200,9 +202,19 @@ async function pullLink(link: string, args: PullArgs, io: Io): Promise<Pulled> {
   const url = new URL(link);
   const shareId = (SHARE_LINK.exec(link) as RegExpExecArray)[1];
   let response: Awaited<ReturnType<typeof httpRequest>>;
+  const deadlineMs = requestTimeoutMs(io.env);
   try {
-    response = await httpRequest("GET", `${url.origin}${url.pathname}/raw`, { "Accept-Encoding": "identity" });
+    // Anonymous, and waited out like any request when the server is busy (the link's own limit).
+    response = await withRetries(
+      "GET the shared file",
+      () =>
+        httpRequest("GET", `${url.origin}${url.pathname}/raw`, { "Accept-Encoding": "identity" }, undefined, {
+          deadlineMs,
+        }),
+      { onWait: (wait) => io.err(`${sanitize(describeWait(wait))}\n`) },
+    );
   } catch (error) {
+    if (error instanceof CliError) throw error;
     throw new CliError(`could not reach ${url.origin}: ${(error as Error).message}`);
   }
   if (response.status === 404) throw new CliError("no such link", EXIT.notFound);
@@ -211,9 +223,11 @@ async function pullLink(link: string, args: PullArgs, io: Io): Promise<Pulled> {
   if (!headerOf(response.body)) throw new CliError("the shared file has no session header");
   const pulled = importFork(response.body, `pisync-share:${shareId}`, args, io);
   io.err(
-    pulled.already
-      ? `already here: the shared conversation is session ${pulled.sessionId}\n`
-      : `imported the shared conversation as session ${pulled.sessionId} (forked from share ${shareId})\n`,
+    `${sanitize(
+      pulled.already
+        ? `already here: the shared conversation is session ${pulled.sessionId}`
+        : `imported the shared conversation as session ${pulled.sessionId} (forked from share ${shareId})`,
+    )}\n`,
   );
   return pulled;
 }
@@ -256,14 +270,16 @@ async function pullGeneration(id: string, generation: number, args: PullArgs, io
     }
     const already = existsSync(target);
     if (!already) writeAtomic(target, bytes, 0o644);
-    io.err(`${already ? "already there" : `wrote generation ${generation} of ${id}`}: ${target}\n`);
+    io.err(`${sanitize(`${already ? "already there" : `wrote generation ${generation} of ${id}`}: ${target}`)}\n`);
     return { path: target, sessionId: id, already };
   }
   const pulled = importFork(bytes, origin, args, io);
   io.err(
-    pulled.already
-      ? `already here: generation ${generation} of ${id} is session ${pulled.sessionId}\n`
-      : `restored generation ${generation} of ${id} (${formatBytes(bytes.length)}) as a new session ${pulled.sessionId}; the current copy is untouched\n`,
+    `${sanitize(
+      pulled.already
+        ? `already here: generation ${generation} of ${id} is session ${pulled.sessionId}`
+        : `restored generation ${generation} of ${id} (${formatBytes(bytes.length)}) as a new session ${pulled.sessionId}; the current copy is untouched`,
+    )}\n`,
   );
   return pulled;
 }
@@ -288,10 +304,12 @@ async function pullCurrent(id: string, args: PullArgs, io: Io): Promise<Pulled> 
     if (!bytes.equals(readFileSync(target))) {
       throw new CliError(`a different file is already at ${target}; not overwritten (use --out to write elsewhere)`);
     }
-    io.err(`already here: ${target}\n`);
+    io.err(`${sanitize(`already here: ${target}`)}\n`);
   } else {
     writeAtomic(target, bytes, 0o644);
-    io.err(`pulled ${id} (${formatBytes(bytes.length)}, generation ${meta.generation}) into ${target}\n`);
+    io.err(
+      `${sanitize(`pulled ${id} (${formatBytes(bytes.length)}, generation ${meta.generation}) into ${target}`)}\n`,
+    );
   }
   const blobs = await fetchBlobs(client, target, bytes);
   if (blobs) io.err(`fetched ${blobs} image blob${blobs === 1 ? "" : "s"} into ${blobsDirFor(target)}\n`);
@@ -361,6 +379,6 @@ export async function pullSession(args: PullArgs, io: Io): Promise<Pulled> {
 export async function pull(argv: string[], io: Io): Promise<number> {
   const args = parsePullArgs(argv);
   const pulled = await pullSession(args, io);
-  io.out(args.json ? `${JSON.stringify(pulled)}\n` : `${pulled.path}\n`);
+  io.out(args.json ? `${safeJson(pulled)}\n` : `${sanitize(pulled.path)}\n`);
   return EXIT.ok;
 }

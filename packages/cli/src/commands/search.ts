@@ -2,7 +2,7 @@
 import * as z from "zod/mini";
 import { ApiError } from "../api.js";
 import { CliError, EXIT } from "../cli-error.js";
-import { sanitize } from "../sanitize.js";
+import { safeJson, sanitize } from "../sanitize.js";
 import { api, type CommandHelp, type Io, parse } from "./common.js";
 
 interface SearchAnswer {
@@ -81,7 +81,7 @@ export async function search(argv: string[], io: Io): Promise<number> {
     throw error;
   }
   if (args.json) {
-    io.out(`${JSON.stringify(answer, null, 2)}\n`);
+    io.out(`${safeJson(answer, 2)}\n`);
     return EXIT.ok;
   }
   for (const session of answer.sessions) {

@@ -7,7 +7,7 @@ import { ApiError } from "../api.js";
 import { CliError, EXIT } from "../cli-error.js";
 import { parseDuration } from "../header.js";
 import { createLogger } from "../log.js";
-import { sanitize, sanitizeLines } from "../sanitize.js";
+import { safeJson, sanitize, sanitizeLines } from "../sanitize.js";
 import { StateStore } from "../state.js";
 import { completeLengthOf, sessionIdOf, syncFile } from "../sync.js";
 import { api, type CommandHelp, type Io, parse, usageError } from "./common.js";
@@ -101,16 +101,16 @@ export async function share(argv: string[], io: Io): Promise<number> {
       expiresIn: args.expires,
       maskSecrets: !argv.includes("--no-mask"),
     });
-    if (args.json) io.out(`${JSON.stringify(result, null, 2)}\n`);
+    if (args.json) io.out(`${safeJson(result, 2)}\n`);
     else if (args.md) {
       // The link is the credential of its Markdown: no bearer token goes with it.
       const md = await client.request("GET", `${result.url}/md`, { bearer: false, maxBytes: MAX_MARKDOWN_BYTES });
-      io.err(`${result.url} expires ${result.expiresAt}; revoke with: pisync unshare ${result.id}\n`);
+      io.err(`${sanitize(`${result.url} expires ${result.expiresAt}; revoke with: pisync unshare ${result.id}`)}\n`);
       if (md.status !== 200) throw new CliError(`the link's Markdown could not be read (HTTP ${md.status})`);
       io.out(sanitizeLines(md.body.toString("utf8")));
     } else {
-      io.err(`expires ${result.expiresAt}; revoke with: pisync unshare ${result.id}\n`);
-      io.out(`${result.url}\n`);
+      io.err(`${sanitize(`expires ${result.expiresAt}; revoke with: pisync unshare ${result.id}`)}\n`);
+      io.out(`${sanitize(String(result.url))}\n`);
     }
     return EXIT.ok;
   } catch (error) {
@@ -149,7 +149,7 @@ examples:
     },
   );
   const { shares: list } = await api(io).json<{ shares: ShareView[] }>("/v1/shares");
-  if (args.json) io.out(`${JSON.stringify({ shares: list }, null, 2)}\n`);
+  if (args.json) io.out(`${safeJson({ shares: list }, 2)}\n`);
   else
     for (const s of list)
       io.out(

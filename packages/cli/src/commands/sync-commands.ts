@@ -5,7 +5,8 @@ import * as z from "zod/mini";
 import { CliError, EXIT } from "../cli-error.js";
 import { createLogger } from "../log.js";
 import { defaultRoots } from "../paths.js";
-import { sanitize } from "../sanitize.js";
+import { describeWait } from "../retry.js";
+import { safeJson, sanitize } from "../sanitize.js";
 import { StateStore } from "../state.js";
 import { completeLengthOf, syncFile, Transient, Unauthorized } from "../sync.js";
 import { sessionFiles, Watcher } from "../watch.js";
@@ -79,13 +80,14 @@ function rootsOf(args: { root?: string[] }, io: Io): string[] {
 export async function watchCommand(argv: string[], io: Io, signal?: AbortSignal): Promise<number> {
   const args = parse(argv, rootsOption, z.extend(RootArgs, { positionals: z.tuple([]) }), WATCH_HELP);
   const roots = rootsOf(args, io);
-  const client = api(io);
   // Every event also goes to the status file `pisync service status` reads.
   const log = statusLogger(
     createLogger(args.json ?? false, io.err),
-    { endpoint: client.login.endpoint, roots },
+    { endpoint: api(io).login.endpoint, roots },
     io.env,
   );
+  // A busy server is waited out inside each request; the log says so.
+  const client = api(io, { onWait: (wait) => log.event("waiting", { ...wait }) });
   const state = new StateStore(client.login.endpoint, io.env);
   const watcher = new Watcher({ api: client, state, log }, { roots });
   log.event("watching", { roots: roots.join(","), files: roots.reduce((n, r) => n + sessionFiles(r).length, 0) });
@@ -109,11 +111,15 @@ export async function push(argv: string[], io: Io): Promise<number> {
     ? args.positionals.map((f) => resolve(f))
     : roots.flatMap((root) => sessionFiles(root));
   for (const file of files) if (!existsSync(file)) throw new CliError(`no such file: ${file}`, EXIT.notFound);
-  const client = api(io);
+  const log = createLogger(args.json ?? false, args.json ? io.err : () => {});
+  const bar = new ProgressBar(args.json ? { ...io, isTTY: false } : io);
+  // A busy server is waited out; the bar (or the log) says for how long and why.
+  const client = api(io, {
+    onWait: (wait) => (args.json ? log.event("waiting", { ...wait }) : bar.say(sanitize(describeWait(wait)))),
+  });
   // A refused token says so even when nothing is pending.
   await checkToken(client);
   const state = new StateStore(client.login.endpoint, io.env);
-  const log = createLogger(args.json ?? false, args.json ? io.err : () => {});
   const progress: Progress = {
     bytes: 0,
     totalBytes: files.reduce((sum, file) => {
@@ -126,9 +132,8 @@ export async function push(argv: string[], io: Io): Promise<number> {
     files: 0,
     totalFiles: files.length,
   };
-  const bar = new ProgressBar(args.json ? { ...io, isTTY: false } : io);
   const say = (line: string) => {
-    if (!args.json) bar.say(line);
+    if (!args.json) bar.say(sanitize(line));
   };
   let failed = 0;
   let changed = 0;
@@ -161,7 +166,7 @@ export async function push(argv: string[], io: Io): Promise<number> {
   }
   state.flush();
   bar.finish(progress, changed > 0);
-  if (args.json) io.out(`${JSON.stringify({ files: files.length, bytes: progress.bytes, failed })}\n`);
+  if (args.json) io.out(`${safeJson({ files: files.length, bytes: progress.bytes, failed })}\n`);
   else if (files.length === 0) io.err(`nothing to send: no session files in ${roots.join(", ")}\n`);
   else if (changed === 0 && failed === 0) {
     io.err(`nothing to send: ${files.length === 1 ? "the file is" : `all ${files.length} files are`} backed up\n`);
@@ -181,7 +186,7 @@ export async function status(argv: string[], io: Io): Promise<number> {
     z.extend(RootArgs, { all: z.optional(z.boolean()), positionals: z.tuple([]) }),
     STATUS_HELP,
   );
-  const client = api(io, { attempts: 2 });
+  const client = api(io, { attempts: 2, maxBusyWaitMs: 5000 });
   // The token is checked (a refused one exits 3); an unreachable server still leaves the local view.
   let offline: string | undefined;
   try {
@@ -226,10 +231,14 @@ export async function status(argv: string[], io: Io): Promise<number> {
   const shown = args.all ? rows : rows.filter((r) => !r.deleted);
   const hidden = rows.length - shown.length;
   if (args.json) {
-    io.out(`${JSON.stringify({ files: shown }, null, 2)}\n`);
+    io.out(`${safeJson({ files: shown }, 2)}\n`);
     return EXIT.ok;
   }
-  if (offline) io.err(`could not reach ${client.login.endpoint} (${offline}): this is what this machine last knew\n`);
+  if (offline) {
+    io.err(
+      `${sanitize(`could not reach ${client.login.endpoint} (${offline}): this is what this machine last knew`)}\n`,
+    );
+  }
   for (const r of shown) {
     const flags = [
       r.deleted ? "deleted locally (the cloud copy stays)" : "",
@@ -240,10 +249,13 @@ export async function status(argv: string[], io: Io): Promise<number> {
         : "",
       r.lastError ? `last error: ${sanitize(r.lastError)}` : "",
     ].filter(Boolean);
+    // File names, session ids and errors come from sessions and servers: each line made inert.
     io.out(
-      `${r.file}\n  ${r.session ?? "(not sent yet)"}  stored ${formatBytes(r.stored)} of ${
-        r.local === null ? "?" : formatBytes(r.local)
-      }  generation ${r.generation ?? "-"}${flags.length ? `  ${flags.join("; ")}` : ""}\n`,
+      `${sanitize(r.file)}\n  ${sanitize(
+        `${r.session ?? "(not sent yet)"}  stored ${formatBytes(r.stored)} of ${
+          r.local === null ? "?" : formatBytes(r.local)
+        }  generation ${r.generation ?? "-"}${flags.length ? `  ${flags.join("; ")}` : ""}`,
+      )}\n`,
     );
   }
   if (shown.length === 0) io.out("no session files\n");

@@ -385,7 +385,7 @@ export class DynamoMetaStore implements MetaStore {
    * expiry; its `views` and `lastViewedAt` are left as they are.
    */
   private shareUpdate(share: ShareRecord) {
-    const { views: _views, lastViewedAt: _last, ...record } = share;
+    const { views: _views, lastViewedAt: _last, downloads: _downloads, ...record } = share;
     return {
       Key: key(`H#${share.id}`, "H"),
       UpdateExpression: "SET gsi1pk = :gpk, gsi1sk = :gsk, #ttl = :ttl, #data = :data",
@@ -403,7 +403,7 @@ export class DynamoMetaStore implements MetaStore {
   private static shareOf(stored: Item): ShareRecord {
     const share = dataOf<ShareRecord>(stored);
     const lastViewedAt = typeof stored.lastViewedAt === "string" ? { lastViewedAt: stored.lastViewedAt } : {};
-    return { ...share, views: Number(stored.views ?? 0), ...lastViewedAt };
+    return { ...share, views: Number(stored.views ?? 0), downloads: Number(stored.downloads ?? 0), ...lastViewedAt };
   }
 
   async putShare(share: ShareRecord): Promise<void> {
@@ -425,17 +425,25 @@ export class DynamoMetaStore implements MetaStore {
     return items.map((stored) => DynamoMetaStore.shareOf(stored));
   }
 
-  async recordShareView(id: string, at: string): Promise<void> {
+  recordShareView(id: string, at: string): Promise<void> {
+    return this.countShare(id, "ADD #n :one SET lastViewedAt = :at", "views", { ":at": at });
+  }
+
+  recordShareDownload(id: string): Promise<void> {
+    return this.countShare(id, "ADD #n :one", "downloads");
+  }
+
+  /** One atomic counter update of an existing share (nothing is read first); an unknown id changes nothing. */
+  private async countShare(id: string, update: string, counter: string, values: Record<string, string> = {}) {
     try {
-      // One atomic counter update; nothing is read first.
       await this.client.send(
         new UpdateCommand({
           TableName: this.table,
           Key: key(`H#${id}`, "H"),
-          UpdateExpression: "ADD #views :one SET lastViewedAt = :at",
+          UpdateExpression: update,
           ConditionExpression: "attribute_exists(pk)",
-          ExpressionAttributeNames: { "#views": "views" },
-          ExpressionAttributeValues: { ":one": 1, ":at": at },
+          ExpressionAttributeNames: { "#n": counter },
+          ExpressionAttributeValues: { ":one": 1, ...values },
         }),
       );
     } catch (error) {

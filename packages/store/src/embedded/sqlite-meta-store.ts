@@ -47,14 +47,20 @@ const ADDED_COLUMNS: Array<[string, string, string]> = [
   // Share views: counted apart from `data`, so a revocation's rewrite never loses a view.
   ["shares", "views", "INTEGER NOT NULL DEFAULT 0"],
   ["shares", "last_viewed_at", "TEXT"],
+  ["shares", "downloads", "INTEGER NOT NULL DEFAULT 0"],
 ];
 
-type ShareRow = { data: string; views: number; last_viewed_at: string | null };
+type ShareRow = { data: string; views: number; last_viewed_at: string | null; downloads: number };
 
 /** A share's record with its view count and last view. */
 function shareOf(row: ShareRow): ShareRecord {
   const share = JSON.parse(row.data) as ShareRecord;
-  return { ...share, views: row.views, ...(row.last_viewed_at ? { lastViewedAt: row.last_viewed_at } : {}) };
+  return {
+    ...share,
+    views: row.views,
+    downloads: row.downloads,
+    ...(row.last_viewed_at ? { lastViewedAt: row.last_viewed_at } : {}),
+  };
 }
 
 /** Index pages read and parsed between two turns of the event loop. */
@@ -78,7 +84,7 @@ function decodeCursor(cursor: string): [string, string] | undefined {
 
 /** A share's record without its counters (they live in their own columns). */
 function withoutViews(share: ShareRecord): ShareRecord {
-  const { views: _views, lastViewedAt: _last, ...rest } = share;
+  const { views: _views, lastViewedAt: _last, downloads: _downloads, ...rest } = share;
   return rest;
 }
 
@@ -292,7 +298,7 @@ export class SqliteMetaStore implements MetaStore {
   }
 
   async getShare(id: string): Promise<ShareRecord | undefined> {
-    const row = this.db.prepare("SELECT data, views, last_viewed_at FROM shares WHERE id = ?").get(id) as
+    const row = this.db.prepare("SELECT data, views, last_viewed_at, downloads FROM shares WHERE id = ?").get(id) as
       | ShareRow
       | undefined;
     return row ? shareOf(row) : undefined;
@@ -300,7 +306,7 @@ export class SqliteMetaStore implements MetaStore {
 
   async listShares(userId: string): Promise<ShareRecord[]> {
     const rows = this.db
-      .prepare("SELECT data, views, last_viewed_at FROM shares WHERE user_id = ?")
+      .prepare("SELECT data, views, last_viewed_at, downloads FROM shares WHERE user_id = ?")
       .all(userId) as ShareRow[];
     return rows.map(shareOf).sort((a, b) => b.createdAt.localeCompare(a.createdAt));
   }
@@ -311,6 +317,10 @@ export class SqliteMetaStore implements MetaStore {
         "UPDATE shares SET views = views + 1, last_viewed_at = max(coalesce(last_viewed_at, ''), ?) WHERE id = ?",
       )
       .run(at, id);
+  }
+
+  async recordShareDownload(id: string): Promise<void> {
+    this.db.prepare("UPDATE shares SET downloads = downloads + 1 WHERE id = ?").run(id);
   }
 
   async touchToken(hash: string, lastUsedAt: string): Promise<void> {

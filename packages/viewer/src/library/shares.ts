@@ -1,6 +1,6 @@
 /**
- * The shares page (`/shares`): every link of the owner with its status, expiry, view count and
- * last view, and the session it shows; a form to make one (its address shown once, after), a
+ * The shares page (`/shares`): every link of the owner with its status, expiry, view and
+ * download counts and last view, and the session it shows; a form to make one (its address shown once, after), a
  * revoke button per live link, and "revoke all". Every change is a POST carrying the CSRF field.
  */
 import { escapeHtml } from "../escape.js";
@@ -21,6 +21,8 @@ export interface ShareRow {
   maskSecrets: boolean;
   views: number;
   lastViewedAt?: string;
+  /** Downloads of its file or context. */
+  downloads: number;
 }
 
 /** Everything the shares page shows. */
@@ -81,6 +83,7 @@ function renderRow(share: ShareRow, csrf: string): string {
 <td><span class="status ${share.status}">${share.status}</span></td>
 <td>${when}</td>
 <td class="views" data-views="${share.views}">${count(share.views, "view")}</td>
+<td class="downloads" data-downloads="${share.downloads}">${count(share.downloads, "download")}</td>
 <td>${share.lastViewedAt ? time(share.lastViewedAt) : '<span class="muted">never</span>'}</td>
 <td>${revoke}</td>
 </tr>`;
@@ -92,7 +95,7 @@ export function renderSharesPage(chrome: Omit<LibraryChrome, "title" | "section"
   const active = input.shares.filter((s) => s.status === "active").length;
   const table = input.shares.length
     ? `<div class="table-wrap"><table class="shares">
-<thead><tr><th>Session</th><th>Status</th><th>Expiry</th><th>Views</th><th>Last viewed</th><th></th></tr></thead>
+<thead><tr><th>Session</th><th>Status</th><th>Expiry</th><th>Views</th><th>Downloads</th><th>Last viewed</th><th></th></tr></thead>
 <tbody>${input.shares.map((s) => renderRow(s, csrf)).join("\n")}</tbody>
 </table></div>`
     : `<p class="empty">No links yet.</p>`;
