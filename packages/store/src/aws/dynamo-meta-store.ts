@@ -39,7 +39,7 @@ import {
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
 import { cardOf } from "../card.js";
-import { RevisionConflictError } from "../errors.js";
+import { RevisionConflictError, StorageUnavailableError } from "../errors.js";
 import { TABLE_SCHEMA } from "../layout.js";
 import type {
   BrowserSessionRecord,
@@ -178,11 +178,15 @@ export class DynamoMetaStore implements MetaStore {
       });
     }
     try {
-      await this.client.send(new TransactWriteCommand({ TransactItems: items }));
+      // The same token on every sending of this commit: DynamoDB applies it once (for 10 minutes).
+      await this.client.send(new TransactWriteCommand({ TransactItems: items, ClientRequestToken: commit.token }));
     } catch (error) {
       if (error instanceof TransactionCanceledException) {
         const reasons = error.CancellationReasons;
         const reason = reasons?.[0];
+        if (reasons?.some((r) => r.Code === "ThrottlingError" || r.Code === "ProvisionedThroughputExceeded")) {
+          throw new StorageUnavailableError("DynamoDB throttled the commit", { cause: error });
+        }
         // Another transaction on the head at the same moment lost us the race just the same.
         if (reasons?.some((r) => r.Code === "TransactionConflict")) {
           throw new RevisionConflictError(await this.getHead(head.userId, head.sessionId));

@@ -5,11 +5,14 @@ import { DynamoMetaStore } from "./dynamo-meta-store.js";
 import { S3BlobStore } from "./s3-blob-store.js";
 
 export {
+  type AttemptTimeouts,
   type AwsConnection,
   type AwsCredentials,
   awsErrorName,
+  DEFAULT_TIMEOUTS,
   documentClient,
   dynamoClient,
+  isUnavailable,
   s3Client,
   secretsClient,
 } from "./client.js";
