@@ -39,6 +39,9 @@ export const ERROR_CODES = {
   range_not_satisfiable: "the Range lies outside the bytes",
   rate_limited: "too many requests: try again after Retry-After",
   busy: "the session kept changing under this append: try again after Retry-After",
+  storage_unavailable:
+    "the server's storage did not answer in time (unreachable, timing out or throttling): nothing is lost; try again after Retry-After",
+  storage_full: "the server's storage is full: nothing of this request was written; try again after Retry-After",
   internal: "the server failed (logged without the request's secrets)",
 } as const;
 
@@ -60,6 +63,7 @@ export function codeOfStatus(status: number): ErrorCode {
     416: "range_not_satisfiable",
     429: "rate_limited",
     503: "busy",
+    507: "storage_full",
   };
   return codes[status] ?? (status >= 500 ? "internal" : "bad_request");
 }
