@@ -289,6 +289,45 @@ describe("ambiguous outcomes: a commit whose answer is lost is resolved by readi
   });
 });
 
+describe("reads after the sweep", () => {
+  it("a head read before the sweep removed its merged-away segments is read again: the dictionary is exact", async () => {
+    let body = header("s1");
+    await append(0, body);
+    for (let i = 1; i <= MAX_SEGMENTS; i++) {
+      const next = line(i, i === 1 ? null : idOf(i - 1));
+      await append(enc(body).length, next);
+      body += next;
+    }
+    const getHead = stores.meta.getHead.bind(stores.meta);
+    const current = (await getHead("alice", "s1")) as SessionHead;
+    // An old head naming superseded segments, which the sweep then removes.
+    const superseded = (await stored()).orphans;
+    expect(superseded.length).toBeGreaterThan(0);
+    const old = {
+      ...current,
+      current: {
+        ...current.current,
+        segments: superseded.map((key) => {
+          const range = parseSegmentKey(key);
+          return { key, start: range?.start ?? 0, end: range?.end ?? 0 };
+        }),
+      },
+    };
+    await stores.blobs.delete(superseded);
+    let first = true;
+    stores.meta.getHead = async (userId, sessionId) => {
+      if (!first) return getHead(userId, sessionId);
+      first = false;
+      return structuredClone(old);
+    };
+    const dictionary = await appender.dictionary("alice", "s1", enc(body).length);
+    const all = enc(body);
+    expect(Buffer.from(dictionary).equals(Buffer.from(all.subarray(Math.max(0, all.length - dictionary.length))))).toBe(
+      true,
+    );
+  });
+});
+
 describe("merge planning", () => {
   const segments = (sizes: number[]) => {
     const starts = sizes.map((_, i) => sizes.slice(0, i).reduce((sum, size) => sum + size, 0));
