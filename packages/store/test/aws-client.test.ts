@@ -8,7 +8,14 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { type AddressInfo, createServer as createTcpServer, type Socket } from "node:net";
 import { GetItemCommand } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { type AwsConnection, awsErrorName, DEFAULT_TIMEOUTS, dynamoClient, s3Client } from "../src/aws/index.js";
+import {
+  type AwsConnection,
+  awsErrorName,
+  DEFAULT_TIMEOUTS,
+  DynamoMetaStore,
+  dynamoClient,
+  s3Client,
+} from "../src/aws/index.js";
 import { StorageUnavailableError } from "../src/index.js";
 
 type Step = (response: ServerResponse, request: IncomingMessage) => void;
@@ -204,5 +211,44 @@ it("attempt bounds come from the connection when given", async () => {
   } finally {
     client.destroy();
     await silent.close();
+  }
+});
+
+it("a conditional create whose answer was lost is recognised when the SDK's retry meets its own item", async () => {
+  let written: unknown;
+  const bodies: string[] = [];
+  const server = createServer((request, response) => {
+    let body = "";
+    request.on("data", (chunk) => {
+      body += chunk;
+    });
+    request.on("end", () => {
+      bodies.push(body);
+      const n = bodies.length;
+      if (n === 1) {
+        written = JSON.parse(body).Item; // applied; then the answer is lost
+        response.socket?.destroy();
+      } else if (n === 2) error(400, "ConditionalCheckFailedException")(response, request);
+      else {
+        response.writeHead(200, { "content-type": "application/x-amz-json-1.0" });
+        response.end(JSON.stringify({ Item: written }));
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  try {
+    const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const meta = new DynamoMetaStore({ ...connection, endpoints: { dynamodb: endpoint } }, "t");
+    const token = {
+      hash: "a".repeat(64),
+      userId: "u",
+      id: "t1",
+      name: "laptop",
+      createdAt: "2026-01-01T00:00:00.000Z",
+    };
+    await expect(meta.putToken(token)).resolves.toBeUndefined();
+    expect(bodies).toHaveLength(3);
+  } finally {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 });
