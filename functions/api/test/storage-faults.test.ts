@@ -24,7 +24,7 @@ let silent: { endpoint: string; close(): Promise<void> };
 let dead: string;
 let config: AwsStoresConfig;
 /** Short attempt bounds, so that each case takes about a second. */
-const quick = { connectMs: 300, requestMs: 400 };
+const quick = { connectMs: 300, idleMs: 400, requestMs: 400 };
 
 beforeAll(async () => {
   const sockets: Socket[] = [];

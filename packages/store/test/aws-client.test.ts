@@ -172,9 +172,9 @@ it("a DynamoDB that accepts and never answers is StorageUnavailableError within 
     expect(result).toBeInstanceOf(StorageUnavailableError);
     expect((result as Error).cause).toMatchObject({ name: "TimeoutError" });
     // Three attempts of `requestMs` each and the backoff between them; never the 15 s of a Lambda.
-    const { requestMs } = DEFAULT_TIMEOUTS.dynamodb;
-    expect(seconds).toBeGreaterThanOrEqual((3 * requestMs) / 1000 - 0.2);
-    expect(seconds).toBeLessThan((3 * requestMs) / 1000 + 3);
+    const { idleMs } = DEFAULT_TIMEOUTS.dynamodb;
+    expect(seconds).toBeGreaterThanOrEqual((3 * idleMs) / 1000 - 0.2);
+    expect(seconds).toBeLessThan((3 * idleMs) / 1000 + 3);
   } finally {
     client.destroy();
     await silent.close();
@@ -200,7 +200,7 @@ it("attempt bounds come from the connection when given", async () => {
     ...connection,
     maxAttempts: 1,
     endpoints: { dynamodb: silent.endpoint },
-    timeouts: { dynamodb: { connectMs: 200, requestMs: 300 } },
+    timeouts: { dynamodb: { connectMs: 200, idleMs: 300, requestMs: 300 } },
   });
   try {
     const { result, seconds } = await timed(() =>

@@ -5,8 +5,8 @@
  * otherwise look up in the environment and in `~/.aws/config` (file reads on a Lambda's first
  * request) is given here, and connections are kept open between requests.
  *
- * Every attempt is bounded: a connection must open within `connectMs`, the answer must start
- * within `requestMs` and never stall longer than that (see {@link DEFAULT_TIMEOUTS}), so a
+ * Every attempt is bounded: a connection must open within `connectMs`, never stay silent longer
+ * than `idleMs`, and (DynamoDB) answer within `requestMs` (see {@link DEFAULT_TIMEOUTS}), so a
  * stopped server costs at most `maxAttempts` times that plus the backoff, not the function's
  * whole 15 s. What is still failing after the retries (unreachable, timed out, throttled, 5xx)
  * comes out of `send` as `StorageUnavailableError` (cause: the SDK's error); every other error
@@ -47,20 +47,23 @@ type Service = "s3" | "dynamodb" | "secretsmanager";
 export interface AttemptTimeouts {
   /** To open a connection. */
   connectMs: number;
-  /** To the answer's first byte (the request's body sent), and the longest silence while it streams. */
-  requestMs: number;
+  /** The longest silence of the connection, sending or receiving: a stopped server ends here. */
+  idleMs: number;
+  /** To the answer's first byte, the request's body sent (none: a long upload may take its time). */
+  requestMs?: number;
 }
 
 /**
  * Per attempt, chosen so that three attempts and their backoff fit well inside the Lambda's
  * 15 s (DynamoDB about 6.5 s, S3 about 9.5 s), including the head read that resolves a commit
- * whose answer was lost. DynamoDB answers in milliseconds; S3 may take the upload of a body
- * first. A stopped server (SIGSTOP) accepts connections and never answers: `requestMs` ends it.
+ * whose answer was lost. DynamoDB answers in milliseconds. S3 is bounded by silence only: a
+ * 16 MB body over a slow uplink takes long but never stalls, and a stopped server (SIGSTOP,
+ * which accepts connections and never answers) stalls at once.
  */
 export const DEFAULT_TIMEOUTS: Record<Service, AttemptTimeouts> = {
-  dynamodb: { connectMs: 1000, requestMs: 2000 },
-  s3: { connectMs: 1000, requestMs: 3000 },
-  secretsmanager: { connectMs: 1000, requestMs: 3000 },
+  dynamodb: { connectMs: 1000, idleMs: 2000, requestMs: 2000 },
+  s3: { connectMs: 1000, idleMs: 3000 },
+  secretsmanager: { connectMs: 1000, idleMs: 3000, requestMs: 3000 },
 };
 
 /** Whether an SDK error (after its retries) means the service was unreachable, slow, busy or failing. */
@@ -91,12 +94,11 @@ function classifying<C extends { middlewareStack: MiddlewareStack<object, Metada
 
 /** The settings every client shares. */
 function common(connection: AwsConnection, service: Service) {
-  const { connectMs, requestMs } = { ...DEFAULT_TIMEOUTS[service], ...connection.timeouts?.[service] };
+  const { connectMs, idleMs, requestMs } = { ...DEFAULT_TIMEOUTS[service], ...connection.timeouts?.[service] };
   const bounds = {
     connectionTimeout: connectMs,
-    requestTimeout: requestMs,
-    throwOnRequestTimeout: true,
-    socketTimeout: requestMs,
+    socketTimeout: idleMs,
+    ...(requestMs ? { requestTimeout: requestMs, throwOnRequestTimeout: true } : {}),
   };
   return {
     region: connection.region,
