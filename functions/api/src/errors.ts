@@ -1,6 +1,7 @@
 /**
  * The one error boundary: domain errors become their status from one table, with a message
  * for people and a machine-readable code (`@pisync/protocol`'s `ErrorCode`) clients decide on;
+ * storage that did not answer is a 503 and storage that is full a 507, both with Retry-After;
  * anything else is a bare 500 (logged without the request's secrets).
  */
 import {
@@ -17,6 +18,7 @@ import {
 } from "@pisync/core";
 import { codeOfStatus, type ErrorBody, HEADERS } from "@pisync/protocol";
 import { SearchTimeout } from "@pisync/search";
+import { StorageFullError, StorageUnavailableError } from "@pisync/store";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { htmlError, wantsHtml } from "./html.js";
@@ -78,6 +80,20 @@ export function onError(
     c.header("Retry-After", "1");
     c.header("Cache-Control", "no-store");
     return c.json({ error: error.message, code: error.code } satisfies ErrorBody, 503);
+  }
+  if (error instanceof StorageUnavailableError || error instanceof StorageFullError) {
+    const full = error instanceof StorageFullError;
+    const cause = error.cause instanceof Error ? `: ${error.cause.message}` : "";
+    log(redact(`pisync: ${c.req.method} ${new URL(c.req.url).pathname}: ${error.message}${cause}`));
+    c.header("Retry-After", String(error.retryAfter));
+    c.header("Cache-Control", "no-store");
+    const body: ErrorBody = full
+      ? { error: "the server's storage is full: nothing of this request was written", code: "storage_full" }
+      : {
+          error: "the server's storage did not answer in time: nothing is lost; try again",
+          code: "storage_unavailable",
+        };
+    return c.json(body, full ? 507 : 503);
   }
   if (error instanceof HTTPException) {
     return c.json({ error: error.message, code: codeOfStatus(error.status) } satisfies ErrorBody, error.status);

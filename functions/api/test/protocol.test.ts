@@ -298,25 +298,31 @@ describeOnEveryStore("append protocol", (pair, name) => {
   });
 
   describe("crash safety: the head's commit is the commit point", () => {
-    /** Appends through stores where one call fails: 500 and the old state; then the retry lands. */
-    async function crashThenRetry(withFailure: (fail: () => boolean) => Stores) {
+    /** Appends through stores where one call fails: `status` and the old state; then the retry lands. */
+    async function crashThenRetry(withFailure: (fail: () => boolean) => Stores, status: 500 | 503) {
       const { id, first } = await started();
       let fail = true;
       const crashing = client(makeApp(withFailure(() => fail)), await userToken(pair().stores, "alice"));
       const next = line("after crash");
       const offset = enc(first).length;
-      expect((await crashing.patch(id, offset, next)).status).toBe(500);
+      const failed = await crashing.patch(id, offset, next);
+      expect(failed.status).toBe(status);
+      if (status === 503) expect(await failed.json()).toMatchObject({ code: "storage_unavailable" });
       await holds(id, first);
       fail = false;
       expect((await crashing.patch(id, offset, next)).status).toBe(200);
       await holds(id, first + next);
     }
 
-    it("a failure after the bytes are stored but before the commit leaves the old state; the retry succeeds", () =>
-      crashThenRetry((fail) => ({ blobs: pair().stores.blobs, meta: failing(pair().stores.meta, "commit", fail) })));
+    // A commit's failure may hide an applied commit: the head is read, the commit sent again, then 503.
+    it("a commit that keeps failing before it applies leaves the old state (503); the retry succeeds", () =>
+      crashThenRetry(
+        (fail) => ({ blobs: pair().stores.blobs, meta: failing(pair().stores.meta, "commit", fail) }),
+        503,
+      ));
 
     it("a failure storing the bytes leaves the old state; the retry succeeds", () =>
-      crashThenRetry((fail) => ({ blobs: failing(pair().stores.blobs, "put", fail), meta: pair().stores.meta })));
+      crashThenRetry((fail) => ({ blobs: failing(pair().stores.blobs, "put", fail), meta: pair().stores.meta }), 500));
   });
 
   it("large lines go through an upload, then an append commits them", async () => {

@@ -9,13 +9,19 @@
  * 3. Commit: the head (new length, segment list, summary) conditional on the revision read in
  *    1, with the body's index pages, in one transaction. This is the commit point: a crash
  *    before it leaves the old state (the segment is an orphan), after it the new one.
- * 4. On a lost race (revision changed), drop the segment and start again from 1.
+ * 4. A commit whose answer was lost is resolved by reading the head (see commit.ts): applied,
+ *    not applied (sent again, then 503), or lost to another writer. On a lost race, start again
+ *    from 1.
+ *
+ * Nothing a head may name is ever deleted here: a lost race's segment and a merge's superseded
+ * segments are left for the sweep, which removes objects no head names once they are old.
  *
  * PUT is the same from offset 0, starting a new generation (the old one is archived).
  */
 import type { LineRecord } from "@pisync/format";
 import type { GenerationState, IndexPage, SessionHead, Stores } from "@pisync/store";
-import { RevisionConflictError } from "@pisync/store";
+import { NotFoundError } from "@pisync/store";
+import { commitAndResolve } from "./commit.js";
 import { dictionaryBefore } from "./dictionary.js";
 import { BadRequest, Busy, GenerationMismatch, NotFound, OffsetConflict, TooLarge } from "./errors.js";
 import { advanceGeneration, advanceSummary, emptySummary, type IngestedBody, ingestBody } from "./ingest.js";
@@ -134,7 +140,13 @@ export class Appender {
     if (request.replace && offset !== 0) throw new BadRequest("a new generation starts at offset 0", "invalid_offset");
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const head = await this.stores.meta.getHead(userId, sessionId);
-      const outcome = request.replace ? await this.tryReplace(request, head) : await this.tryAppend(request, head);
+      const outcome = await (request.replace ? this.tryReplace(request, head) : this.tryAppend(request, head)).catch(
+        (error: unknown) => {
+          // A segment of the head read was swept meanwhile: the head moved on; read it again.
+          if (error instanceof NotFoundError) return undefined;
+          throw error;
+        },
+      );
       if (outcome) return outcome;
     }
     // Others kept committing first: a busy session, not a failure of the server.
@@ -242,18 +254,14 @@ export class Appender {
       createdAt: head?.createdAt ?? time,
       updatedAt: time,
     };
-    try {
-      await this.stores.meta.commit({
-        head: next,
-        expectedRevision: head?.revision ?? null,
-        pages: pagesOf(state.generation, start, end, ingested),
-        archive,
-      });
-    } catch (error) {
-      await this.stores.blobs.delete([key]).catch(() => {});
-      if (error instanceof RevisionConflictError) return undefined;
-      throw error;
-    }
+    const commit = {
+      head: next,
+      expectedRevision: head?.revision ?? null,
+      pages: pagesOf(state.generation, start, end, ingested),
+      archive,
+    };
+    // A lost race leaves the segment for the sweep: a late sending could still name it.
+    if ((await commitAndResolve(this.stores.meta, commit, key)) === "lost") return undefined;
     if (next.current.segments.length > MAX_SEGMENTS) await this.mergeSegments(next).catch(() => {});
     return {
       offset: end,
@@ -268,8 +276,9 @@ export class Appender {
 
   /**
    * Merges the cheapest run of neighbouring segments into one object, then commits the new
-   * list (conditional, like any commit). A lost race just drops the merged object; readers
-   * holding the old list retry with the new head if an old segment is gone.
+   * list (conditional, like any commit). Nothing is deleted: readers and retries holding the
+   * old list still find its segments, and a merged object no head took is left, like the
+   * superseded ones, for the sweep.
    */
   async mergeSegments(head: SessionHead): Promise<void> {
     const segments = head.current.segments;
@@ -282,16 +291,13 @@ export class Appender {
     const key = segmentKey(head.userId, head.sessionId, head.current.generation, start, end, nonce());
     await this.stores.blobs.put(key, bytes);
     const merged = [...segments.slice(0, plan.from), { key, start, end }, ...segments.slice(plan.to)];
-    try {
-      await this.stores.meta.commit({
+    await commitAndResolve(
+      this.stores.meta,
+      {
         head: { ...head, revision: head.revision + 1, current: { ...head.current, segments: merged } },
         expectedRevision: head.revision,
-      });
-    } catch (error) {
-      await this.stores.blobs.delete([key]).catch(() => {});
-      if (error instanceof RevisionConflictError) return;
-      throw error;
-    }
-    await this.stores.blobs.delete(run.map((s) => s.key));
+      },
+      key,
+    );
   }
 }

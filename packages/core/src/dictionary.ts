@@ -6,7 +6,7 @@ import { DICT_BYTES } from "@pisync/protocol";
 import type { Stores } from "@pisync/store";
 import { OffsetConflict } from "./errors.js";
 import { checkSessionId } from "./keys.js";
-import { readRange } from "./segments.js";
+import { readRange, withFreshHead } from "./segments.js";
 
 /**
  * The committed bytes `[offset - DICT_BYTES, offset)` of the current generation. A session that
@@ -21,8 +21,14 @@ export async function dictionaryBefore(
   offset: number,
 ): Promise<Uint8Array> {
   if (offset === 0) return new Uint8Array(0);
-  const head = await stores.meta.getHead(userId, checkSessionId(sessionId));
-  const committed = head?.current.length ?? 0;
-  if (!head || offset > committed) throw new OffsetConflict(committed, head?.current.generation ?? 0);
-  return readRange(stores.blobs, head.current.segments, Math.max(0, offset - DICT_BYTES), offset);
+  checkSessionId(sessionId);
+  return withFreshHead(
+    async () => {
+      const head = await stores.meta.getHead(userId, sessionId);
+      const committed = head?.current.length ?? 0;
+      if (!head || offset > committed) throw new OffsetConflict(committed, head?.current.generation ?? 0);
+      return head;
+    },
+    (head) => readRange(stores.blobs, head.current.segments, Math.max(0, offset - DICT_BYTES), offset),
+  );
 }

@@ -18,7 +18,7 @@ import {
   SessionIndex,
 } from "@pisync/format";
 import { bounded, FIELD_LIMITS } from "@pisync/protocol";
-import { type GenerationState, NotFoundError, type SessionHead, type Stores } from "@pisync/store";
+import type { GenerationState, SessionHead, Stores } from "@pisync/store";
 import { boundedNode } from "./bounds.js";
 import { BadRequest, NotFound } from "./errors.js";
 import { type BuiltIndex, IndexCache } from "./index-cache.js";
@@ -26,18 +26,8 @@ import { previewOf } from "./ingest.js";
 import { checkSessionId, sessionPrefix } from "./keys.js";
 import { Lru } from "./lru.js";
 import { rangesToRead } from "./read-plan.js";
-import { readRange } from "./segments.js";
+import { readRange, withFreshHead } from "./segments.js";
 import { type TreeNode, viewOf } from "./views.js";
-
-/** Retries a read once with a fresh head when a segment was merged away meanwhile. */
-async function withFreshHead<T>(load: () => Promise<SessionHead>, read: (head: SessionHead) => Promise<T>): Promise<T> {
-  try {
-    return await read(await load());
-  } catch (error) {
-    if (!(error instanceof NotFoundError)) throw error;
-    return read(await load());
-  }
-}
 
 /** Lets the event loop turn: other requests run between the long steps of a large read. */
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -244,7 +234,7 @@ export class Reader {
 
   /**
    * The bytes of records' lines, by line number: one ranged GET per segment they lie in.
-   * Retried once with a fresh head when a segment was merged away meanwhile.
+   * Read again with a fresh head when a segment was swept meanwhile.
    */
   async lines(head: SessionHead, records: readonly LineRecord[]): Promise<Map<number, Uint8Array>> {
     const wanted = [...records].sort((a, b) => a.offset - b.offset);

@@ -13,7 +13,7 @@ import {
   type SearchIndex,
 } from "@pisync/search";
 import type { SessionHead, Stores } from "@pisync/store";
-import { readRange } from "./segments.js";
+import { readRange, withFreshHead } from "./segments.js";
 
 /** Bytes read per batch: bounds the memory one catch-up step takes. */
 const BATCH_BYTES = 4 * 1024 * 1024;
@@ -402,14 +402,19 @@ async function wholeLines(
 
 /** Reads lines of a session's current generation from the store (for snippets); none once the generation moved on. */
 export function storedLines(stores: Stores): LineSource {
-  return async (userId, sessionId, generation, ranges) => {
-    const head = await stores.meta.getHead(userId, sessionId);
-    if (!head || head.current.generation !== generation) return ranges.map(() => undefined);
-    const { segments, length } = head.current;
-    return Promise.all(
-      ranges.map((r) =>
-        r.offset + r.length <= length ? readRange(stores.blobs, segments, r.offset, r.offset + r.length) : undefined,
-      ),
+  return (userId, sessionId, generation, ranges) =>
+    withFreshHead(
+      () => stores.meta.getHead(userId, sessionId),
+      async (head) => {
+        if (!head || head.current.generation !== generation) return ranges.map(() => undefined);
+        const { segments, length } = head.current;
+        return Promise.all(
+          ranges.map((r) =>
+            r.offset + r.length <= length
+              ? readRange(stores.blobs, segments, r.offset, r.offset + r.length)
+              : undefined,
+          ),
+        );
+      },
     );
-  };
 }

@@ -5,7 +5,7 @@
  * many GETs, however many appends built it).
  */
 import { randomBytes } from "node:crypto";
-import type { BlobStore, GenerationState, Segment } from "@pisync/store";
+import { type BlobStore, type GenerationState, NotFoundError, type Segment } from "@pisync/store";
 
 /** A generation holds at most this many segments after an append. */
 export const MAX_SEGMENTS = 8;
@@ -15,6 +15,23 @@ const MERGE_DOWN_TO = 5;
 /** 12 random hex digits: makes a segment's key unique, so a retried write never overwrites another. */
 export function nonce(): string {
   return randomBytes(6).toString("hex");
+}
+
+/** Reads of a head's segments tried at most this many times, each with a head read afresh. */
+const READ_TRIES = 3;
+
+/**
+ * `read` with a head from `load`, read again when a segment it names is gone: objects no head
+ * names any more are removed by the sweep, so a head read long enough ago may name one.
+ */
+export async function withFreshHead<H, T>(load: () => Promise<H>, read: (head: H) => Promise<T>): Promise<T> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await read(await load());
+    } catch (error) {
+      if (!(error instanceof NotFoundError) || tries >= READ_TRIES) throw error;
+    }
+  }
 }
 
 /** Bytes [start, end) of a generation, fetched with one ranged GET per segment it spans. */

@@ -4,13 +4,13 @@
  * segments are merged so that reading costs a bounded number of GETs however many appends
  * built a session. (The HTTP tests pin the same rules end to end on the real stores.)
  */
-import { sessionPrefix } from "@pisync/store";
+import { parseSegmentKey, type SessionHead, StorageUnavailableError, sessionPrefix } from "@pisync/store";
 import { beforeEach, describe, expect, it } from "vitest";
 import { Appender } from "../src/append.js";
 import { GenerationMismatch, NotFound, OffsetConflict } from "../src/errors.js";
 import { Reader } from "../src/reader.js";
-import { MAX_SEGMENTS, mergePlan } from "../src/segments.js";
-import { memoryStores } from "./memory-stores.js";
+import { MAX_SEGMENTS, mergePlan, readRange } from "../src/segments.js";
+import { faultyCommits, memoryStores } from "./memory-stores.js";
 
 const enc = (text: string) => new TextEncoder().encode(text);
 const header = (id: string) =>
@@ -36,6 +36,11 @@ async function stored() {
   const objects = await stores.blobs.list(sessionPrefix("alice", "s1"));
   const listed = head?.current.segments.map((s) => s.key).sort() ?? [];
   return { length: head?.current.length ?? 0, orphans: objects.filter((key) => !listed.includes(key)) };
+}
+
+/** The session's bytes as a reader gets them. */
+async function readable() {
+  return new TextDecoder().decode((await new Reader(stores).raw("alice", "s1")).bytes);
 }
 
 beforeEach(() => {
@@ -100,26 +105,226 @@ describe("offsets and generations", () => {
 });
 
 describe("crashes and races", () => {
-  it("a failed commit leaves the old state and no orphan; the retry lands", async () => {
+  it("a commit that keeps failing before it applies answers 503 and leaves the old state; the retry lands", async () => {
     await append(0, header("s1"));
     const commit = stores.meta.commit.bind(stores.meta);
     stores.meta.commit = () => Promise.reject(new Error("injected"));
     const offset = enc(header("s1")).length;
-    await expect(append(offset, line(1, null))).rejects.toThrow("injected");
-    expect(await stored()).toEqual({ length: offset, orphans: [] });
+    const failed = await append(offset, line(1, null)).catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(StorageUnavailableError);
+    expect((failed as Error).cause).toMatchObject({ message: "injected" });
+    expect((await stored()).length).toBe(offset);
     stores.meta.commit = commit;
     expect(await append(offset, line(1, null))).toMatchObject({ retry: false });
-    expect(await stored()).toEqual({ length: offset + enc(line(1, null)).length, orphans: [] });
+    expect(await readable()).toBe(header("s1") + line(1, null));
+    expect(stores.blobs.deleted).toEqual([]);
   });
 
-  it("of two appends racing at one offset, one lands; the other conflicts and leaves no orphan", async () => {
+  it("of two appends racing at one offset, one lands; the other conflicts; nothing is deleted", async () => {
     await append(0, header("s1"));
     const offset = enc(header("s1")).length;
     const outcomes = await Promise.allSettled([append(offset, line(1, null)), append(offset, line(2, null))]);
     expect(outcomes.filter((o) => o.status === "fulfilled")).toHaveLength(1);
     const lost = outcomes.find((o) => o.status === "rejected") as PromiseRejectedResult;
     expect(lost.reason).toBeInstanceOf(OffsetConflict);
-    expect((await stored()).orphans).toEqual([]);
+    // The loser's segment is named by no head: the sweep removes it by age, never the request.
+    expect((await stored()).orphans).toHaveLength(1);
+    expect(stores.blobs.deleted).toEqual([]);
+    expect([header("s1") + line(1, null), header("s1") + line(2, null)]).toContain(await readable());
+  });
+});
+
+describe("ambiguous outcomes: a commit whose answer is lost is resolved by reading the head", () => {
+  const first = () => header("s1");
+  const second = line(1, null);
+  const offset = () => enc(first()).length;
+
+  it("answer lost after the commit applied: success, and the session stays readable", async () => {
+    await append(0, first());
+    faultyCommits(stores.meta, ["lost-after"]);
+    expect(await append(offset(), second)).toMatchObject({ offset: offset() + enc(second).length, retry: false });
+    expect(await readable()).toBe(first() + second);
+    expect(stores.blobs.deleted).toEqual([]);
+    expect(await append(offset() + enc(second).length, line(2, idOf(1)))).toMatchObject({ retry: false });
+  });
+
+  it("answer lost after apply on a session's first append: success", async () => {
+    faultyCommits(stores.meta, ["lost-after"]);
+    expect(await append(0, first())).toMatchObject({ offset: offset(), generation: 1, retry: false });
+    expect(await readable()).toBe(first());
+  });
+
+  it("answer lost after apply and the head unreadable too: 503, nothing deleted; the client's retry is recognised", async () => {
+    await append(0, first());
+    faultyCommits(stores.meta, ["lost-after"]);
+    const getHead = stores.meta.getHead.bind(stores.meta);
+    let reads = 0;
+    stores.meta.getHead = async (userId, sessionId) => {
+      if (++reads === 2) throw Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" });
+      return getHead(userId, sessionId);
+    };
+    await expect(append(offset(), second)).rejects.toBeInstanceOf(StorageUnavailableError);
+    expect(stores.blobs.deleted).toEqual([]);
+    expect(await readable()).toBe(first() + second);
+    expect(await append(offset(), second)).toMatchObject({ retry: true, offset: offset() + enc(second).length });
+  });
+
+  it("request lost before it applied: sent again with the same idempotency token, and it lands", async () => {
+    await append(0, first());
+    const { sent } = faultyCommits(stores.meta, ["lost-before", "lost-before"]);
+    expect(await append(offset(), second)).toMatchObject({ retry: false, offset: offset() + enc(second).length });
+    expect(sent).toHaveLength(3);
+    expect(sent[0]?.token).toMatch(/^[\w-]{1,36}$/);
+    expect(new Set(sent.map((c) => c.token)).size).toBe(1);
+    expect(await readable()).toBe(first() + second);
+  });
+
+  it("a commit lost before applying every time: 503 after a bounded number of sendings, the head unchanged", async () => {
+    await append(0, first());
+    const { sent } = faultyCommits(stores.meta, Array(20).fill("lost-before"));
+    await expect(append(offset(), second)).rejects.toBeInstanceOf(StorageUnavailableError);
+    expect(sent.length).toBeGreaterThan(1);
+    expect(sent.length).toBeLessThanOrEqual(5);
+    expect(await readable()).toBe(first());
+    expect(stores.blobs.deleted).toEqual([]);
+  });
+
+  it("throttled once after the client's retries: sent again, and it lands", async () => {
+    await append(0, first());
+    faultyCommits(stores.meta, ["throttled"]);
+    expect(await append(offset(), second)).toMatchObject({ retry: false });
+    expect(await readable()).toBe(first() + second);
+  });
+
+  it("throttled every time: 503 (storage unavailable), nothing committed, nothing deleted", async () => {
+    await append(0, first());
+    faultyCommits(stores.meta, Array(20).fill("throttled"));
+    await expect(append(offset(), second)).rejects.toBeInstanceOf(StorageUnavailableError);
+    expect(await readable()).toBe(first());
+    expect(stores.blobs.deleted).toEqual([]);
+  });
+
+  it("a retry that met its own applied commit (a failed condition naming our segment) is success", async () => {
+    await append(0, first());
+    faultyCommits(stores.meta, ["retried-after"]);
+    expect(await append(offset(), second)).toMatchObject({ retry: false, offset: offset() + enc(second).length });
+    expect(await readable()).toBe(first() + second);
+    expect(stores.blobs.deleted).toEqual([]);
+  });
+
+  it("a PUT whose answer was lost after apply: success, the new generation readable", async () => {
+    await append(0, first());
+    faultyCommits(stores.meta, ["lost-after"]);
+    const replaced = header("s1") + line(5, null);
+    expect(await append(0, replaced, { replace: true })).toMatchObject({ generation: 2, retry: false });
+    expect(await readable()).toBe(replaced);
+  });
+
+  it("a conflict (another writer committed first): the loser conflicts, the winner's bytes stay whole", async () => {
+    await append(0, first());
+    const getHead = stores.meta.getHead.bind(stores.meta);
+    let raced = false;
+    // The other writer commits between this append's head read and its commit.
+    stores.meta.getHead = async (userId, sessionId) => {
+      const head = await getHead(userId, sessionId);
+      if (!raced) {
+        raced = true;
+        await append(offset(), line(7, null));
+      }
+      return head;
+    };
+    await expect(append(offset(), second)).rejects.toBeInstanceOf(OffsetConflict);
+    expect(await readable()).toBe(first() + line(7, null));
+    expect(stores.blobs.deleted).toEqual([]);
+  });
+
+  it("a merge never deletes what a head named: a retry whose head read came before a merge is still recognised", async () => {
+    let body = header("s1");
+    await append(0, body);
+    for (let i = 1; i < MAX_SEGMENTS; i++) {
+      const next = line(i, i === 1 ? null : idOf(i - 1));
+      await append(enc(body).length, next);
+      body += next;
+    }
+    const retried = line(MAX_SEGMENTS - 1, idOf(MAX_SEGMENTS - 2));
+    const retriedAt = enc(body).length - enc(retried).length;
+    const getHead = stores.meta.getHead.bind(stores.meta);
+    let stalled = false;
+    // The retry's head read, then (while it stalls) more appends and a merge, then its byte check.
+    stores.meta.getHead = async (userId, sessionId) => {
+      const head = await getHead(userId, sessionId);
+      if (!stalled) {
+        stalled = true;
+        for (let i = MAX_SEGMENTS; i < MAX_SEGMENTS + 3; i++) {
+          const next = line(i, idOf(i - 1));
+          await append(enc(body).length, next);
+          body += next;
+        }
+      }
+      return head;
+    };
+    const named = async () => (await getHead("alice", "s1"))?.current.segments.map((s) => s.key) ?? [];
+    const before = await named();
+    expect(await append(retriedAt, retried)).toMatchObject({ retry: true });
+    const after = await named();
+    expect(before.filter((key) => !after.includes(key)).length).toBeGreaterThan(1); // merged meanwhile
+    expect(stores.blobs.deleted).toEqual([]);
+    expect(await readable()).toBe(body);
+  });
+
+  it("a reader holding a head from before a merge reads the exact bytes", async () => {
+    let body = header("s1");
+    await append(0, body);
+    for (let i = 1; i < MAX_SEGMENTS; i++) {
+      const next = line(i, i === 1 ? null : idOf(i - 1));
+      await append(enc(body).length, next);
+      body += next;
+    }
+    const old = (await stores.meta.getHead("alice", "s1")) as SessionHead;
+    await append(enc(body).length, line(MAX_SEGMENTS, idOf(MAX_SEGMENTS - 1)));
+    const merged = (await stores.meta.getHead("alice", "s1")) as SessionHead;
+    expect(merged.current.segments.length).toBeLessThan(MAX_SEGMENTS);
+    const bytes = await readRange(stores.blobs, old.current.segments, 0, old.current.length);
+    expect(new TextDecoder().decode(bytes)).toBe(body);
+  });
+});
+
+describe("reads after the sweep", () => {
+  it("a head read before the sweep removed its merged-away segments is read again: the dictionary is exact", async () => {
+    let body = header("s1");
+    await append(0, body);
+    for (let i = 1; i <= MAX_SEGMENTS; i++) {
+      const next = line(i, i === 1 ? null : idOf(i - 1));
+      await append(enc(body).length, next);
+      body += next;
+    }
+    const getHead = stores.meta.getHead.bind(stores.meta);
+    const current = (await getHead("alice", "s1")) as SessionHead;
+    // An old head naming superseded segments, which the sweep then removes.
+    const superseded = (await stored()).orphans;
+    expect(superseded.length).toBeGreaterThan(0);
+    const old = {
+      ...current,
+      current: {
+        ...current.current,
+        segments: superseded.map((key) => {
+          const range = parseSegmentKey(key);
+          return { key, start: range?.start ?? 0, end: range?.end ?? 0 };
+        }),
+      },
+    };
+    await stores.blobs.delete(superseded);
+    let first = true;
+    stores.meta.getHead = async (userId, sessionId) => {
+      if (!first) return getHead(userId, sessionId);
+      first = false;
+      return structuredClone(old);
+    };
+    const dictionary = await appender.dictionary("alice", "s1", enc(body).length);
+    const all = enc(body);
+    expect(Buffer.from(dictionary).equals(Buffer.from(all.subarray(Math.max(0, all.length - dictionary.length))))).toBe(
+      true,
+    );
   });
 });
 
@@ -142,7 +347,7 @@ describe("merge planning", () => {
   });
 });
 
-it("after 10,000 single-line appends, raw and context cost at most 10 GETs, and no orphan is left", async () => {
+it("after 10,000 single-line appends, raw and context cost at most 10 GETs; only superseded copies are unnamed", async () => {
   const appends = 10_000;
   let offset = 0;
   let expected = "";
@@ -157,7 +362,15 @@ it("after 10,000 single-line appends, raw and context cost at most 10 GETs, and 
   }
   const head = await stores.meta.getHead("alice", "s1");
   expect(head?.current.segments.length).toBeLessThanOrEqual(MAX_SEGMENTS);
-  expect((await stored()).orphans).toEqual([]);
+  // Merged-away segments are left for the sweep: each holds exactly the committed bytes of its range.
+  const all = enc(expected);
+  const superseded = (await stored()).orphans.filter((key) => {
+    const range = parseSegmentKey(key);
+    const object = stores.blobs.objects.get(key);
+    return range && object && Buffer.from(object).equals(all.subarray(range.start, range.end));
+  });
+  expect(superseded).toEqual((await stored()).orphans);
+  expect(stores.blobs.deleted).toEqual([]);
 
   const reader = new Reader(stores);
   stores.blobs.gets = 0;

@@ -18,6 +18,7 @@ import {
   type SessionCard,
   type SessionHead,
   type ShareRecord,
+  StorageUnavailableError,
   type Stores,
   type TokenRecord,
 } from "@pisync/store";
@@ -26,6 +27,8 @@ import {
 export class MemoryBlobStore implements BlobStore {
   readonly objects = new Map<string, Uint8Array>();
   gets = 0;
+  /** Every key ever passed to `delete`. */
+  readonly deleted: string[] = [];
 
   async put(key: string, body: Uint8Array): Promise<void> {
     this.objects.set(key, body.slice());
@@ -40,6 +43,7 @@ export class MemoryBlobStore implements BlobStore {
   }
 
   async delete(keys: readonly string[]): Promise<void> {
+    this.deleted.push(...keys);
     for (const key of keys) {
       this.objects.delete(key);
       this.written.delete(key);
@@ -242,4 +246,35 @@ export class MemoryMetaStore implements MetaStore {
 /** Both ports in memory. */
 export function memoryStores(): Stores & { blobs: MemoryBlobStore; meta: MemoryMetaStore } {
   return { blobs: new MemoryBlobStore(), meta: new MemoryMetaStore() };
+}
+
+/**
+ * What goes wrong with one sending of a commit, as a real store and network do it:
+ * - `lost-after`: applied, then the answer is lost (a socket hang-up after DynamoDB applied it);
+ * - `lost-before`: the request is lost before the store sees it (nothing applied);
+ * - `throttled`: refused for throughput after the client's retries (nothing applied);
+ * - `retried-after`: applied, then the client's own retry of it meets its write and comes back
+ *   as a failed condition carrying the stored head.
+ */
+export type CommitFault = "lost-after" | "lost-before" | "throttled" | "retried-after";
+
+/**
+ * Makes the next sendings of `meta.commit` fail as `faults` says, one fault per sending in
+ * order (`undefined` or the end of the list: the commit goes through). Returns what was sent.
+ */
+export function faultyCommits(meta: MemoryMetaStore, faults: (CommitFault | undefined)[]): { sent: Commit[] } {
+  const commit = meta.commit.bind(meta);
+  const sent: Commit[] = [];
+  meta.commit = async (request: Commit) => {
+    sent.push(request);
+    const fault = faults.shift();
+    if (fault === "lost-before") throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+    if (fault === "throttled") throw new StorageUnavailableError("ThrottlingException: rate exceeded");
+    await commit(request);
+    if (fault === "lost-after") throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+    if (fault === "retried-after") {
+      throw new RevisionConflictError(await meta.getHead(request.head.userId, request.head.sessionId));
+    }
+  };
+  return { sent };
 }

@@ -42,6 +42,9 @@ export const ERROR_CODES = {
   busy: "the session kept changing under this append: try again after Retry-After",
   search_timeout:
     "a search did not finish within its time limit, or too many were waiting: narrow it or try again after Retry-After",
+  storage_unavailable:
+    "the server's storage did not answer in time (unreachable, timing out or throttling): nothing is lost; try again after Retry-After",
+  storage_full: "the server's storage is full: nothing of this request was written; try again after Retry-After",
   internal: "the server failed (logged without the request's secrets)",
 } as const;
 
@@ -63,6 +66,7 @@ export function codeOfStatus(status: number): ErrorCode {
     416: "range_not_satisfiable",
     429: "rate_limited",
     503: "busy",
+    507: "storage_full",
   };
   return codes[status] ?? (status >= 500 ? "internal" : "bad_request");
 }

@@ -113,7 +113,11 @@ const appendErrors = {
   409: error("the offset is not the committed length", "offset_conflict"),
   412: error("If-Match names another generation", "generation_mismatch"),
   413: error("over a limit", "too_large"),
-  503: error("the session kept changing under this append: retry after Retry-After", "busy"),
+  503: error(
+    "the session kept changing under this append, or the storage did not answer: retry after Retry-After",
+    "busy",
+    "storage_unavailable",
+  ),
 };
 const appendHeaders = [
   { name: HEADERS.uploadOffset, required: true, description: "where the body starts: the committed length" },
@@ -336,7 +340,7 @@ export const LIBRARY_ROUTES: readonly RouteSpec[] = [
 ];
 
 /** API v1 and the share pages, route by route. */
-export const ROUTES: readonly RouteSpec[] = [
+const API_ROUTES: readonly RouteSpec[] = [
   { method: "get", path: "/healthz", summary: "Liveness", auth: "none", answers: { 200: { description: "ok" } } },
   {
     method: "get",
@@ -780,3 +784,27 @@ export const ROUTES: readonly RouteSpec[] = [
   },
   ...LIBRARY_ROUTES,
 ];
+
+/** API v1 and the share pages, route by route, with the answers storage failures give. */
+export const ROUTES: readonly RouteSpec[] = API_ROUTES.map(withStorageAnswers);
+
+/**
+ * Every route that reaches the store (all but a few static ones) may answer 503 when the store
+ * does not answer in time; every change may answer 507 when it is full. Both carry Retry-After.
+ */
+function withStorageAnswers(route: RouteSpec): RouteSpec {
+  if (route.auth === "none" && route.method === "get") return route;
+  const answers = { ...route.answers };
+  const busy = answers[503];
+  answers[503] = busy?.codes?.includes("storage_unavailable")
+    ? busy
+    : error(
+        "the storage did not answer in time: retry after Retry-After",
+        ...(busy?.codes ?? []),
+        "storage_unavailable",
+      );
+  if (route.method !== "get" && route.method !== "head") {
+    answers[507] = error("the storage is full: nothing was written; retry after Retry-After", "storage_full");
+  }
+  return { ...route, answers };
+}

@@ -5,6 +5,6 @@
  */
 
 export { cardOf } from "./card.js";
-export { NotFoundError, RevisionConflictError } from "./errors.js";
+export { NotFoundError, RevisionConflictError, StorageFullError, StorageUnavailableError } from "./errors.js";
 export * from "./layout.js";
 export type * from "./ports.js";

@@ -8,7 +8,14 @@
  *   vendor error;
  * - a commit whose expected revision is not the stored one is `RevisionConflictError`,
  *   carrying the stored head so the caller needs no second read;
- * - anything else (network, permissions) propagates as it is: the caller answers 5xx.
+ * - a store that cannot be reached, times out or throttles (after the client's own bounded
+ *   retries) is `StorageUnavailableError`; a full disk or quota is `StorageFullError` (nothing
+ *   of that write was kept);
+ * - anything else (permissions, a bug) propagates as it is: the caller answers 500.
+ * A commit that fails with anything but `RevisionConflictError` may still have been applied
+ * (its answer was lost): the caller reads the head to find out. `RevisionConflictError` too may
+ * follow an applied commit (a retry of it met its own write): its stored head then names what
+ * the commit wrote.
  */
 import type { LineRecord, Problem } from "@pisync/format";
 
@@ -213,6 +220,12 @@ export interface Commit {
   pages?: IndexPage[];
   /** A generation being replaced, kept readable. */
   archive?: GenerationState;
+  /**
+   * An idempotency token (at most 36 characters), the same for every sending of one commit: a
+   * store that takes one (DynamoDB's `ClientRequestToken`) applies the commit once however often
+   * it is sent within its window.
+   */
+  token?: string;
 }
 
 /** One stored object, as a listing gives it (no read of its bytes). */

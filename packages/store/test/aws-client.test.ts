@@ -1,13 +1,22 @@
 /**
  * The AWS clients as the adapters configure them (client.ts), against a server that fails on
  * purpose: throttling, 5xx and dropped connections are retried (3 attempts in all); other errors
- * are not; every attempt is signed.
+ * are not; every attempt is signed; what still fails after the retries because the service was
+ * unreachable, silent or busy is `StorageUnavailableError`, within a bounded time.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, createServer as createTcpServer, type Socket } from "node:net";
 import { GetItemCommand } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { type AwsConnection, awsErrorName, dynamoClient } from "../src/aws/index.js";
+import {
+  type AwsConnection,
+  awsErrorName,
+  DEFAULT_TIMEOUTS,
+  DynamoMetaStore,
+  dynamoClient,
+  s3Client,
+} from "../src/aws/index.js";
+import { StorageUnavailableError } from "../src/index.js";
 
 type Step = (response: ServerResponse, request: IncomingMessage) => void;
 let steps: Step[] = [];
@@ -71,8 +80,10 @@ it("gives up after three attempts, with the last error", async () => {
     ok,
   ]);
   expect(calls).toBe(3);
-  expect(awsErrorName(result)).toBe("ServiceUnavailable");
-  expect((result as { $metadata: { attempts: number } }).$metadata.attempts).toBe(3);
+  expect(result).toBeInstanceOf(StorageUnavailableError);
+  const cause = (result as Error).cause;
+  expect(awsErrorName(cause)).toBe("ServiceUnavailable");
+  expect((cause as { $metadata: { attempts: number } }).$metadata.attempts).toBe(3);
 });
 
 it("takes another number of attempts from the connection", async () => {
@@ -81,7 +92,8 @@ it("takes another number of attempts from the connection", async () => {
   try {
     const { result, calls } = await call([error(500, "InternalServerError"), ok]);
     expect(calls).toBe(1);
-    expect(awsErrorName(result)).toBe("InternalServerError");
+    expect(result).toBeInstanceOf(StorageUnavailableError);
+    expect(awsErrorName((result as Error).cause)).toBe("InternalServerError");
   } finally {
     connection = saved;
   }
@@ -90,6 +102,7 @@ it("takes another number of attempts from the connection", async () => {
 it("does not retry a request the service refused for what it is", async () => {
   const { result, calls } = await call([error(400, "ValidationException"), ok]);
   expect(calls).toBe(1);
+  expect(result).not.toBeInstanceOf(StorageUnavailableError);
   expect(awsErrorName(result)).toBe("ValidationException");
   expect((result as { $metadata: { httpStatusCode: number } }).$metadata.httpStatusCode).toBe(400);
 });
@@ -107,5 +120,135 @@ it("signs every attempt with SigV4 for the service and region", async () => {
     expect(authorization).toMatch(
       /^AWS4-HMAC-SHA256 Credential=a\/\d{8}\/us-east-1\/dynamodb\/aws4_request, SignedHeaders=[a-z0-9;-]*\bx-amz-target\b[a-z0-9;-]*, Signature=[0-9a-f]{64}$/,
     );
+  }
+});
+
+it("throttling that outlasts the retries is StorageUnavailableError, carrying the SDK's error", async () => {
+  const { result, calls } = await call(Array(3).fill(error(400, "ThrottlingException")));
+  expect(calls).toBe(3);
+  expect(result).toBeInstanceOf(StorageUnavailableError);
+  expect(awsErrorName((result as Error).cause)).toBe("ThrottlingException");
+});
+
+/** A TCP server that takes connections and never answers: a stopped (SIGSTOPped) server, as a client sees it. */
+async function silentServer() {
+  const sockets: Socket[] = [];
+  const server = createTcpServer((socket) => {
+    sockets.push(socket);
+    socket.resume();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => {
+      for (const socket of sockets) socket.destroy();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** A port nothing listens on (one just released). */
+async function deadEndpoint() {
+  const server = createTcpServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `http://127.0.0.1:${port}`;
+}
+
+async function timed<T>(run: () => Promise<T>): Promise<{ result: T | unknown; seconds: number }> {
+  const started = performance.now();
+  const result = await run().catch((e: unknown) => e);
+  return { result, seconds: (performance.now() - started) / 1000 };
+}
+
+it("a DynamoDB that accepts and never answers is StorageUnavailableError within the default bounds", async () => {
+  const silent = await silentServer();
+  const client = dynamoClient({ ...connection, endpoints: { dynamodb: silent.endpoint } });
+  try {
+    const { result, seconds } = await timed(() =>
+      client.send(new GetItemCommand({ TableName: "t", Key: { pk: { S: "x" } } })),
+    );
+    expect(result).toBeInstanceOf(StorageUnavailableError);
+    expect((result as Error).cause).toMatchObject({ name: "TimeoutError" });
+    // Three attempts of `requestMs` each and the backoff between them; never the 15 s of a Lambda.
+    const { idleMs } = DEFAULT_TIMEOUTS.dynamodb;
+    expect(seconds).toBeGreaterThanOrEqual((3 * idleMs) / 1000 - 0.2);
+    expect(seconds).toBeLessThan((3 * idleMs) / 1000 + 3);
+  } finally {
+    client.destroy();
+    await silent.close();
+  }
+}, 30_000);
+
+it("an S3 whose port nothing listens on is StorageUnavailableError (connection refused), at once", async () => {
+  const client = s3Client({ ...connection, endpoints: { s3: await deadEndpoint() }, s3PathStyle: true });
+  try {
+    const { GetObjectCommand } = await import("@aws-sdk/client-s3");
+    const { result, seconds } = await timed(() => client.send(new GetObjectCommand({ Bucket: "b", Key: "k" })));
+    expect(result).toBeInstanceOf(StorageUnavailableError);
+    expect(JSON.stringify((result as Error).cause)).toContain("ECONNREFUSED");
+    expect(seconds).toBeLessThan(5);
+  } finally {
+    client.destroy();
+  }
+}, 30_000);
+
+it("attempt bounds come from the connection when given", async () => {
+  const silent = await silentServer();
+  const client = dynamoClient({
+    ...connection,
+    maxAttempts: 1,
+    endpoints: { dynamodb: silent.endpoint },
+    timeouts: { dynamodb: { connectMs: 200, idleMs: 300, requestMs: 300 } },
+  });
+  try {
+    const { result, seconds } = await timed(() =>
+      client.send(new GetItemCommand({ TableName: "t", Key: { pk: { S: "x" } } })),
+    );
+    expect(result).toBeInstanceOf(StorageUnavailableError);
+    expect(seconds).toBeLessThan(2);
+  } finally {
+    client.destroy();
+    await silent.close();
+  }
+});
+
+it("a conditional create whose answer was lost is recognised when the SDK's retry meets its own item", async () => {
+  let written: unknown;
+  const bodies: string[] = [];
+  const server = createServer((request, response) => {
+    let body = "";
+    request.on("data", (chunk) => {
+      body += chunk;
+    });
+    request.on("end", () => {
+      bodies.push(body);
+      const n = bodies.length;
+      if (n === 1) {
+        written = JSON.parse(body).Item; // applied; then the answer is lost
+        response.socket?.destroy();
+      } else if (n === 2) error(400, "ConditionalCheckFailedException")(response, request);
+      else {
+        response.writeHead(200, { "content-type": "application/x-amz-json-1.0" });
+        response.end(JSON.stringify({ Item: written }));
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  try {
+    const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const meta = new DynamoMetaStore({ ...connection, endpoints: { dynamodb: endpoint } }, "t");
+    const token = {
+      hash: "a".repeat(64),
+      userId: "u",
+      id: "t1",
+      name: "laptop",
+      createdAt: "2026-01-01T00:00:00.000Z",
+    };
+    await expect(meta.putToken(token)).resolves.toBeUndefined();
+    expect(bodies).toHaveLength(3);
+  } finally {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 });

@@ -1,11 +1,22 @@
 import { randomUUID } from "node:crypto";
+import { type AddressInfo, createServer } from "node:net";
 import { testAwsConfig, testAwsStores } from "@pisync/testing";
 import { beforeAll, describe, expect, it } from "vitest";
 import { awsErrorName, awsStores } from "../src/aws/index.js";
 import { NotFoundError, type Stores } from "../src/index.js";
 import { describeStoreContract } from "./contract.js";
 
-describeStoreContract("AWS (S3 on s3rver + DynamoDB Local)", testAwsStores);
+/** The test servers' pair, both moved to a port nothing listens on (connection refused). */
+async function unreachableAwsStores() {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  const dead = `http://127.0.0.1:${(probe.address() as AddressInfo).port}`;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  const config = await testAwsConfig();
+  return awsStores({ ...config, endpoints: { s3: dead, dynamodb: dead } });
+}
+
+describeStoreContract("AWS (S3 on s3rver + DynamoDB Local)", testAwsStores, unreachableAwsStores);
 
 describe("S3 signatures (checked in front of s3rver by the AWS SDK's own signer)", () => {
   let stores: Stores;

@@ -11,6 +11,7 @@ import {
   NotFoundError,
   RevisionConflictError,
   type SessionHead,
+  StorageUnavailableError,
   type Stores,
 } from "../src/index.js";
 
@@ -46,8 +47,42 @@ function page(generationNumber: number, start: number, end: number): IndexPage {
   };
 }
 
-export function describeStoreContract(name: string, makeStores: () => Promise<Stores>) {
+/**
+ * @param unreachable stores of the same adapter whose servers cannot be reached (when the
+ *   adapter has servers): every call is `StorageUnavailableError`, never a vendor error
+ */
+export function describeStoreContract(
+  name: string,
+  makeStores: () => Promise<Stores>,
+  unreachable?: () => Promise<Stores>,
+) {
   describe(`storage contract: ${name}`, () => {
+    if (unreachable) {
+      it("a store that cannot be reached is StorageUnavailableError on every port, reads and writes", async () => {
+        const down = await unreachable();
+        const u = user();
+        const calls: [string, () => Promise<unknown>][] = [
+          ["blobs.put", () => down.blobs.put(`t/${u}/a`, bytes("x\n"))],
+          ["blobs.get", () => down.blobs.get(`t/${u}/a`)],
+          ["blobs.list", () => down.blobs.list(`t/${u}/`)],
+          ["blobs.delete", () => down.blobs.delete([`t/${u}/a`])],
+          ["meta.getHead", () => down.meta.getHead(u, "s")],
+          [
+            "meta.commit",
+            () => down.meta.commit({ head: head(u, "s", 1, "2026-01-01T00:00:00.000Z"), expectedRevision: null }),
+          ],
+          ["meta.findToken", () => down.meta.findToken("0".repeat(64))],
+        ];
+        for (const [what, call] of calls) {
+          const error = await call().then(
+            () => undefined,
+            (e: unknown) => e,
+          );
+          expect(error, what).toBeInstanceOf(StorageUnavailableError);
+        }
+      }, 60_000);
+    }
+
     let stores: Stores;
     // Every test uses fresh ids, so the suite needs no cleanup between tests.
     const user = () => `u-${randomUUID()}`;

@@ -1,8 +1,10 @@
-import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fullDisk } from "@pisync/testing";
 import { afterAll, describe, expect, it } from "vitest";
-import { embeddedStores } from "../src/embedded/index.js";
+import { embeddedStores, STALE_TEMP_MS } from "../src/embedded/index.js";
+import { NotFoundError, StorageFullError } from "../src/index.js";
 import { describeStoreContract, head } from "./contract.js";
 
 const dir = mkdtempSync(join(tmpdir(), "pisync-embedded-"));
@@ -73,6 +75,72 @@ describe("embedded store files", () => {
     } finally {
       process.umask(previous);
       rmSync(join(data, ".."), { recursive: true, force: true });
+    }
+  });
+});
+
+describe("embedded store on a full disk, and the temp files a crash leaves", () => {
+  it("a blob write with no room is StorageFullError; its temp file is gone and no object is left", async () => {
+    const disk = await fullDisk(mkdtempSync(join(tmpdir(), "pisync-disk-")));
+    const own = embeddedStores(disk.dir);
+    try {
+      await own.blobs.put("u/s/small", new TextEncoder().encode("fits\n"));
+      await disk.fill();
+      const error = await own.blobs.put("u/s/big", new Uint8Array(256 * 1024).fill(0x62)).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StorageFullError);
+      expect((error as Error).message).toMatch(/full/);
+      const files = readdirSync(join(disk.dir, "blobs"), { recursive: true, encoding: "utf8" });
+      expect(files.filter((name) => name.endsWith(".tmp"))).toEqual([]);
+      await expect(own.blobs.get("u/s/big")).rejects.toBeInstanceOf(NotFoundError);
+      expect(new TextDecoder().decode(await own.blobs.get("u/s/small"))).toBe("fits\n");
+      await disk.free();
+      await own.blobs.put("u/s/big", new Uint8Array(256 * 1024).fill(0x62));
+      expect((await own.blobs.get("u/s/big")).length).toBe(256 * 1024);
+    } finally {
+      own.close();
+      await disk.close();
+    }
+  }, 60_000);
+
+  it("a commit with no room in the database is StorageFullError and changes nothing (a real disk only)", async (context) => {
+    const disk = await fullDisk(mkdtempSync(join(tmpdir(), "pisync-disk-")));
+    const own = embeddedStores(disk.dir);
+    try {
+      if (!disk.real) context.skip(); // SQLite writes natively: only a real full disk can refuse it
+      await own.meta.commit({ head: head("u", "a", 1, "2026-01-01T00:00:00.000Z"), expectedRevision: null });
+      await disk.fill();
+      const big = {
+        ...head("u", "a", 2, "2026-01-02T00:00:00.000Z"),
+        summary: { ...head("u", "a", 2, "x").summary, name: "n".repeat(2_000_000) },
+      };
+      const error = await own.meta.commit({ head: big, expectedRevision: 1 }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StorageFullError);
+      expect((await own.meta.getHead("u", "a"))?.revision).toBe(1);
+    } finally {
+      own.close();
+      await disk.close();
+    }
+  }, 60_000);
+
+  it("opening the store removes temp files older than a few minutes, and leaves younger ones (a write in progress)", () => {
+    const data = mkdtempSync(join(tmpdir(), "pisync-temps-"));
+    try {
+      embeddedStores(data).close();
+      const folder = join(data, "blobs", "u", "s");
+      mkdirSync(folder, { recursive: true });
+      const old = join(folder, "seg.0123456789ab.tmp");
+      const young = join(folder, "seg.ba9876543210.tmp");
+      const kept = join(folder, "seg");
+      for (const path of [old, young, kept]) writeFileSync(path, "partial");
+      const then = new Date(Date.now() - STALE_TEMP_MS - 60_000);
+      utimesSync(old, then, then);
+      utimesSync(kept, then, then);
+      embeddedStores(data).close();
+      expect(existsSync(old)).toBe(false);
+      expect(existsSync(young)).toBe(true);
+      expect(existsSync(kept)).toBe(true);
+    } finally {
+      rmSync(data, { recursive: true, force: true });
     }
   });
 });

@@ -5,5 +5,6 @@
  * `/fixtures`, `/pi1`, `/hostile`, `/lambda-events`), so scripts can load them without vitest.
  */
 export { testAwsConfig, testAwsStores } from "./aws.js";
+export { type FullDisk, fullDisk } from "./full-disk.js";
 export * from "./sessions.js";
 export { describeOnEveryStore, openPair, type Pair, type PairName, STORE_NAMES } from "./stores.js";

@@ -4,11 +4,21 @@
  * backoff with jitter on network errors, 5xx and throttling). Every setting the SDK would
  * otherwise look up in the environment and in `~/.aws/config` (file reads on a Lambda's first
  * request) is given here, and connections are kept open between requests.
+ *
+ * Every attempt is bounded: a connection must open within `connectMs`, never stay silent longer
+ * than `idleMs`, and (DynamoDB) answer within `requestMs` (see {@link DEFAULT_TIMEOUTS}), so a
+ * stopped server costs at most `maxAttempts` times that plus the backoff, not the function's
+ * whole 15 s. What is still failing after the retries (unreachable, timed out, throttled, 5xx)
+ * comes out of `send` as `StorageUnavailableError` (cause: the SDK's error); every other error
+ * as the SDK made it.
  */
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { S3Client } from "@aws-sdk/client-s3";
 import type { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { isThrottlingError, isTransientError } from "@smithy/core/retry";
+import type { InitializeMiddleware, MetadataBearer, MiddlewareStack } from "@smithy/types";
+import { StorageUnavailableError } from "../errors.js";
 
 export interface AwsCredentials {
   accessKeyId: string;
@@ -27,12 +37,69 @@ export interface AwsConnection {
   s3PathStyle?: boolean;
   /** Attempts per request, the first included (default 3, the SDK's). */
   maxAttempts?: number;
+  /** Bounds of each attempt, by service (defaults: {@link DEFAULT_TIMEOUTS}). */
+  timeouts?: Partial<Record<Service, AttemptTimeouts>>;
 }
 
-type Service = keyof NonNullable<AwsConnection["endpoints"]>;
+type Service = "s3" | "dynamodb" | "secretsmanager";
+
+/** How long one attempt of a request may take. */
+export interface AttemptTimeouts {
+  /** To open a connection. */
+  connectMs: number;
+  /** The longest silence of the connection, sending or receiving: a stopped server ends here. */
+  idleMs: number;
+  /** To the answer's first byte, the request's body sent (none: a long upload may take its time). */
+  requestMs?: number;
+}
+
+/**
+ * Per attempt, chosen so that three attempts and their backoff fit well inside the Lambda's
+ * 15 s (DynamoDB about 6.5 s, S3 about 9.5 s), including the head read that resolves a commit
+ * whose answer was lost. DynamoDB answers in milliseconds. S3 is bounded by silence only: a
+ * 16 MB body over a slow uplink takes long but never stalls, and a stopped server (SIGSTOP,
+ * which accepts connections and never answers) stalls at once.
+ */
+export const DEFAULT_TIMEOUTS: Record<Service, AttemptTimeouts> = {
+  dynamodb: { connectMs: 1000, idleMs: 2000, requestMs: 2000 },
+  s3: { connectMs: 1000, idleMs: 3000 },
+  secretsmanager: { connectMs: 1000, idleMs: 3000, requestMs: 3000 },
+};
+
+/** Whether an SDK error (after its retries) means the service was unreachable, slow, busy or failing. */
+export function isUnavailable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const sdkError = error as Parameters<typeof isTransientError>[0];
+  const status = sdkError.$metadata?.httpStatusCode ?? 0;
+  return isThrottlingError(sdkError) || isTransientError(sdkError) || status >= 500;
+}
+
+/** Turns what is still failing after the SDK's retries into `StorageUnavailableError`. */
+const classifyErrors: InitializeMiddleware<object, MetadataBearer> = (next) => async (args) => {
+  try {
+    return await next(args);
+  } catch (error) {
+    if (!isUnavailable(error)) throw error;
+    throw new StorageUnavailableError(`the storage service is unavailable: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+};
+
+/** Adds {@link classifyErrors} around everything else a client does (its retries included). */
+function classifying<C extends { middlewareStack: MiddlewareStack<object, MetadataBearer> }>(client: C): C {
+  client.middlewareStack.add(classifyErrors, { step: "initialize", priority: "high", name: "pisyncClassifyErrors" });
+  return client;
+}
 
 /** The settings every client shares. */
 function common(connection: AwsConnection, service: Service) {
+  const { connectMs, idleMs, requestMs } = { ...DEFAULT_TIMEOUTS[service], ...connection.timeouts?.[service] };
+  const bounds = {
+    connectionTimeout: connectMs,
+    socketTimeout: idleMs,
+    ...(requestMs ? { requestTimeout: requestMs, throwOnRequestTimeout: true } : {}),
+  };
   return {
     region: connection.region,
     credentials: connection.credentials,
@@ -48,7 +115,7 @@ function common(connection: AwsConnection, service: Service) {
     // Correct for clock skew, as the SDK does by default.
     disableClockSkewCorrection: false,
     // One client per store and container: its sockets stay open for the next request.
-    requestHandler: { httpAgent: { keepAlive: true }, httpsAgent: { keepAlive: true } },
+    requestHandler: { httpAgent: { keepAlive: true }, httpsAgent: { keepAlive: true }, ...bounds },
   };
 }
 
@@ -57,7 +124,7 @@ function common(connection: AwsConnection, service: Service) {
  * default CRC32 would be signed into presigned upload URLs (the upload's body has another).
  */
 export function s3Client(connection: AwsConnection): S3Client {
-  return new S3Client({
+  const client = new S3Client({
     ...common(connection, "s3"),
     forcePathStyle: connection.s3PathStyle ?? false,
     useArnRegion: false,
@@ -66,15 +133,17 @@ export function s3Client(connection: AwsConnection): S3Client {
     requestChecksumCalculation: "WHEN_REQUIRED",
     responseChecksumValidation: "WHEN_REQUIRED",
   });
+  return classifying(client);
 }
 
 /** A DynamoDB client (plain AttributeValues: for the table's own administration). */
 export function dynamoClient(connection: AwsConnection): DynamoDBClient {
-  return new DynamoDBClient({
+  const client = new DynamoDBClient({
     ...common(connection, "dynamodb"),
     accountIdEndpointMode: "disabled",
     endpointDiscoveryEnabled: false,
   });
+  return classifying(client);
 }
 
 /** A DynamoDB client taking and giving plain JavaScript values (strings, numbers, bytes). */
@@ -88,7 +157,7 @@ export function documentClient(connection: AwsConnection): DynamoDBDocumentClien
  */
 export async function secretsClient(connection: AwsConnection): Promise<SecretsManagerClient> {
   const { SecretsManagerClient } = await import("@aws-sdk/client-secrets-manager");
-  return new SecretsManagerClient(common(connection, "secretsmanager"));
+  return classifying(new SecretsManagerClient(common(connection, "secretsmanager")));
 }
 
 /** The error name of an AWS service's answer (`NoSuchKey`, `ConditionalCheckFailedException`...), if it is one. */

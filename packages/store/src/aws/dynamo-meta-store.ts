@@ -40,7 +40,7 @@ import {
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
 import { cardOf } from "../card.js";
-import { RevisionConflictError } from "../errors.js";
+import { RevisionConflictError, StorageUnavailableError } from "../errors.js";
 import { TABLE_SCHEMA } from "../layout.js";
 import type {
   BrowserSessionRecord,
@@ -200,11 +200,15 @@ export class DynamoMetaStore implements MetaStore {
       });
     }
     try {
-      await this.client.send(new TransactWriteCommand({ TransactItems: items }));
+      // The same token on every sending of this commit: DynamoDB applies it once (for 10 minutes).
+      await this.client.send(new TransactWriteCommand({ TransactItems: items, ClientRequestToken: commit.token }));
     } catch (error) {
       if (error instanceof TransactionCanceledException) {
         const reasons = error.CancellationReasons;
         const reason = reasons?.[0];
+        if (reasons?.some((r) => r.Code === "ThrottlingError" || r.Code === "ProvisionedThroughputExceeded")) {
+          throw new StorageUnavailableError("DynamoDB throttled the commit", { cause: error });
+        }
         // Another transaction on the head at the same moment lost us the race just the same.
         if (reasons?.some((r) => r.Code === "TransactionConflict")) {
           throw new RevisionConflictError(await this.getHead(head.userId, head.sessionId));
@@ -315,20 +319,31 @@ export class DynamoMetaStore implements MetaStore {
     }
   }
 
+  /**
+   * Creates an item that must not exist yet (its key holds a fresh secret's hash). A retry of a
+   * put that was applied but whose answer was lost fails the condition: the item then holds
+   * exactly what we wrote, and the put succeeded.
+   */
+  private async putNew(Item: Item): Promise<void> {
+    try {
+      await this.client.send(
+        new PutCommand({ TableName: this.table, Item, ConditionExpression: "attribute_not_exists(pk)" }),
+      );
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      const stored = await this.getItem(key(Item.pk as string, Item.sk as string), true);
+      if (stored?.data !== Item.data) throw error;
+    }
+  }
+
   async putToken(token: TokenRecord): Promise<void> {
-    await this.client.send(
-      new PutCommand({
-        TableName: this.table,
-        Item: {
-          pk: `T#${token.hash}`,
-          sk: "T",
-          gsi1pk: `UT#${token.userId}`,
-          gsi1sk: token.id,
-          data: JSON.stringify(token),
-        },
-        ConditionExpression: "attribute_not_exists(pk)",
-      }),
-    );
+    await this.putNew({
+      pk: `T#${token.hash}`,
+      sk: "T",
+      gsi1pk: `UT#${token.userId}`,
+      gsi1sk: token.id,
+      data: JSON.stringify(token),
+    });
   }
 
   async findToken(hash: string): Promise<TokenRecord | undefined> {
@@ -456,17 +471,11 @@ export class DynamoMetaStore implements MetaStore {
   }
 
   async putLoginLink(link: LoginLinkRecord): Promise<void> {
-    await this.client.send(
-      new PutCommand({
-        TableName: this.table,
-        Item: {
-          ...key(`L#${link.hash}`, "L"),
-          [TABLE_SCHEMA.ttlAttribute]: epochSeconds(link.expiresAt) + DAY_SECONDS,
-          data: JSON.stringify(link),
-        },
-        ConditionExpression: "attribute_not_exists(pk)",
-      }),
-    );
+    await this.putNew({
+      ...key(`L#${link.hash}`, "L"),
+      [TABLE_SCHEMA.ttlAttribute]: epochSeconds(link.expiresAt) + DAY_SECONDS,
+      data: JSON.stringify(link),
+    });
   }
 
   async consumeLoginLink(hash: string): Promise<LoginLinkRecord | undefined> {
@@ -489,19 +498,13 @@ export class DynamoMetaStore implements MetaStore {
   }
 
   async putBrowserSession(session: BrowserSessionRecord): Promise<void> {
-    await this.client.send(
-      new PutCommand({
-        TableName: this.table,
-        Item: {
-          ...key(`B#${session.hash}`, "B"),
-          gsi1pk: `UB#${session.userId}`,
-          gsi1sk: `${session.createdAt}#${session.id}`,
-          [TABLE_SCHEMA.ttlAttribute]: epochSeconds(session.lastUsedAt) + BROWSER_SESSION_TTL_SECONDS,
-          data: JSON.stringify(session),
-        },
-        ConditionExpression: "attribute_not_exists(pk)",
-      }),
-    );
+    await this.putNew({
+      ...key(`B#${session.hash}`, "B"),
+      gsi1pk: `UB#${session.userId}`,
+      gsi1sk: `${session.createdAt}#${session.id}`,
+      [TABLE_SCHEMA.ttlAttribute]: epochSeconds(session.lastUsedAt) + BROWSER_SESSION_TTL_SECONDS,
+      data: JSON.stringify(session),
+    });
   }
 
   async findBrowserSession(hash: string): Promise<BrowserSessionRecord | undefined> {

@@ -6,11 +6,14 @@ import { S3BlobStore } from "./s3-blob-store.js";
 
 export { ensureBucket } from "./bucket.js";
 export {
+  type AttemptTimeouts,
   type AwsConnection,
   type AwsCredentials,
   awsErrorName,
+  DEFAULT_TIMEOUTS,
   documentClient,
   dynamoClient,
+  isUnavailable,
   s3Client,
   secretsClient,
 } from "./client.js";

@@ -1,16 +1,43 @@
 /**
  * Blobs as files under one folder. Writes are atomic (temp file, fsync, rename), so a crash
- * leaves the old object or the new one, never a half-written one.
+ * leaves the old object or the new one, never a half-written one; a failed write removes its
+ * temp file, and those a crash left are removed when the store opens ({@link removeStaleTemps}).
  */
 import { randomBytes } from "node:crypto";
 import type { Dirent } from "node:fs";
+import { readdirSync, statSync, unlinkSync } from "node:fs";
 import { mkdir, open, readdir, readFile, rename, rm, stat } from "node:fs/promises";
 import { dirname, join, relative, sep } from "node:path";
 import { NotFoundError } from "../errors.js";
 import type { BlobStore, ObjectInfo } from "../ports.js";
+import { classifyLocalError } from "./classify.js";
 
 /** What a write's temporary file ends with (`<key>.<random>.tmp`); no key does. */
 const TEMP_SUFFIX = ".tmp";
+
+/** Temp files older than this are a crash's leftovers (a write takes far less). */
+export const STALE_TEMP_MS = 5 * 60_000;
+
+/**
+ * Removes the `*.tmp` files under `root` older than `olderThanMs`: writes a crash cut short
+ * (another process's write in progress is younger). @returns how many were removed
+ */
+export function removeStaleTemps(root: string, olderThanMs = STALE_TEMP_MS, now = Date.now()): number {
+  let removed = 0;
+  for (const name of readdirSync(root, { recursive: true, encoding: "utf8" })) {
+    if (!name.endsWith(TEMP_SUFFIX)) continue;
+    const path = join(root, name);
+    try {
+      if (now - statSync(path).mtimeMs < olderThanMs) continue;
+      unlinkSync(path);
+      removed++;
+    } catch (error) {
+      // Renamed or removed meanwhile by the write that made it: nothing left to do.
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    }
+  }
+  return removed;
+}
 
 const SAFE_KEY = /^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)*$/;
 
@@ -30,19 +57,25 @@ export class FileBlobStore implements BlobStore {
     return join(this.root, ...key.split("/"));
   }
 
+  /** @throws StorageFullError when the disk has no room (no temp file is left behind) */
   async put(key: string, body: Uint8Array): Promise<void> {
     const path = this.path(key);
-    // Readable by the owner only (0700 folders, 0600 files), whatever the umask.
-    await mkdir(dirname(path), { recursive: true, mode: 0o700 });
     const temp = `${path}.${randomBytes(6).toString("hex")}${TEMP_SUFFIX}`;
-    const file = await open(temp, "w", 0o600);
     try {
-      await file.writeFile(body);
-      await file.sync();
-    } finally {
-      await file.close();
+      // Readable by the owner only (0700 folders, 0600 files), whatever the umask.
+      await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+      const file = await open(temp, "w", 0o600);
+      try {
+        await file.writeFile(body);
+        await file.sync();
+      } finally {
+        await file.close();
+      }
+      await rename(temp, path);
+    } catch (error) {
+      await rm(temp, { force: true }).catch(() => {});
+      throw classifyLocalError(error);
     }
-    await rename(temp, path);
   }
 
   async get(key: string, range?: { start: number; end: number }): Promise<Uint8Array> {

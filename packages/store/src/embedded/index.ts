@@ -2,10 +2,11 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { join } from "node:path";
 import type { Stores } from "../ports.js";
-import { FileBlobStore } from "./file-blob-store.js";
+import { classifyingErrors } from "./classify.js";
+import { FileBlobStore, removeStaleTemps, STALE_TEMP_MS } from "./file-blob-store.js";
 import { SqliteMetaStore } from "./sqlite-meta-store.js";
 
-export { FileBlobStore, SqliteMetaStore };
+export { FileBlobStore, removeStaleTemps, SqliteMetaStore, STALE_TEMP_MS };
 
 /** Folders the embedded store makes: readable by their owner only, like the token. */
 export const PRIVATE_DIR_MODE = 0o700;
@@ -15,7 +16,9 @@ export const PRIVATE_FILE_MODE = 0o600;
 /**
  * Both ports on one data folder: `blobs/` for bytes, `meta.sqlite` for the rest. Everything
  * in it is readable by its owner only (0700 folders, 0600 files); a folder made by an older
- * version is tightened on open.
+ * version is tightened on open, and temp files a crash left (older than {@link STALE_TEMP_MS})
+ * are removed. A full disk is `StorageFullError`, a database locked too long
+ * `StorageUnavailableError` (see classify.ts).
  */
 export function embeddedStores(dataDir: string): Stores & { meta: SqliteMetaStore; close(): void } {
   for (const dir of [dataDir, join(dataDir, "blobs")]) {
@@ -28,6 +31,7 @@ export function embeddedStores(dataDir: string): Stores & { meta: SqliteMetaStor
   for (const file of [database, `${database}-wal`, `${database}-shm`]) {
     if (existsSync(file)) chmodSync(file, PRIVATE_FILE_MODE);
   }
-  const meta = new SqliteMetaStore(database);
+  removeStaleTemps(join(dataDir, "blobs"));
+  const meta = classifyingErrors(new SqliteMetaStore(database));
   return { blobs: new FileBlobStore(join(dataDir, "blobs")), meta, close: () => meta.close() };
 }
