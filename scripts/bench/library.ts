@@ -2,7 +2,9 @@
  * Library benchmark: the first sessions page (`GET /`, 50 sessions, every filter's choices) of
  * a user with 10,000 sessions on the embedded store; server time, p95 of 20 warm requests,
  * target ≤ 150 ms. Baselines in the same run: `/healthz` and the API's own first page of the
- * same list (`GET /v1/sessions?limit=50`). Also a filtered page (a model and a folder).
+ * same list (`GET /v1/sessions?limit=50`). Also a filtered page (a model and a folder), and the
+ * insights page (`/insights`, a year of usage by day, model, project, machine and tool; same
+ * target) with its API (`/v1/insights`).
  *
  * The library is generated cheaply: 10,000 small sessions (a header, a user message, an
  * assistant reply; 20 folders, 6 models, a year of dates), appended through core's `Appender`
@@ -16,7 +18,8 @@ import { Appender, Tokens } from "@pisync/core";
 import { embeddedStores } from "@pisync/store/embedded";
 
 const SESSIONS = Number(process.env.LIBRARY_SESSIONS ?? 10_000);
-const dataDir = join(process.cwd(), ".bench", `library-${SESSIONS}`);
+// v2: sessions appended since cards carry usage rollups (insights read them).
+const dataDir = join(process.cwd(), ".bench", `library-v2-${SESSIONS}`);
 const fresh = !existsSync(dataDir);
 mkdirSync(dataDir, { recursive: true });
 const stores = embeddedStores(dataDir);
@@ -121,6 +124,14 @@ const results: Array<[string, { p95: number; median: number }]> = [
     await time("/?model=gpt-5&cwd=%2Fhome%2Fdev%2Fproject-2", (t) => rows(t) > 0),
   ],
   ["GET / after another process wrote (nothing cached)", await time("/", (t) => rows(t) === 50, true)],
+  [
+    "GET /insights (all of 2025)",
+    await time("/insights?from=2025-01-01&to=2025-12-31", (t) => t.includes("svg class")),
+  ],
+  [
+    "GET /v1/insights (all of 2025)",
+    await time("/v1/insights?from=2025-01-01&to=2025-12-31", (t) => JSON.parse(t).totals.sessions === SESSIONS),
+  ],
 ];
 const base = results[1][1].p95;
 console.log(`\nlibrary of ${SESSIONS} sessions (embedded store), server time of 20 warm requests:`);
@@ -129,7 +140,7 @@ console.log("|---|---|---|---|");
 for (const [name, r] of results) {
   console.log(`| ${name} | ${r.median.toFixed(1)} | ${r.p95.toFixed(1)} | ${(r.p95 / base).toFixed(2)} |`);
 }
-for (const [name, r] of [results[2], results[4]]) {
+for (const [name, r] of [results[2], results[4], results[5]]) {
   console.log(`target: ${name} p95 ≤ 150 ms: ${r.p95.toFixed(1)} ms — ${r.p95 <= 150 ? "met" : "NOT met"}`);
 }
 stores.close();
