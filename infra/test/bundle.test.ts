@@ -9,6 +9,7 @@
  * asserted here.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -152,7 +153,7 @@ describe("the shipped Lambda bundle", () => {
       "POST",
       "/v1/sessions/bundled/uploads",
       { "content-type": "application/json" },
-      '{"length":5}',
+      JSON.stringify({ length: 5, sha256: createHash("sha256").update("12345").digest("hex") }),
     );
     expect(upload.statusCode, upload.body).toBe(201);
     const { url, authorization } = JSON.parse(upload.body) as { url: string; authorization: boolean };

@@ -236,7 +236,7 @@ describe("the library's whole flow in a browser, signed in by cookie", () => {
     await page.goto(`${server.url}/shares`);
     const row = page.locator("table.shares tbody tr", { hasText: "S3 retry with jitter" });
     await expect(row.locator("td.views").textContent()).resolves.toBe("2 views");
-    await expect(row.locator("td").nth(4).locator("time").count()).resolves.toBe(1); // last viewed: a time
+    await expect(row.locator("td").nth(5).locator("time").count()).resolves.toBe(1); // last viewed: a time
     await expect(row.locator(".status").textContent()).resolves.toBe("active");
 
     // Revoke it: the reader's link is dead.
