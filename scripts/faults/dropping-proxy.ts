@@ -3,8 +3,12 @@
  * `TransactWriteItems` (the `X-Amz-Target` header), loses the answer: after DynamoDB applied
  * the transaction (the client's socket is destroyed once the answer is in), or, optionally,
  * before (the socket is destroyed and nothing is forwarded). A lost answer is what a client sees
- * when a network or a load balancer fails between a service and its caller.
+ * when a network or a load balancer fails between a service and its caller. A transaction picked
+ * stays picked for `stickyMs`: the SDK's retries of it (the same body, the same idempotency
+ * token) lose their answers too, as in a partition of a few seconds, so that every attempt of a
+ * commit can fail after it was applied.
  */
+import { createHash } from "node:crypto";
 import { Agent, createServer, type IncomingMessage, request, type ServerResponse } from "node:http";
 import { freePort } from "@pisync/testing/servers";
 
@@ -13,6 +17,8 @@ export interface DroppingProxyOptions {
   afterApply: number;
   /** Share of transactions lost before they reach DynamoDB (0..1). */
   beforeApply?: number;
+  /** How long a picked transaction's retries are dropped too (default 2 s; 0: each attempt rolls anew). */
+  stickyMs?: number;
   random?: () => number;
 }
 
@@ -20,6 +26,9 @@ export interface DroppingProxyOptions {
 export interface ProxyCounts {
   requests: number;
   transactions: number;
+  /** Distinct transactions (by body) picked to lose their answers after apply. */
+  pickedAfterApply: number;
+  /** Attempts whose answer was lost after apply (a picked transaction's retries included). */
   droppedAfterApply: number;
   droppedBeforeApply: number;
   /** Requests DynamoDB did not answer (stopped or killed): the client's socket was cut. */
@@ -39,11 +48,15 @@ export async function droppingProxy(target: string, options: DroppingProxyOption
   const upstream = new URL(target);
   const agent = new Agent({ keepAlive: true });
   const random = options.random ?? Math.random;
+  const stickyMs = options.stickyMs ?? 2000;
+  /** Picked transactions' body hashes, until when their retries are dropped too. */
+  const picked = new Map<string, number>();
   let afterApply = options.afterApply;
   let beforeApply = options.beforeApply ?? 0;
   const counts: ProxyCounts = {
     requests: 0,
     transactions: 0,
+    pickedAfterApply: 0,
     droppedAfterApply: 0,
     droppedBeforeApply: 0,
     upstreamFailures: 0,
@@ -57,9 +70,17 @@ export async function droppingProxy(target: string, options: DroppingProxyOption
     let fate: "forward" | "after" | "before" = "forward";
     if (transaction) {
       counts.transactions++;
+      const body = createHash("sha256").update(Buffer.concat(chunks)).digest("hex");
+      const now = Date.now();
+      for (const [hash, until] of picked) if (until < now) picked.delete(hash);
       const roll = random();
-      if (roll < beforeApply) fate = "before";
-      else if (roll < beforeApply + afterApply) fate = "after";
+      if (picked.has(body)) fate = "after";
+      else if (roll < beforeApply) fate = "before";
+      else if (roll < beforeApply + afterApply) {
+        fate = "after";
+        counts.pickedAfterApply++;
+        if (stickyMs) picked.set(body, now + stickyMs);
+      }
     }
     if (fate === "before") {
       counts.droppedBeforeApply++;

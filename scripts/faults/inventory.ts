@@ -5,7 +5,6 @@
  * files a failed write left.
  */
 import { readdirSync } from "node:fs";
-import { join } from "node:path";
 import { PREFIXES, parseSegmentKey, type Stores } from "@pisync/store";
 
 export interface Inventory {

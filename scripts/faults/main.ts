@@ -1,7 +1,7 @@
 /**
  * `npm run faults`: the fault suite on both store pairs; prints the table and every failed
  * check, and exits 1 when a check fails.
- *   npm run faults -- [--size full|small] [--pair embedded|aws]... [--seed N] [--keep] [--json FILE]
+ *   npm run faults -- [--size full|small] [--pair embedded|aws]... [--parallel] [--seed N] [--keep] [--json FILE]
  */
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
@@ -18,6 +18,7 @@ const Flags = z.object({
   pair: z.array(z.enum(["embedded", "aws"])),
   seed: z.pipe(z.string().check(z.regex(/^\d{1,9}$/, "--seed takes a number")), z.transform(Number)),
   keep: z.boolean(),
+  parallel: z.boolean(),
   json: z.optional(z.string()),
 });
 
@@ -29,6 +30,7 @@ try {
       pair: { type: "string", multiple: true, default: ["embedded", "aws"] },
       seed: { type: "string", default: "1" },
       keep: { type: "boolean", default: false },
+      parallel: { type: "boolean", default: false },
       json: { type: "string" },
     },
   });
@@ -47,6 +49,7 @@ const report = await runFaults({
   pairs: flags.pair as PairName[],
   seed: flags.seed,
   keep: flags.keep,
+  parallel: flags.parallel,
   log: (line) => console.error(`[${new Date().toISOString().slice(11, 19)}] ${line}`),
 });
 if (flags.json) writeFileSync(flags.json, `${JSON.stringify(report, null, 2)}\n`);

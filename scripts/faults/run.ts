@@ -59,6 +59,8 @@ export interface RunOptions {
   size: FaultSize;
   pairs: readonly PairName[];
   seed?: number;
+  /** Both pairs at once (their processes are apart; a run takes as long as the slower). */
+  parallel?: boolean;
   /** Keep the run's folder (data and logs) instead of removing it. */
   keep?: boolean;
   log?: (line: string) => void;
@@ -134,17 +136,19 @@ async function runPair(name: PairName, options: RunOptions, rows: FaultRow[]): P
   }
 }
 
-/** Runs the suite on `options.pairs`, one after the other. */
+/** Runs the suite on `options.pairs`, one after the other (or at once). */
 export async function runFaults(options: RunOptions): Promise<FaultReport> {
   const started = Date.now();
   const rows: FaultRow[] = [];
   const ends: PairEnd[] = [];
-  for (const pair of options.pairs) ends.push(await runPair(pair, options, rows));
+  if (options.parallel) ends.push(...(await Promise.all(options.pairs.map((pair) => runPair(pair, options, rows)))));
+  else for (const pair of options.pairs) ends.push(await runPair(pair, options, rows));
+  const order = (row: FaultRow) => options.pairs.indexOf(row.pair);
   return {
     startedAt: new Date(started).toISOString(),
     durationMs: Date.now() - started,
     size: options.size,
-    rows,
+    rows: rows.sort((a, b) => order(a) - order(b)),
     ends,
   };
 }

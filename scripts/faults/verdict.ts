@@ -15,7 +15,9 @@ export function failedChecks(report: FaultReport): string[] {
     if (checks.tornLines) failed.push(`${at}: ${checks.tornLines} torn lines`);
     if (checks.duplicatedLines) failed.push(`${at}: ${checks.duplicatedLines} duplicated lines`);
     if (checks.unacknowledgedBytes) failed.push(`${at}: ${checks.unacknowledgedBytes} stored bytes never acknowledged`);
-    if (checks.broken) failed.push(`${at}: ${checks.broken} sessions went behind or ahead of what was acknowledged`);
+    if (checks.broken) {
+      failed.push(`${at}: ${checks.broken} sessions the writers had to stop writing (${checks.problems[0] ?? ""})`);
+    }
     if (row.badFailures) {
       const which = Object.entries(row.failures)
         .filter(([answer]) => answer.startsWith("5"))
