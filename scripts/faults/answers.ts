@@ -29,6 +29,13 @@ export class AnswerCounts {
   readonly counts = new Map<AnswerClass, number>();
   /** `status code` → how many, for every answer of 400 and over. */
   readonly failures = new Map<string, number>();
+  /** The longest a request waited for its answer (or for giving up on it), in ms. */
+  slowestMs = 0;
+
+  /** Notes how long a request took. */
+  took(ms: number): void {
+    this.slowestMs = Math.max(this.slowestMs, ms);
+  }
 
   add(answerClass: AnswerClass, detail?: string): void {
     this.counts.set(answerClass, (this.counts.get(answerClass) ?? 0) + 1);

@@ -41,6 +41,8 @@ try {
   process.exit(2);
 }
 
+// The AWS SDK warns once per process that its 2027 releases will need Node 22; ours are pinned.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
 // Ctrl-C stops the run: the exit handlers kill every child and unmount the disk.
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => process.exit(130));
 

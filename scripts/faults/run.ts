@@ -26,6 +26,8 @@ export interface FaultRow {
   failures: Record<string, number>;
   /** 500s and 5xx without Retry-After. */
   badFailures: number;
+  /** The longest an append waited for its answer, in ms. */
+  slowestMs: number;
   /** Milliseconds from the recovery (SIGCONT, restart, space freed) to the first acknowledged append; null: none came. */
   healthyMs: number | null;
   /** Writers still waiting on an append when the checks began. */
@@ -108,6 +110,7 @@ async function runPair(name: PairName, options: RunOptions, rows: FaultRow[]): P
         answers: writers.answers.toJSON(),
         failures: Object.fromEntries(writers.answers.failures),
         badFailures: writers.answers.badFailures,
+        slowestMs: writers.answers.slowestMs,
         healthyMs: healthy ?? null,
         stuckWriters,
         checks,

@@ -14,6 +14,7 @@ export function formatTable(report: FaultReport): string {
     "500",
     "5xx no Retry-After",
     "no answer",
+    "slowest answer",
     "bytes lost",
     "unreadable",
     "torn/dup lines",
@@ -34,6 +35,7 @@ export function formatTable(report: FaultReport): string {
         cell(a["500"]),
         cell(a["5xx-noRA"]),
         cell(a.lost),
+        `${(row.slowestMs / 1000).toFixed(1)} s`,
         cell(row.checks.bytesLost),
         cell(row.checks.unreadable),
         `${row.checks.tornLines}/${row.checks.duplicatedLines}`,
@@ -48,7 +50,7 @@ export function formatTable(report: FaultReport): string {
       ? `verify --repair exit ${end.repair.exitCode}, verify exit ${end.verify?.exitCode}`
       : "no npm run verify";
     lines.push(
-      `| ${end.pair} | end (${verify}) | | | | | | | | | | ${end.inventory.orphans} | ${end.inventory.tempFiles} | |`,
+      `| ${end.pair} | end (${verify}) | | | | | | | | | | | ${end.inventory.orphans} | ${end.inventory.tempFiles} | |`,
     );
   }
   return lines.join("\n");

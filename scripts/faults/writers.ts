@@ -182,10 +182,12 @@ export class Writers {
 
   private async patch(id: string, offset: number, body: Buffer): Promise<Answer | undefined> {
     this.inFlight++;
+    const started = Date.now();
     try {
       return await this.request("PATCH", id, { [HEADERS.uploadOffset]: String(offset) }, body);
     } finally {
       this.inFlight--;
+      this.answers.took(Date.now() - started);
     }
   }
 
