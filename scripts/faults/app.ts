@@ -41,19 +41,33 @@ export interface AppProcess extends Restartable {
   token(): string;
 }
 
-/** The app on `dataDir` (embedded), or on `aws` with `dataDir` for its token only. */
-export async function appProcess(dataDir: string, aws?: AwsSettings): Promise<AppProcess> {
+/**
+ * The app on `dataDir` (embedded), or on `aws` with `dataDir` for its token only. With
+ * `enospcFlag`, the embedded app's file writes fail with ENOSPC while that file exists
+ * (`enospc.mjs`).
+ */
+export async function appProcess(dataDir: string, aws?: AwsSettings, enospcFlag?: string): Promise<AppProcess> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
+  const preload = enospcFlag ? ["--import", join(REPO_ROOT, "scripts", "faults", "enospc.mjs")] : [];
   const args = aws
     ? [...TSX, join(REPO_ROOT, "scripts", "faults", "aws-app.ts"), String(port), dataDir]
-    : [...TSX, join(REPO_ROOT, "scripts", "start.ts"), "--no-watch", "--data", dataDir, "--port", String(port)];
+    : [
+        ...TSX,
+        ...preload,
+        join(REPO_ROOT, "scripts", "start.ts"),
+        "--no-watch",
+        "--data",
+        dataDir,
+        "--port",
+        String(port),
+      ];
   const app = new Restartable({
     name: aws ? "app (aws)" : "app (embedded)",
     command: process.execPath,
     args,
     cwd: REPO_ROOT,
-    env: aws ? awsEnvironment(aws) : { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" },
+    env: aws ? awsEnvironment(aws) : { ...process.env, PISYNC_FAULTS_ENOSPC: enospcFlag },
     logFile: `${dataDir}.app.log`,
     ready: (child) => waitForHttp(`${url}/healthz`, child, "the app", 120_000),
   });

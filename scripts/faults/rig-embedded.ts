@@ -2,6 +2,7 @@
  * The embedded pair: the app as `npm start` runs it, on a data folder that is a small tmpfs
  * (when this process may mount one); its faults kill the app and fill the disk.
  */
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { LOCAL_USER } from "@pisync/api";
 import { embeddedStores } from "@pisync/store/embedded";
@@ -13,14 +14,19 @@ import { runVerify } from "./verify.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The disk filled to its last byte while the writers write for a phase, then freed. */
-function fullDisk(dataDir: string): Fault {
+/**
+ * The disk filled to its last byte while the writers write for a phase, then freed: the tmpfs
+ * filled by a file, or (not root) the app's file writes failing with ENOSPC while `flag` exists.
+ */
+function fullDisk(dataDir: string, flag: string | undefined): Fault {
   return {
-    name: "full disk",
+    name: flag ? "full disk (injected ENOSPC)" : "full disk",
     async inject({ size }) {
-      fill(dataDir);
+      if (flag) writeFileSync(flag, "");
+      else fill(dataDir);
       await sleep(Math.max(size.phaseMs, 2000));
-      free(dataDir);
+      if (flag) rmSync(flag);
+      else free(dataDir);
       return Date.now();
     },
   };
@@ -30,10 +36,11 @@ function fullDisk(dataDir: string): Fault {
 export async function embeddedRig(dir: string, size: FaultSize): Promise<Rig> {
   const dataDir = join(dir, "data");
   const unmount = canMount() ? mountTmpfs(dataDir, size.diskMb) : undefined;
-  const app = await appProcess(dataDir);
+  const flag = unmount ? undefined : join(dir, "enospc");
+  const app = await appProcess(dataDir, undefined, flag);
   const faults: Fault[] = [];
   for (let n = 1; n <= size.appKills; n++) faults.push(appKill(n));
-  if (unmount) faults.push(fullDisk(dataDir));
+  faults.push(fullDisk(dataDir, flag));
   return {
     name: "embedded",
     app,

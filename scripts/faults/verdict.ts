@@ -38,7 +38,6 @@ export function failedChecks(report: FaultReport): string[] {
     if (end.inventory.orphans) failed.push(`${at}: ${end.inventory.orphans} unreferenced objects`);
     if (end.inventory.tempFiles) failed.push(`${at}: ${end.inventory.tempFiles} temp files`);
     if (end.inventory.missing) failed.push(`${at}: heads name ${end.inventory.missing} missing objects`);
-    for (const skipped of end.skipped) failed.push(`${at}: not run: ${skipped}`);
   }
   return failed;
 }

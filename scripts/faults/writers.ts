@@ -163,11 +163,15 @@ export class Writers {
       if (answer.status === 409) {
         const committed = answer.offset ?? (await this.head(session.id));
         if (committed === undefined) continue;
-        if (committed < session.end) {
+        if (session.shared) {
+          // Another writer's append may have been acknowledged since this answer was made: a
+          // committed length behind it is stale, not a loss (the checks find a real one).
+          offset = Math.max(committed, session.end);
+        } else if (committed < session.end) {
           session.broken = `409 at ${offset}: the server's ${committed} bytes are behind the ${session.end} it acknowledged`;
-        } else if (!session.shared) {
+        } else {
           session.broken = `409 at ${offset}: the server holds ${committed} bytes, ${committed - session.end} it never acknowledged`;
-        } else offset = committed;
+        }
         continue;
       }
       if (answer.status >= 500 || answer.status === 429) {
