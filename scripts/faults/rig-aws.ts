@@ -81,7 +81,7 @@ export async function awsRig(dir: string, size: FaultSize): Promise<Rig> {
     inventory: (ids) => inventory(stores, LOCAL_USER, ids),
     verify: (repair) =>
       runVerify(
-        ["--store", "aws", ...(repair ? ["--repair"] : [])],
+        ["--store", "aws", ...(repair ? ["--repair", "--min-age", "0"] : [])],
         { ...awsEnvironment({ ...settings, dynamodbEndpoint: storage.dynamodbEndpoint }) },
         120_000,
       ),

@@ -54,7 +54,8 @@ export async function embeddedRig(dir: string, size: FaultSize): Promise<Rig> {
         stores.close();
       }
     },
-    verify: (repair) => runVerify(["--data", dataDir, ...(repair ? ["--repair"] : [])], process.env, 120_000),
+    verify: (repair) =>
+      runVerify(["--data", dataDir, ...(repair ? ["--repair", "--min-age", "0"] : [])], process.env, 120_000),
     figures: () => ({ diskMb: unmount ? size.diskMb : 0 }),
     async close() {
       await app.stop();
