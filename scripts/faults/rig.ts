@@ -22,7 +22,9 @@ export interface FaultSize {
   thinkMs: number;
   requestTimeoutMs: number;
   maxRetryAfterMs: number;
+  /** An append's retries end after this long (longer than any restart), or after `giveUpOnErrorsMs` of 500s only. */
   giveUpMs: number;
+  giveUpOnErrorsMs: number;
   /** Longest wait for the first acknowledged append after a fault. */
   healthyTimeoutMs: number;
 }
@@ -39,8 +41,9 @@ export const SIZES = {
     thinkMs: 400,
     requestTimeoutMs: 30_000,
     maxRetryAfterMs: 5000,
-    giveUpMs: 60_000,
-    healthyTimeoutMs: 60_000,
+    giveUpMs: 120_000,
+    giveUpOnErrorsMs: 30_000,
+    healthyTimeoutMs: 120_000,
   },
   small: {
     writers: 4,
@@ -52,8 +55,9 @@ export const SIZES = {
     thinkMs: 100,
     requestTimeoutMs: 20_000,
     maxRetryAfterMs: 2000,
-    giveUpMs: 20_000,
-    healthyTimeoutMs: 30_000,
+    giveUpMs: 90_000,
+    giveUpOnErrorsMs: 20_000,
+    healthyTimeoutMs: 90_000,
   },
 } satisfies Record<string, FaultSize>;
 

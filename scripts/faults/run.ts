@@ -91,6 +91,7 @@ async function runPair(name: PairName, options: RunOptions, rows: FaultRow[]): P
       requestTimeoutMs: size.requestTimeoutMs,
       maxRetryAfterMs: size.maxRetryAfterMs,
       giveUpMs: size.giveUpMs,
+      giveUpOnErrorsMs: size.giveUpOnErrorsMs,
       seed: options.seed ?? 1,
     });
     await writers.start();

@@ -5,7 +5,7 @@
  * committed length and sends them there; 429, 503 and 507 wait out `Retry-After`.
  */
 import { HEADERS } from "@pisync/protocol";
-import { AnswerCounts, classify } from "./answers.js";
+import { AnswerCounts, BAD_FAILURES, classify } from "./answers.js";
 import { LineMaker, seeded } from "./lines.js";
 import { SessionModel } from "./model.js";
 
@@ -21,8 +21,10 @@ export interface WritersOptions {
   requestTimeoutMs: number;
   /** Longest wait a `Retry-After` is honoured for. */
   maxRetryAfterMs: number;
-  /** An append unanswered (or failing) for this long is given up: its bytes may or may not be stored. */
+  /** An append unanswered (or waiting out 503/507/429) for this long is given up: its bytes may or may not be stored. */
   giveUpMs: number;
+  /** An append answered only with 500s (or 5xx without Retry-After) for this long is given up sooner. */
+  giveUpOnErrorsMs: number;
   seed: number;
 }
 
@@ -140,15 +142,24 @@ export class Writers {
     let offset = session.end;
     let lost = 0;
     const giveUpAt = Date.now() + this.options.giveUpMs;
+    /** Since when every answer was a server error (a bug's answer, not an outage's), if it was. */
+    let errorsSince: number | undefined;
     while (!session.broken) {
-      if (Date.now() > giveUpAt) {
+      const now = Date.now();
+      if (now > giveUpAt || (errorsSince !== undefined && now - errorsSince > this.options.giveUpOnErrorsMs)) {
         session.uncertain = { offset, bytes: body };
-        session.broken = `no acknowledgement after ${this.options.giveUpMs / 1000} s of retries`;
+        const why =
+          errorsSince === undefined
+            ? `${this.options.giveUpMs / 1000} s of retries`
+            : `${((now - errorsSince) / 1000).toFixed(0)} s of server errors`;
+        session.broken = `no acknowledgement after ${why}`;
         break;
       }
       const answer = await this.patch(session.id, offset, body);
       const answerClass = classify(answer);
       this.answers.add(answerClass, answer && answer.status >= 400 ? `${answer.status} ${answer.code}` : undefined);
+      if (!BAD_FAILURES.includes(answerClass)) errorsSince = undefined;
+      else errorsSince ??= Date.now();
       if (!answer) {
         // No answer: the same bytes at the same offset (the server tells a retry from an append).
         await sleep(Math.min(2000, 100 * 2 ** lost++) * (0.5 + this.random()));
