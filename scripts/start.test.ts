@@ -112,6 +112,43 @@ it("--root DIR: the watcher backs up the session files in that folder", async ()
   }
 }, 120_000);
 
+/** Whether something accepts connections on the port. */
+async function listening(port: number): Promise<boolean> {
+  try {
+    await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(1000) });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+it.each(["SIGTERM", "SIGKILL"] as const)(
+  "killing npm start's npm process by its pid (%s) frees the port",
+  async (signal) => {
+    const port = await freePort();
+    const child = spawnStart(["--port", String(port), "--data", dir, "--no-watch"]);
+    try {
+      let output = "";
+      child.stdout.on("data", (chunk) => {
+        output += chunk;
+      });
+      for (let i = 0; i < 600 && !/pisync listening/.test(output); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(await listening(port), output).toBe(true);
+      // Only npm's own pid, as `kill <pid>` would: not its process group.
+      process.kill(child.pid as number, signal);
+      let freed = false;
+      for (let i = 0; i < 100 && !freed; i++) {
+        freed = !(await listening(port));
+        if (!freed) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(freed, "the server under npm stopped").toBe(true);
+    } finally {
+      await stopProcessGroup(child.pid as number);
+    }
+  },
+  120_000,
+);
+
 it("refuses an unknown flag with the usage line, exit code 2", async () => {
   const result = await runToEnd(["--nope"]);
   expect(result.code).toBe(2);

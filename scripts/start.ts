@@ -80,3 +80,15 @@ const stop = async () => {
 };
 process.on("SIGINT", stop);
 process.on("SIGTERM", stop);
+// Under `npm start` the parent is npm (the script `exec`s node, so no shell sits between): killed
+// by its pid, even with SIGKILL, npm cannot pass anything on, and the server would keep the port.
+// It stops once npm is gone (this process is then another's child).
+if (process.env.npm_lifecycle_event === "start") {
+  const parent = process.ppid;
+  const orphaned = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(orphaned);
+    void stop();
+  }, 500);
+  orphaned.unref();
+}

@@ -16,6 +16,14 @@ const SQLITE_WASM = createRequire(new URL("../../packages/search/package.json", 
   "node-sqlite3-wasm/dist/node-sqlite3-wasm.wasm",
 );
 
+/** The preview renderer's files (`functions/api/src/preview/render.ts`'s `PREVIEW_ASSETS`). */
+const apiRequire = createRequire(new URL("../../functions/api/package.json", import.meta.url));
+const PREVIEW_FILES = [
+  "@resvg/resvg-wasm/index_bg.wasm",
+  "@fontsource/inter/files/inter-latin-400-normal.woff",
+  "@fontsource/inter/files/inter-latin-700-normal.woff",
+].map((asset) => apiRequire.resolve(asset));
+
 export const LAMBDA_BUNDLE = {
   target: "node22",
   minify: true,
@@ -27,8 +35,11 @@ export const LAMBDA_BUNDLE = {
   // (in `chunks/`) alike, since the files read beside the bundle (`assets`) are there.
   banner:
     "import{createRequire as __cr}from'module';import{fileURLToPath as __fu}from'url';const require=__cr(import.meta.url);const __dirname=__fu(new URL(/\\/chunks\\/[^/]*$/.test(import.meta.url)?'..':'.',import.meta.url));",
-  /** Files the bundle reads beside itself: the WebAssembly SQLite of search. */
-  assets: [SQLITE_WASM],
+  /**
+   * Files the bundle reads beside itself: the WebAssembly SQLite of search; the preview image
+   * renderer's WebAssembly (resvg) and fonts (its chunk loads on the first preview only).
+   */
+  assets: [SQLITE_WASM, ...PREVIEW_FILES],
   /**
    * secretlint's rule preset loads node-forge (250 KB) lazily, only to open `.p12` files from
    * disk; shares mask text (ext `.jsonl`), so that chunk (the import path below, as the pinned

@@ -172,6 +172,17 @@ describe("the shipped Lambda bundle", () => {
     }
     // The key was read once, then kept for the container's life.
     expect(secrets.reads()).toBe(1);
+    // The link's preview image: its renderer's chunk, WebAssembly and fonts load on demand.
+    const preview = await call("GET", `${path}/preview.png`);
+    expect(preview.statusCode, preview.body).toBe(200);
+    expect(preview.isBase64Encoded).toBe(true);
+    expect(Buffer.from(preview.body, "base64").subarray(1, 4).toString()).toBe("PNG");
+  }, 120_000);
+
+  it("keeps the preview renderer out of the entry: satori and resvg are in a chunk of their own", () => {
+    const main = readFileSync(join(out, "index.mjs"), "utf8");
+    expect(main).not.toContain("satori");
+    expect(main).not.toContain("index_bg.wasm");
   });
 
   it("searches with the WebAssembly SQLite beside it: a write is marked, the search indexes it first", async () => {

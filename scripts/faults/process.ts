@@ -5,6 +5,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { createWriteStream, type WriteStream } from "node:fs";
+import { waitForHttp } from "@pisync/testing/servers";
 
 /** How to start one process and how to know it is ready. */
 export interface ProcessSpec {
@@ -116,4 +117,18 @@ export class Restartable {
     signalGroup(child.pid, "SIGKILL");
     this.paused = false;
   }
+}
+
+/** Resolves once `url` answers (any HTTP status); rejects once `child` exits or after `timeoutMs`. */
+export async function untilAnswers(url: string, child: ChildProcess, what: string, timeoutMs = 60_000): Promise<void> {
+  const exited = new AbortController();
+  const onExit = () => exited.abort();
+  child.once("exit", onExit);
+  if (child.exitCode !== null || child.signalCode !== null) exited.abort();
+  try {
+    await waitForHttp(url, what, exited.signal, timeoutMs);
+  } finally {
+    child.off("exit", onExit);
+  }
+  if (exited.signal.aborted) throw new Error(`${what} exited (${child.exitCode ?? child.signalCode})`);
 }

@@ -23,6 +23,7 @@ import { type AuthEnv, bearerAuth } from "./auth.js";
 import type { BodyLimits } from "./body.js";
 import { onError, redact } from "./errors.js";
 import { htmlError, wantsHtml } from "./html.js";
+import { type PreviewRenderer, previewRenderer } from "./preview/card.js";
 import { type RateLimits, rateLimits } from "./rate-limit.js";
 import { blobRoutes } from "./routes/blobs.js";
 import { deviceRoutes } from "./routes/devices.js";
@@ -75,6 +76,8 @@ export interface AppDeps {
    * origin check; default: the request's own origin (`X-Forwarded-Proto` honoured).
    */
   publicUrl?: string;
+  /** Draws share links' preview images (default: satori and resvg, loaded on the first preview). */
+  preview?: PreviewRenderer;
 }
 
 /** The use cases the routes call (never the stores themselves), and the request limits. */
@@ -96,6 +99,8 @@ export interface Services {
   limits: AppLimits;
   clock: () => Date;
   work: ShareWork;
+  /** See {@link AppDeps.preview}. */
+  preview: PreviewRenderer;
 }
 
 /**
@@ -131,6 +136,7 @@ export function createApp(deps: AppDeps) {
     limits,
     clock,
     work,
+    preview: deps.preview ?? previewRenderer,
   };
   const app = new Hono<AuthEnv>();
   app.onError((error, c) => onError(error, c, deps.log));

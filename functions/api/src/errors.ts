@@ -16,6 +16,7 @@ import {
   Unauthorized,
 } from "@pisync/core";
 import { codeOfStatus, type ErrorBody, HEADERS } from "@pisync/protocol";
+import { SearchTimeout } from "@pisync/search";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { htmlError, wantsHtml } from "./html.js";
@@ -71,6 +72,12 @@ export function onError(
     if ((status === 404 || status === 410) && wantsHtml(c)) return htmlError(c, status, error.message);
     c.header("Cache-Control", "no-store");
     return c.json(body, status);
+  }
+  if (error instanceof SearchTimeout) {
+    // The server is fine; this search was too costly or came at a busy moment.
+    c.header("Retry-After", "1");
+    c.header("Cache-Control", "no-store");
+    return c.json({ error: error.message, code: error.code } satisfies ErrorBody, 503);
   }
   if (error instanceof HTTPException) {
     return c.json({ error: error.message, code: codeOfStatus(error.status) } satisfies ErrorBody, error.status);

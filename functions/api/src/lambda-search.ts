@@ -14,6 +14,11 @@ import type { SearchDeps } from "./routes/search.js";
 export class MarkingIndexer extends SearchIndexer {
   /** Mark writes in flight, each settled to its error (or undefined): none is left unhandled. */
   private pending: Array<Promise<Error | undefined>> = [];
+  /**
+   * The drain of marked sessions, kept for the instance's life: a session that failed waits for
+   * its retry time (recorded here) instead of being tried, and logged, at every search and pass.
+   */
+  private readonly marked: SearchIndexer;
 
   constructor(
     private readonly storesOf: Stores,
@@ -22,6 +27,7 @@ export class MarkingIndexer extends SearchIndexer {
     private readonly log: (line: string) => void = console.error,
   ) {
     super(storesOf, indexOf, { log });
+    this.marked = new SearchIndexer(storesOf, indexOf, { drainDelayMs: 0, log });
   }
 
   /** Starts writing the session's mark (never indexes here: the process may freeze right after). */
@@ -79,9 +85,8 @@ export class MarkingIndexer extends SearchIndexer {
   /** One drain for the marks (one new index file per user), then each mark checked before it goes. */
   private async catchUpMarks(marks: readonly SessionMark[]): Promise<void> {
     if (marks.length === 0) return;
-    const drain = new SearchIndexer(this.storesOf, this.indexOf, { drainDelayMs: 0, log: this.log });
-    for (const mark of marks) drain.markDirty(mark.userId, mark.sessionId);
-    await drain.flush();
+    for (const mark of marks) this.marked.markDirty(mark.userId, mark.sessionId);
+    await this.marked.flush();
     for (const mark of marks) {
       const head = await this.storesOf.meta.getHead(mark.userId, mark.sessionId);
       const state = await this.indexOf.state(mark.userId, mark.sessionId);

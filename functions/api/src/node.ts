@@ -114,6 +114,8 @@ export async function startNodeServer(options: NodeServerOptions) {
   const work = workerPool(options.workers);
   // Indexing runs on the index's writer thread: appends never wait behind it.
   const search = new ThreadedSearchIndex(join(options.dataDir, "search.sqlite"), storedLines(stores));
+  // Searches run on threads of their own (no query holds up this loop): started now, not by the first search.
+  void search.warm();
   const indexer = new SearchIndexer(stores, search, { users: () => stores.meta.users(), log });
   const stopCatchUp = catchUpEvery(indexer, SEARCH_CATCH_UP_MS, log);
   const app = createApp({

@@ -3,8 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Appender, SearchIndexer, storedLines } from "@pisync/core";
 import { SqliteSearchIndex } from "@pisync/search/embedded";
+import { ThreadedSearchIndex } from "@pisync/search/embedded-threaded";
 import { embeddedStores } from "@pisync/store/embedded";
-import { openPair, type Pair } from "@pisync/testing";
+import { assistantMessage, entry, openPair, type Pair } from "@pisync/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp, startNodeServer } from "../src/index.js";
 import { client, userToken } from "./harness.js";
@@ -90,6 +91,9 @@ describe("GET /v1/search", () => {
       ["q=x&limit=0", /limit must be a whole number from 1 to 100/],
       ["q=x&limit=abc", /limit must be/],
       ["q=x&cursor=forged", /cursor/],
+      // The costly shapes: a phrase of many words, a prefix with a one-letter word.
+      [`q=${encodeURIComponent(`"${Array(249).fill("the").join(" ")}"`)}`, /249 words: at most 32/],
+      [`q=${encodeURIComponent("x-a*")}`, /every word of a prefix needs at least 2 letters/],
     ] as const) {
       const response = await get(mine, query);
       expect(response.status, query).toBe(400);
@@ -129,12 +133,109 @@ describe("GET /v1/search", () => {
     }
   });
 
+  it("answers 503 search_timeout with Retry-After when a search passes its time limit", {
+    timeout: 60_000,
+  }, async () => {
+    // Lines of this user's sessions never come: the search cannot finish within its limit.
+    const stuck = new ThreadedSearchIndex(join(dir, "stuck.db"), () => new Promise(() => {}), {
+      threads: 1,
+      timeLimitMs: 500,
+      queue: 4,
+      perUser: 4,
+    });
+    const indexer = new SearchIndexer(pair.stores, stuck, { drainDelayMs: 0 });
+    const stuckApp = createApp({ stores: pair.stores, log: () => {}, search: { index: stuck, indexer } });
+    const dave = client(stuckApp, await userToken(pair.stores, "dave"));
+    try {
+      expect((await dave.patch("s4", 0, header("s4") + user("ff66", "a slow sandpiper"))).status).toBeLessThan(300);
+      await indexer.flush();
+      await stuck.warm();
+      const response = await stuckApp.request("/v1/search?q=sandpiper", { headers: dave.auth });
+      expect(response.status).toBe(503);
+      expect(response.headers.get("Retry-After")).toBe("1");
+      expect(await response.json()).toMatchObject({ code: "search_timeout", error: expect.stringMatching(/500 ms/) });
+    } finally {
+      await stuck.close();
+    }
+  });
+
   it("needs a token", async () => {
     expect((await app.request("/v1/search?q=x")).status).toBe(401);
   });
 });
 
 describe("search on the one-machine server", () => {
+  it("a poisoned session leaves every other user's appends searchable within 10 s, and the log quiet", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "pisync-search-node-"));
+    const log: string[] = [];
+    try {
+      const stores = embeddedStores(dataDir);
+      const tokens = {
+        mallory: await userToken(stores, "mallory"),
+        alice: await userToken(stores, "alice"),
+        bob: await userToken(stores, "bob"),
+      };
+      stores.close();
+      const server = await startNodeServer({ port: 0, host: "127.0.0.1", dataDir, log: (line) => log.push(line) });
+      const patch = (token: string, id: string, body: string) =>
+        fetch(`${server.url}/v1/sessions/${id}`, {
+          method: "PATCH",
+          headers: { Authorization: `Bearer ${token}`, "Upload-Offset": "0" },
+          body,
+        });
+      const found = async (token: string, q: string) => {
+        const r = await fetch(`${server.url}/v1/search?q=${q}`, { headers: { Authorization: `Bearer ${token}` } });
+        return ((await r.json()) as { sessions: Array<{ sessionId: string }> }).sessions.map((s) => s.sessionId);
+      };
+      try {
+        // A tool call whose arguments nest 5,000 deep (about 10 KB).
+        const deep = `${"[".repeat(5000)}${"]".repeat(5000)}`;
+        const poison = JSON.stringify(
+          entry(
+            "p0000001",
+            null,
+            1,
+            assistantMessage([{ type: "toolCall", id: "t1", name: "bash", arguments: { nested: "DEEP" } }]),
+          ),
+        ).replace('"DEEP"', deep);
+        expect(await found(tokens.alice, "ibex")).toEqual([]); // the server is up and its search threads too
+        const started = Date.now();
+        expect(
+          (await patch(tokens.mallory, "poison", `${header("poison")}${poison}\n${user("m1", "mallory's marmot")}`)).ok,
+        ).toBe(true);
+        for (let i = 0; i < 4; i++) {
+          expect((await patch(tokens.alice, `a${i}`, header(`a${i}`) + user("a1", `alice's ibex ${i}`))).ok).toBe(true);
+          expect((await patch(tokens.bob, `b${i}`, header(`b${i}`) + user("b1", `bob's yak ${i}`))).ok).toBe(true);
+        }
+        const ibex = await eventually(
+          () => found(tokens.alice, "ibex"),
+          (ids) => ids.length === 4,
+        );
+        const yak = await eventually(
+          () => found(tokens.bob, "yak"),
+          (ids) => ids.length === 4,
+        );
+        expect(Date.now() - started).toBeLessThan(10_000);
+        expect([ibex.length, yak.length]).toEqual([4, 4]);
+        // The poisoned session itself: the deep line is kept and searchable as text, the rest as usual.
+        expect(
+          await eventually(
+            () => found(tokens.mallory, "marmot"),
+            (ids) => ids.length > 0,
+          ),
+        ).toEqual(["poison"]);
+        expect(await found(tokens.mallory, "nested")).toEqual(["poison"]);
+        // Two catch-up passes later, nothing was logged about it.
+        await new Promise((resolve) => setTimeout(resolve, Math.max(0, started + 11_000 - Date.now())));
+        expect(log.filter((line) => line.startsWith("pisync: "))).toEqual([]); // failures are "pisync: …"
+      } finally {
+        await server.close();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
   it("indexes on start what was stored without being indexed (a crash between append and index)", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "pisync-search-node-"));
     try {

@@ -12,6 +12,7 @@ import { login } from "./commands/login.js";
 import { open } from "./commands/open.js";
 import { ls, pull } from "./commands/remote.js";
 import { search } from "./commands/search.js";
+import { service } from "./commands/service.js";
 import { share, shares, unshare } from "./commands/share.js";
 import { push, status, watchCommand } from "./commands/sync-commands.js";
 import { resolveLogin } from "./config.js";
@@ -36,6 +37,7 @@ const HELP = `pisync ${VERSION}: back up, move and share pi sessions
   pisync share ID|FILE [--leaf ID] [--expires 7d] [--no-mask]   a read-only link
   pisync shares | pisync unshare SHARE_ID     list or revoke links
   pisync pull LINK [--cwd DIR]                a shared conversation, as a new session here
+  pisync service install|uninstall|status     run the watcher at login, restarted on failure
 
 Every command takes --help (options and examples); pisync --version prints the version.
 Environment: PISYNC_ENDPOINT, PISYNC_TOKEN, PI_CODING_AGENT_DIR, BROWSER.
@@ -56,6 +58,7 @@ const COMMANDS: Record<string, (argv: string[], io: Io) => Promise<number>> = {
   share,
   shares,
   unshare,
+  service: (argv, io) => service(argv, io),
 };
 
 /** The endpoint in effect, for messages (the command already checked there is one). */

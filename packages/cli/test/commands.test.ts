@@ -177,6 +177,26 @@ describe("messages for people", () => {
   }, 60_000);
 });
 
+describe("share --md", () => {
+  it("prints the conversation as Markdown, masked as the link shows it; the link goes to stderr", async () => {
+    await onMachine(async (m) => {
+      const token = `ghp_${"Z9y8X7w6V5".repeat(3)}abcdef`;
+      const path = writeSession(m.sessionsRoot, `md-${Date.now()}`, [
+        "first, with ```` fences",
+        `then the token ${token}`,
+        "and \u001b[31m a colour",
+      ]);
+      const r = m.run(["share", path, "--md"]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toMatch(/\/s\/\S+ expires /);
+      expect(r.stdout.match(/^## User/gm)).toHaveLength(3);
+      expect(r.stdout).toContain("[masked: github-token]");
+      expect(r.stdout).not.toContain(token.slice(0, 16));
+      expect(r.stdout).not.toContain("\u001b");
+    });
+  }, 60_000);
+});
+
 describe("push and status", () => {
   it("push says what it sent, and says so when there is nothing to send", async () => {
     await onMachine(async (m) => {
@@ -259,8 +279,9 @@ describe("older generations", () => {
       expect(listed.code, listed.stderr).toBe(0);
       const rows = listed.stdout.trimEnd().split("\n");
       expect(rows).toHaveLength(2);
-      expect(rows[0]).toMatch(new RegExp(`^\\s+1  \\S+Z\\s+${firstBytes.length} B  3 lines$`));
-      expect(rows[1]).toMatch(/^\s+2 .* 2 lines {2}current/);
+      expect(rows[0]).toMatch(new RegExp(`^\\s+1  \\S+Z\\s+${firstBytes.length} B  3 lines  replaced by 2$`));
+      // The current copy is called that, and only that (not "current, replaced").
+      expect(rows[1]).toMatch(/^\s+2 .* 2 lines {2}current$/);
 
       const restored = m.run(["pull", id, "--generation", "1", "--json"]);
       expect(restored.code, restored.stderr).toBe(0);
@@ -285,6 +306,39 @@ describe("older generations", () => {
       const missing = m.run(["pull", id, "--generation", "9"]);
       expect(missing.code).toBe(4);
       expect(missing.stderr).toContain(`${id} has generations 1 to 2, not 9`);
+    });
+  }, 60_000);
+});
+
+describe("status on a machine behind the cloud", () => {
+  it("says the cloud's current copy is a newer generation from another machine", async () => {
+    await onMachine(async (a) => {
+      await onMachine(async (b) => {
+        const id = `behind-${Date.now()}`;
+        const path = writeSession(a.sessionsRoot, id, ["first version", "its answer"]);
+        expect(a.run(["push"]).code).toBe(0);
+        const pulled = b.run(["pull", id]);
+        expect(pulled.code, pulled.stderr).toBe(0);
+        // Machine A rewrites its file: the cloud's current copy becomes generation 2, A's.
+        writeSession(a.sessionsRoot, id, ["second version"]);
+        expect(a.run(["push"]).code).toBe(0);
+        expect(readFileSync(path, "utf8")).toContain("second version");
+
+        const onB = b.run(["status"]);
+        expect(onB.code, onB.stderr).toBe(0);
+        expect(onB.stdout).toMatch(/stored (\S+ \S+) of \1 {2}generation 1\b/);
+        expect(onB.stdout).toContain(
+          `behind: the cloud's current copy is generation 2, another machine's (pisync generations ${id})`,
+        );
+        const json = JSON.parse(b.run(["status", "--json"]).stdout) as {
+          files: { generation: number; cloudGeneration: number }[];
+        };
+        expect(json.files).toMatchObject([{ generation: 1, cloudGeneration: 2 }]);
+        // Machine A holds the current copy: nothing to say.
+        const onA = a.run(["status"]);
+        expect(onA.stdout).toContain("generation 2");
+        expect(onA.stdout).not.toContain("behind:");
+      });
     });
   }, 60_000);
 });

@@ -75,8 +75,47 @@ describe("pisync open", () => {
       expect((await follow(url)).location).toBe("/sessions/s-mine");
       const none = m.run(["open"], { BROWSER: join(dir, "no-such-browser") });
       expect(none.code).toBe(0);
-      expect(none.stderr).toContain("no browser");
+      expect(none.stderr).toContain("could not open a browser with");
       expect(none.stdout.trim()).toMatch(/\/login\/psl_/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("prints the link when xdg-open is there but fails (no browser installed), exit 0", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "pisync-xdg-"));
+    try {
+      // xdg-open's own code when no browser or handler is found.
+      writeFileSync(join(dir, "xdg-open"), "#!/bin/sh\nexit 3\n");
+      chmodSync(join(dir, "xdg-open"), 0o755);
+      const r = m.run(["open", "s-mine"], { BROWSER: "", PATH: dir });
+      expect(r.code).toBe(0);
+      expect(r.stderr).toContain("could not open a browser with xdg-open");
+      expect(r.stderr).not.toContain("opened");
+      const url = r.stdout.trim();
+      expect(url).toMatch(/\/login\/psl_[A-Za-z0-9_-]{43}$/);
+      expect((await follow(url)).location).toBe("/sessions/s-mine");
+      // No xdg-open at all: printed the same way.
+      const missing = m.run(["open"], { BROWSER: "", PATH: join(dir, "nothing-here") });
+      expect(missing.code).toBe(0);
+      expect(missing.stdout.trim()).toMatch(/\/login\/psl_/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("prints the link when the opener cannot confirm it opened the page (still running after 3 s)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "pisync-slow-browser-"));
+    try {
+      const browser = join(dir, "browser.sh");
+      writeFileSync(browser, "#!/bin/sh\nexec sleep 20\n");
+      chmodSync(browser, 0o755);
+      const started = Date.now();
+      const r = m.run(["open"], { BROWSER: browser });
+      expect(Date.now() - started).toBeLessThan(15_000);
+      expect(r.code).toBe(0);
+      expect(r.stderr).toContain(`asked ${browser} to open /; if no browser shows it`);
+      expect(r.stdout.trim()).toMatch(/\/login\/psl_/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -2,6 +2,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { assistantMessage, entry } from "@pisync/testing";
 import { buildCli, machine, type Server, startServer } from "@pisync/testing/cli";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -28,20 +29,29 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "pisync-search-cli-"));
   server = await startServer(dataDir);
   m = machine(server.url, server.token);
-  for (const [id, text] of [
-    ["s-heron", "the grey heron waits by the retry loop"],
-    ["s-egret", "an egret, and a \u001b[31mred\u001b[0m escape"],
+  const toolCall = entry(
+    "e0000002",
+    "e0000001",
+    2,
+    assistantMessage([{ type: "toolCall", id: "t1", name: "bash", arguments: { command: 'rg "kingfisher" src\nls' } }]),
+  );
+  for (const [id, body] of [
+    ["s-heron", session("s-heron", "the grey heron waits by the retry loop")],
+    ["s-egret", session("s-egret", "an egret, and a \u001b[31mred\u001b[0m escape")],
+    ["s-polyfill", session("s-polyfill", "Temporal without a polyfill")],
+    ["s-temporal", session("s-temporal", "Temporal arrives natively")],
+    ["s-tool", `${session("s-tool", "look for the bird")}${JSON.stringify(toolCall)}\n`],
   ]) {
     const r = await fetch(`${server.url}/v1/sessions/${id}`, {
       method: "PATCH",
       headers: { Authorization: `Bearer ${server.token}`, "Upload-Offset": "0" },
-      body: session(id, text),
+      body,
     });
     expect(r.ok).toBe(true);
   }
-  // The server indexes in the background: wait (at most 10 s) until both sessions are searchable.
+  // The server indexes in the background: wait (at most 10 s) until the sessions are searchable.
   const until = Date.now() + 10_000;
-  for (const q of ["heron", "egret"]) {
+  for (const q of ["heron", "egret", "natively", "kingfisher"]) {
     for (;;) {
       const r = await fetch(`${server.url}/v1/search?q=${q}`, { headers: { Authorization: `Bearer ${server.token}` } });
       const { sessions } = (await r.json()) as { sessions: unknown[] };
@@ -76,6 +86,22 @@ describe("pisync search", () => {
     expect(r.code).toBe(0);
     expect(r.stdout).not.toContain("\u001b");
     expect(r.stdout).toContain("pisync pull s-egret");
+  });
+
+  it("takes a query that starts with an exclusion", () => {
+    const r = m.run(["search", "-polyfill Temporal"]);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("pisync pull s-temporal");
+    expect(r.stdout).not.toContain("s-polyfill");
+    expect(m.run(["search", "--limit", "5", "-polyfill Temporal"]).stdout).toContain("s-temporal");
+  });
+
+  it("shows a tool call's snippet as text, without JSON escapes", () => {
+    const r = m.run(["search", "kingfisher"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('tool_call  bash command: rg "[kingfisher]" src ls');
+    expect(r.stdout).not.toContain('\\"');
   });
 
   it("answers JSON with --json, and says when nothing matches", () => {

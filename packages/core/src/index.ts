@@ -15,12 +15,28 @@ export {
 export * from "./errors.js";
 export { contentText, isCutPreview, previewOf } from "./ingest.js";
 export { blobKey, checkId, checkSessionId, SAFE_ID, SESSION_ID, uploadKey } from "./keys.js";
-export { checkFilter, Library, type LibraryFilter, type LibraryPage, matches, searchText } from "./library.js";
+export {
+  checkFilter,
+  Library,
+  type LibraryFilter,
+  type LibraryPage,
+  matches,
+  ownerView,
+  searchText,
+} from "./library.js";
 export { Memo } from "./memo.js";
 export { DEFAULT_READER_CACHE, Reader, type ReaderCacheLimits } from "./reader.js";
-export { SearchIndexer, storedLines } from "./search-indexer.js";
+export { type IndexFailure, SearchIndexer, storedLines } from "./search-indexer.js";
 export { MAX_SEGMENTS } from "./segments.js";
-export { PAGE_ENTRIES, type PageRequest, type ShareMasker, ShareReading } from "./share-reading.js";
+export {
+  type BranchDocument,
+  FIND_PAGE,
+  PAGE_ENTRIES,
+  type PageRequest,
+  type ShareMasker,
+  ShareReading,
+  type TreeMatches,
+} from "./share-reading.js";
 export { type PathFacts, pathFacts, pathTotals } from "./share-view.js";
 export {
   DEFAULT_SHARE_LIMITS,

@@ -136,18 +136,7 @@ export class Library {
    * unmasked, never expiring. @throws NotFound for a missing session, or another user's
    */
   async open(userId: string, sessionId: string): Promise<{ share: ShareRecord; head: SessionHead }> {
-    checkSessionId(sessionId);
-    const head = await this.reader.head(userId, sessionId);
-    const share: ShareRecord = {
-      id: `owner:${sessionId}`,
-      userId,
-      sessionId,
-      sessionCreatedAt: head.createdAt,
-      createdAt: head.createdAt,
-      expiresAt: "9999-12-31T23:59:59.999Z",
-      maskSecrets: false,
-    };
-    return { share, head };
+    return ownerView(this.reader, userId, sessionId);
   }
 
   /** The session's page as the owner sees it: the viewer's view, with the owner's notes. */
@@ -162,6 +151,29 @@ export class Library {
     ];
     return view;
   }
+}
+
+/**
+ * A session of the user and the view the share viewer reads it through: the whole session,
+ * unmasked, never expiring. @throws NotFound for a missing session, or another user's
+ */
+export async function ownerView(
+  reader: Reader,
+  userId: string,
+  sessionId: string,
+): Promise<{ share: ShareRecord; head: SessionHead }> {
+  checkSessionId(sessionId);
+  const head = await reader.head(userId, sessionId);
+  const share: ShareRecord = {
+    id: `owner:${sessionId}`,
+    userId,
+    sessionId,
+    sessionCreatedAt: head.createdAt,
+    createdAt: head.createdAt,
+    expiresAt: "9999-12-31T23:59:59.999Z",
+    maskSecrets: false,
+  };
+  return { share, head };
 }
 
 /** A filter's value as a query-language filter value (quoted; quotes inside dropped). */

@@ -4,7 +4,14 @@
  * index update a catch-up pass reads the missing lines from the store; a new generation is
  * indexed again from its start; a deleted session's documents go.
  */
-import { batchOf, type IndexState, type LineSource, type LinesToIndex, type SearchIndex } from "@pisync/search";
+import {
+  batchOf,
+  type IndexBatch,
+  type IndexState,
+  type LineSource,
+  type LinesToIndex,
+  type SearchIndex,
+} from "@pisync/search";
 import type { SessionHead, Stores } from "@pisync/store";
 import { readRange } from "./segments.js";
 
@@ -24,6 +31,25 @@ const DRAIN_BYTES = 8 * 1024 * 1024;
 /** Where the users the catch-up pass visits come from (every user the meta store has). */
 export type UserSource = () => Promise<readonly string[]>;
 
+/** The wait before a failed session is tried again: doubled at each failure, up to an hour. */
+const RETRY_FIRST_MS = 10_000;
+const RETRY_MAX_MS = 3_600_000;
+
+/** A session whose indexing failed, and when it is tried again. */
+export interface IndexFailure {
+  userId: string;
+  sessionId: string;
+  /** Failures in a row. */
+  attempts: number;
+  /** Epoch milliseconds before which it is not tried again. */
+  retryAt: number;
+  /** What the last failure said. */
+  error: string;
+}
+
+/** A result of applying one session's lines: added, overtaken (read it again), or failed (recorded). */
+type Applied = boolean | "failed";
+
 /**
  * Keeps a search index following the stored sessions: writes mark a session dirty and a
  * background drain indexes it; `catchUp` repairs what a crash left out from the stored bytes;
@@ -36,17 +62,58 @@ export class SearchIndexer {
   private draining: Promise<void> | undefined;
   /** Set during a rebuild: lines are read into batches here, while the index writes the last step. */
   private parseHere = false;
+  /** Sessions whose indexing failed, by key: left alone until their retry time (see {@link failures}). */
+  private readonly failed = new Map<string, IndexFailure>();
 
   /**
    * @param users every user to visit in a catch-up pass (besides those the index knows); the
    *   embedded store lists its users; without it, only the index's users and those passed in.
-   * @param log where a failed background drain is reported (the catch-up pass retries it).
+   * @param log where a failed session is reported (once per doubling of its retry wait).
+   * @param now the clock of retry times.
    */
   constructor(
     private readonly stores: Stores,
     private readonly index: SearchIndex,
-    private readonly options: { users?: UserSource; log?: (line: string) => void; drainDelayMs?: number } = {},
+    private readonly options: {
+      users?: UserSource;
+      log?: (line: string) => void;
+      drainDelayMs?: number;
+      now?: () => number;
+    } = {},
   ) {}
+
+  /**
+   * Sessions whose indexing failed (any cause: a line the index cannot take, a read that
+   * failed): each is recorded, tried again after a wait that doubles at each failure (10 s up
+   * to an hour), and never holds up another session of its batch or another user.
+   */
+  failures(): IndexFailure[] {
+    return [...this.failed.values()];
+  }
+
+  private now(): number {
+    return (this.options.now ?? Date.now)();
+  }
+
+  /** Whether a session failed and its retry time has not come yet. */
+  private waiting(key: string): boolean {
+    const failure = this.failed.get(key);
+    return failure !== undefined && failure.retryAt > this.now();
+  }
+
+  /** Records a session's failure; reported at its first failure and then each time the count doubles. */
+  private fail(key: string, error: unknown): void {
+    const [userId, sessionId] = key.split("\n") as [string, string];
+    const attempts = (this.failed.get(key)?.attempts ?? 0) + 1;
+    const wait = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** (attempts - 1));
+    const message = error instanceof Error ? error.message : String(error);
+    this.failed.set(key, { userId, sessionId, attempts, retryAt: this.now() + wait, error: message });
+    if ((attempts & (attempts - 1)) === 0) {
+      this.report(
+        `pisync: indexing session ${sessionId} failed (${attempts} time${attempts > 1 ? "s" : ""}): ${message}; tried again in ${Math.round(wait / 1000)} s`,
+      );
+    }
+  }
 
   /**
    * Notes that a session was written: a background drain indexes it shortly (within about
@@ -54,7 +121,9 @@ export class SearchIndexer {
    * Never throws; a crash before the drain is covered by the catch-up pass.
    */
   markDirty(userId: string, sessionId: string): void {
-    this.dirty.add(`${userId}\n${sessionId}`);
+    const key = `${userId}\n${sessionId}`;
+    if (this.waiting(key)) return; // a failed session: the catch-up pass tries it again in time
+    this.dirty.add(key);
     this.schedule();
   }
 
@@ -113,17 +182,17 @@ export class SearchIndexer {
         applying = undefined;
         continue;
       }
-      const batches = this.parseHere ? step.items.map((item) => batchOf(item.bytes, item.at)) : undefined;
+      const parsed = this.parseHere ? this.parse(step.items) : undefined;
       await applying;
       const keys = step.items.map((item) => `${item.at.userId}\n${item.at.sessionId}`);
       for (const key of keys) inFlight.add(key);
-      applying = (batches ? this.index.applyAll(batches) : this.applyLines(step.items))
+      applying = this.applyEach(step.items, parsed)
         .then((applied) => {
-          // A batch another indexer overtook: read its state again in a next step.
           applied.forEach((ok, i) => {
-            if (!ok) this.dirty.add(keys[i]);
+            if (ok === true) this.failed.delete(keys[i]);
+            else if (ok === false) this.dirty.add(keys[i]); // another indexer overtook it: read its state again
           });
-          for (const key of step.again) this.dirty.add(key);
+          for (const key of step.again) if (!this.failed.has(key)) this.dirty.add(key);
         })
         .finally(() => {
           for (const key of keys) inFlight.delete(key);
@@ -145,6 +214,7 @@ export class SearchIndexer {
       if (items.length >= DRAIN_SESSIONS || bytes >= DRAIN_BYTES) break;
       if (inFlight.has(key)) continue;
       this.dirty.delete(key);
+      if (this.waiting(key)) continue;
       const [userId, sessionId] = key.split("\n");
       try {
         const next = await this.unindexed(userId, sessionId);
@@ -155,11 +225,47 @@ export class SearchIndexer {
           if (next.more) again.push(key);
         }
       } catch (error) {
-        // One session's failure does not hold up the others: the catch-up pass retries it.
-        this.report(`pisync: indexing session ${sessionId} failed: ${(error as Error).message}`);
+        // One session's failure does not hold up the others: the catch-up pass retries it in time.
+        this.fail(key, error);
       }
     }
     return { items, again };
+  }
+
+  /** Reads a rebuild step's lines into batches here; a session whose lines cannot be read is recorded as failed. */
+  private parse(items: readonly LinesToIndex[]): Array<IndexBatch | undefined> {
+    return items.map((item) => {
+      try {
+        return batchOf(item.bytes, item.at);
+      } catch (error) {
+        this.fail(`${item.at.userId}\n${item.at.sessionId}`, error);
+        return undefined;
+      }
+    });
+  }
+
+  /**
+   * Adds a step's sessions in one transaction; when it fails, each session alone (one
+   * session's failure fails its whole transaction): those that fail alone are recorded.
+   */
+  private async applyEach(items: readonly LinesToIndex[], parsed?: Array<IndexBatch | undefined>): Promise<Applied[]> {
+    const results: Applied[] = items.map(() => "failed");
+    const at = items.flatMap((_, i) => (parsed && parsed[i] === undefined ? [] : [i]));
+    if (at.length === 0) return results;
+    const run = (positions: number[]) =>
+      parsed
+        ? this.index.applyAll(positions.map((i) => parsed[i] as IndexBatch))
+        : this.applyLines(positions.map((i) => items[i]));
+    try {
+      const applied = await run(at);
+      at.forEach((i, k) => {
+        results[i] = applied[k] as boolean;
+      });
+    } catch (error) {
+      if (at.length === 1) this.fail(`${items[at[0]].at.userId}\n${items[at[0]].at.sessionId}`, error);
+      else for (const i of at) results[i] = (await this.applyEach([items[i]], parsed && [parsed[i]]))[0];
+    }
+    return results;
   }
 
   /**
@@ -231,9 +337,9 @@ export class SearchIndexer {
         for (const head of page.heads) {
           seen.add(head.sessionId);
           const state = await this.index.state(userId, head.sessionId);
-          if (state?.generation !== head.current.generation || state.offset !== head.current.length) {
-            this.dirty.add(`${userId}\n${head.sessionId}`);
-          }
+          const key = `${userId}\n${head.sessionId}`;
+          const stale = state?.generation !== head.current.generation || state.offset !== head.current.length;
+          if (stale && !this.waiting(key)) this.dirty.add(key);
         }
         // A few pages at a time: the drain's steps fill up and the dirty set stays small.
         if (this.dirty.size >= 4 * DRAIN_SESSIONS || !page.cursor) await this.flush();

@@ -16,6 +16,7 @@ import {
 } from "@pisync/format";
 import type { SessionHead, ShareRecord } from "@pisync/store";
 import type { CompactTree, PageEntry, SessionFacts, SessionPageView } from "@pisync/viewer";
+import { searchableText } from "./entry-text.js";
 import { NotFound } from "./errors.js";
 import type { BuiltIndex } from "./index-cache.js";
 import { isCutPreview } from "./ingest.js";
@@ -25,6 +26,30 @@ import { pathFacts, pathTotals } from "./share-view.js";
 
 /** Entries shown at once: the latest ones first, earlier and later ones on demand. */
 export const PAGE_ENTRIES = 150;
+
+/** Matches of the tree's search answered at once (the rest on the next page). */
+export const FIND_PAGE = 2000;
+
+/** One page of the tree's search: positions in the compact tree's arrays, in file order. */
+export interface TreeMatches {
+  matches: number[];
+  /** Where the next page starts (a position to pass as `from`); absent on the last page. */
+  next?: number;
+  /** Entries in the tree. */
+  total: number;
+}
+
+/** What the Markdown of a branch is made from: the page's facts, then the path's entries a window at a time. */
+export interface BranchDocument {
+  facts: SessionFacts;
+  leafId: string | null;
+  /** Entries on the path. */
+  total: number;
+  /** The path's entries, root first, masked when the share masks. */
+  windows: AsyncGenerator<PageEntry[]>;
+  /** Credentials masked so far (all of them once `windows` is done). */
+  masked(): number;
+}
 
 /** The masking a share's text goes through (the API runs it off the main thread). */
 export interface ShareMasker {
@@ -265,26 +290,34 @@ export class ShareReading {
     let cwd = summary.cwd;
     const { models, thinkingLevel } = modelsOf(path);
     let shownModels = models;
+    // The first user message (of the path, or of a whole session), for link previews.
+    const firstUser = (onPath ? path : index.records).find((r) => r.type === "message" && r.role === "user");
+    let firstMessage = firstUser ? previews[firstUser.line] : undefined;
     if (share.maskSecrets) {
       // Title, folder, models and branch previews are session text too, masked before they are
       // cut (a stored preview was cut first: a cut one is made again from its entry).
-      const first =
-        named === undefined
-          ? (onPath ? path : index.records).find((r) => r.type === "message" && r.role === "user")
-          : undefined;
-      const shown = [...(leaves ?? []).map((l) => index.byId(l.id)), first].filter((r) => r !== undefined);
+      const first = named === undefined ? firstUser : undefined;
+      const shown = [...(leaves ?? []).map((l) => index.byId(l.id)), firstUser].filter((r) => r !== undefined);
       const cut = shown.filter((r) => isCutPreview(previews[r.line] ?? ""));
       const remade = await this.reader.previews(head, cut, (text) => this.masker.maskText(text));
       const remadeOf = (r: LineRecord | undefined) => (r ? remade.get(r.line) : undefined);
-      const texts = await this.masker.maskTexts([title, cwd ?? "", ...(leaves ?? []).map((l) => l.preview), ...models]);
+      const texts = await this.masker.maskTexts([
+        title,
+        cwd ?? "",
+        ...(leaves ?? []).map((l) => l.preview),
+        ...models,
+        firstMessage ?? "",
+      ]);
       [title, cwd] = [remadeOf(first) ?? texts[0], cwd === undefined ? undefined : texts[1]];
       leaves?.forEach((l, i) => {
         l.preview = remadeOf(index.byId(l.id)) ?? texts[i + 2];
       });
-      shownModels = texts.slice(2 + (leaves?.length ?? 0));
+      shownModels = texts.slice(2 + (leaves?.length ?? 0), 2 + (leaves?.length ?? 0) + models.length);
+      firstMessage = firstMessage === undefined ? undefined : (remadeOf(firstUser) ?? texts[texts.length - 1]);
     }
     const facts: SessionFacts = {
       title,
+      firstMessage,
       cwd,
       models: shownModels,
       thinkingLevel,
@@ -402,6 +435,74 @@ export class ShareReading {
       times: records.map((r) => (r.timestamp ? Math.floor(Date.parse(r.timestamp) / 1000) || 0 : 0)),
     };
     return { tree, at };
+  }
+
+  /**
+   * The searchable text of every entry of a whole share (masked when the share masks), in the
+   * compact tree's order: made once per version of the session, a batch of lines at a time.
+   */
+  private readonly searchTexts = new Memo<string[]>(
+    2,
+    64 * 1024 * 1024,
+    (texts) => texts.reduce((sum, t) => sum + t.length, 0) + texts.length,
+  );
+
+  private async makeSearchTexts(share: ShareRecord, head: SessionHead, index: SessionIndex): Promise<string[]> {
+    const records = index.records.filter((r) => r.id !== undefined);
+    const texts = new Array<string>(records.length).fill("");
+    const at = new Map(records.map((r, i) => [r.line, i]));
+    for await (const batch of this.reader.batches(head, records)) {
+      const lines = batch.map((b) => b.text);
+      const shown = share.maskSecrets ? (await this.masker.maskLines(lines)).lines : lines;
+      batch.forEach(({ record }, i) => {
+        try {
+          texts[at.get(record.line) as number] = searchableText(JSON.parse(shown[i]));
+        } catch {
+          // A line the mask made unreadable is found by nothing.
+        }
+      });
+    }
+    return texts;
+  }
+
+  /**
+   * The tree's search over the whole text of every entry (masked), case-insensitive: positions
+   * in the compact tree from `from` on, at most {@link FIND_PAGE}. A pinned share has no tree: 404.
+   */
+  async find(share: ShareRecord, head: SessionHead, query: string, from = 0): Promise<TreeMatches> {
+    if (share.leafId !== undefined) throw new NotFound("a one-branch link has no tree");
+    const { index } = await this.index(share, head);
+    const texts = await this.searchTexts.get(this.versionKey(share, head), () =>
+      this.makeSearchTexts(share, head, index),
+    );
+    const q = query.toLowerCase();
+    const matches: number[] = [];
+    let at = Math.max(0, from);
+    for (; at < texts.length && matches.length < FIND_PAGE; at++) if (texts[at].includes(q)) matches.push(at);
+    return { matches, ...(at < texts.length ? { next: at } : {}), total: texts.length };
+  }
+
+  /**
+   * A branch for a document of its own (the Markdown): the page's facts, and the path's entries
+   * read and masked a window at a time (memory does not grow with the session).
+   */
+  async document(share: ShareRecord, head: SessionHead, leafAsked?: string): Promise<BranchDocument> {
+    const built = await this.index(share, head);
+    const { index } = built;
+    const leaf = this.leafOf(share, index, leafAsked);
+    const { path, facts } = await this.branch(share, head, built, leaf);
+    let masked = 0;
+    const read = async (records: Records) => {
+      const window = await this.entries(share, head, index, records);
+      masked += window.masked;
+      return window.entries;
+    };
+    async function* windows() {
+      for (let start = 0; start < path.length; start += PAGE_ENTRIES) {
+        yield await read(path.slice(start, start + PAGE_ENTRIES));
+      }
+    }
+    return { facts, leafId: leaf?.id ?? null, total: path.length, windows: windows(), masked: () => masked };
   }
 
   /** What a live page polls: changes as the session grows (a pinned share's never does). */

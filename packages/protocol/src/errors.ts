@@ -39,6 +39,8 @@ export const ERROR_CODES = {
   range_not_satisfiable: "the Range lies outside the bytes",
   rate_limited: "too many requests: try again after Retry-After",
   busy: "the session kept changing under this append: try again after Retry-After",
+  search_timeout:
+    "a search did not finish within its time limit, or too many were waiting: narrow it or try again after Retry-After",
   internal: "the server failed (logged without the request's secrets)",
 } as const;
 

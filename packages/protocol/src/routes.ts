@@ -31,13 +31,24 @@ import {
   ShareView,
   TokenList,
   Tree,
+  TreeFindQuery,
+  TreeMatches,
   UploadTicket,
 } from "./schemas.js";
 
 /** What a request or answer body is. */
 export type Content =
   | { json: z.ZodMiniType }
-  | { type: "application/x-ndjson" | "application/octet-stream" | "text/html" | "text/css" | "text/javascript" }
+  | {
+      type:
+        | "application/x-ndjson"
+        | "application/octet-stream"
+        | "text/html"
+        | "text/css"
+        | "text/javascript"
+        | "text/markdown"
+        | "image/png";
+    }
   /** An HTML form's body (`application/x-www-form-urlencoded`), its fields described by `form`. */
   | { form: z.ZodMiniObject };
 
@@ -110,6 +121,7 @@ const appendHeaders = [
 const jsonl: Content = { type: "application/x-ndjson" };
 const bytes: Content = { type: "application/octet-stream" };
 const html: Content = { type: "text/html" };
+const markdown: Content = { type: "text/markdown" };
 const form: Content = { form: CsrfForm };
 const libraryErrors = {
   401: error("not signed in (a browser gets the sign-in hint page)", "unauthorized"),
@@ -153,6 +165,7 @@ export const LIBRARY_ROUTES: readonly RouteSpec[] = [
       200: { description: "a page of hits", content: json(SearchPage) },
       400: error("a malformed query", "bad_query"),
       401: signedOut,
+      503: error("the search passed its time limit, or too many were waiting (Retry-After)", "search_timeout"),
     },
   },
   {
@@ -193,6 +206,19 @@ export const LIBRARY_ROUTES: readonly RouteSpec[] = [
     auth: "library",
     params: session,
     answers: { 200: { description: "the state" }, 304: { description: "unchanged" }, 401: signedOut, 404: missingPage },
+  },
+  {
+    method: "get",
+    path: "/sessions/:id/find",
+    summary: "The tree's search over the whole text of my session's entries, a page of matches at a time",
+    auth: "library",
+    params: session,
+    query: TreeFindQuery,
+    answers: {
+      200: { description: "positions in the tree", content: json(TreeMatches) },
+      401: signedOut,
+      404: missingPage,
+    },
   },
   {
     method: "get",
@@ -301,7 +327,8 @@ export const ROUTES: readonly RouteSpec[] = [
     query: SearchQuery,
     answers: {
       200: { description: "a page of sessions and the cursor of the next", content: json(SearchPage) },
-      400: error("a malformed query", "bad_query"),
+      400: error("a malformed query, or one over the budget (32 words, 4 prefixes)", "bad_query"),
+      503: error("the search passed its time limit, or too many were waiting (Retry-After)", "search_timeout"),
     },
   },
   {
@@ -389,6 +416,18 @@ export const ROUTES: readonly RouteSpec[] = [
     auth: "bearer",
     params: session,
     answers: { 200: { description: "the tree", content: json(Tree) }, 404: missing },
+  },
+  {
+    method: "get",
+    path: "/v1/sessions/:id/md",
+    summary: "My session's branch to ?leaf= (the default leaf without) as Markdown, unmasked",
+    auth: "bearer",
+    params: session,
+    query: ContextQuery,
+    answers: {
+      200: { description: "the Markdown", content: markdown },
+      404: error("no such session or entry", "not_found"),
+    },
   },
   {
     method: "get",
@@ -665,6 +704,36 @@ export const ROUTES: readonly RouteSpec[] = [
     params: link,
     query: SharePageQuery,
     answers: { 200: { description: "the context", content: json(Context) }, ...linkErrors },
+  },
+  {
+    method: "get",
+    path: "/s/:token/md",
+    summary:
+      "The shared branch as Markdown (?leaf= another branch of a whole share), masked like the page; the page answers the same to Accept: text/markdown",
+    auth: "link",
+    params: link,
+    query: SharePageQuery,
+    answers: { 200: { description: "the Markdown", content: markdown }, ...linkErrors },
+  },
+  {
+    method: "get",
+    path: "/s/:token/find",
+    summary: "The tree's search over the whole text of every entry (masked), a page of matches at a time",
+    auth: "link",
+    params: link,
+    query: TreeFindQuery,
+    answers: { 200: { description: "positions in the tree", content: json(TreeMatches) }, ...linkErrors },
+  },
+  {
+    method: "get",
+    path: "/s/:token/preview.png",
+    summary: "The link's preview image (1200×630: title, model, turns, cost, the start of the conversation), masked",
+    auth: "link",
+    params: link,
+    answers: {
+      200: { description: "the image; a revoked or expired link's says so", content: { type: "image/png" } },
+      404: linkErrors[404],
+    },
   },
   ...LIBRARY_ROUTES,
 ];

@@ -38,6 +38,20 @@ export const SearchQuery = z.object({
   limit: z.optional(digits(3)),
   cursor: z.optional(z.string().check(z.maxLength(200))),
 });
+/**
+ * `GET /s/:token/find?q=&from=` (and the library's): the tree's search over the whole text of
+ * every entry; `from` is where a page of matches starts (the previous answer's `next`).
+ */
+export const TreeFindQuery = z.object({
+  q: z.string().check(z.minLength(1), z.maxLength(200)),
+  from: z.optional(digits(9)),
+});
+/** One page of the tree's search: positions in the compact tree's arrays, in order. */
+export const TreeMatches = z.object({
+  matches: z.array(z.number()),
+  next: z.optional(z.number()),
+  total: z.number(),
+});
 /** `GET /s/:token/state|entries?after=`. */
 export const ShareAfterQuery = z.object({ after: z.optional(z.string().check(z.maxLength(256))) });
 

@@ -15,8 +15,55 @@ import type { IndexBatch, SearchDocument } from "./port.js";
 
 /** Text kept of one document: bounds the index a hostile session can grow. */
 export const MAX_DOCUMENT_CHARS = 32_768;
+/**
+ * Ingest limits: an entry nested deeper than this, or on a line longer than
+ * {@link MAX_LINE_BYTES}, is indexed as its line's text instead of being read field by field
+ * (its bytes stay stored as they are). Recursive code (JSON.stringify, schemas) never sees it.
+ */
+export const MAX_DEPTH = 64;
+export const MAX_LINE_BYTES = 4 * 1024 * 1024;
 function clean(text: string): string {
   return text.slice(0, MAX_DOCUMENT_CHARS);
+}
+
+/** Whether a parsed value nests deeper than `max` (walked without recursion). */
+export function nestedDeeper(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop() as [unknown, number];
+    if (node === null || typeof node !== "object") continue;
+    if (depth >= max) return true;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) {
+      if (child !== null && typeof child === "object") stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
+
+/**
+ * A tool call's arguments as text (keys and values, strings as they are): what a snippet shows
+ * and the words the index keeps, without JSON's quotes and escapes.
+ */
+function argumentsText(args: unknown): string {
+  const parts: string[] = [];
+  let chars = 0;
+  const stack: Array<[string | undefined, unknown]> = [[undefined, args]];
+  while (stack.length > 0 && chars < MAX_DOCUMENT_CHARS) {
+    const [key, value] = stack.pop() as [string | undefined, unknown];
+    if (value !== null && typeof value === "object") {
+      const children = Array.isArray(value)
+        ? value.map((v): [string | undefined, unknown] => [undefined, v])
+        : Object.entries(value);
+      if (key !== undefined) parts.push(`${key}:`);
+      stack.push(...children.reverse()); // in order
+      continue;
+    }
+    const text = value === undefined ? "" : String(value);
+    const part = key === undefined ? text : `${key}: ${text}`;
+    parts.push(part);
+    chars += part.length + 1;
+  }
+  return parts.join("\n");
 }
 
 function textOf(content: unknown): string {
@@ -45,7 +92,7 @@ function documentsOfMessage(entry: MessageEntry, time: number): SearchDocument[]
       add({ kind: "assistant", role: "assistant", model, text: textOf(parts) });
       const thinking = parts.flatMap((p) => (p.type === "thinking" ? [p.thinking] : [])).join("\n");
       add({ kind: "thinking", role: "assistant", model, text: thinking });
-      const calls = parts.flatMap((p) => (p.type === "toolCall" ? [`${p.name} ${JSON.stringify(p.arguments)}`] : []));
+      const calls = parts.flatMap((p) => (p.type === "toolCall" ? [`${p.name}\n${argumentsText(p.arguments)}`] : []));
       add({ kind: "tool_call", role: "tool", model, text: calls.join("\n") });
       break;
     }
@@ -83,10 +130,24 @@ export function batchOf(
     if (!record.isObject) continue;
     const at = { offset: at0.from + record.offset, length: record.length };
     const count = batch.documents.length;
-    readEntry(index.entry(record));
+    const raw = index.entry(record);
+    if (record.length > MAX_LINE_BYTES || nestedDeeper(raw, MAX_DEPTH)) asText(raw, record);
+    else readEntry(raw);
     for (let i = count; i < batch.documents.length; i++) batch.documents[i].at = at;
   }
   return batch;
+
+  /** An entry past the ingest limits: one document of its line's text, by the entry's id. */
+  function asText(raw: Record<string, unknown>, line: { offset: number; length: number }): void {
+    if (typeof raw.id !== "string") return;
+    // A character is at most 4 bytes: enough of the line for the longest document.
+    const end = line.offset + Math.min(line.length, 4 * MAX_DOCUMENT_CHARS);
+    const text = clean(new TextDecoder().decode(bytes.subarray(line.offset, end)));
+    const role = (raw.message as { role?: unknown } | undefined)?.role;
+    const kind = role === "user" ? "user" : role === "assistant" ? "assistant" : "tool_result";
+    const time = Date.parse(String(raw.timestamp)) || 0;
+    batch.documents.push({ entryId: raw.id, kind, role: kind === "tool_result" ? "tool" : kind, time, text });
+  }
 
   function readEntry(raw: Record<string, unknown>): void {
     const time = Date.parse(String(raw.timestamp)) || 0;

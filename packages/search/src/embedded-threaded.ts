@@ -2,14 +2,19 @@
  * The embedded search index with its writes on a worker thread: a server's appends never wait
  * behind indexing. Reading lines into documents and the FTS5 inserts (most of the cost of
  * indexing a byte, about as much as storing it) run on the worker's own connection to the same
- * SQLite file; searches and the indexer's state reads run on the caller's connection (WAL: readers
- * see every committed write and never wait for the writer).
+ * SQLite file; searches run on reader threads of their own ({@link SearchThreads}: a costly
+ * query never holds up the caller's event loop, and each has a time limit); the indexer's state
+ * reads run on the caller's connection (WAL: readers see every committed write and never wait
+ * for the writer).
  */
 import { Worker } from "node:worker_threads";
 import { SqliteSearchIndex } from "./embedded.js";
 import type { WriterAnswer, WriterCall } from "./embedded-writer.js";
 import type { IndexBatch, IndexState, LineSource, LinesToIndex, SearchIndex, SearchPage } from "./port.js";
 import type { SearchQuery } from "./query.js";
+import { DEFAULT_SEARCH_THREADS, SearchThreads, type SearchThreadsOptions } from "./search-threads.js";
+
+export { DEFAULT_SEARCH_THREADS, type SearchThreadsOptions } from "./search-threads.js";
 
 /** Heap of the writer thread, in MB: a batch is at most a few MB of lines. */
 const WRITER_HEAP_MB = 512;
@@ -34,14 +39,20 @@ export class ThreadedSearchIndex implements SearchIndex {
   private worker: Worker | undefined;
   private readonly pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
   private nextId = 0;
+  private readonly searches: SearchThreads;
 
-  /** Opens (or creates) the index at `path` (a file: the worker opens it too); `lines` as {@link SqliteSearchIndex}'s. */
+  /**
+   * Opens (or creates) the index at `path` (a file: the threads open it too); `lines` as
+   * {@link SqliteSearchIndex}'s; `searchThreads` say how searches run (threads, time limit).
+   */
   constructor(
     private readonly path: string,
     lines: LineSource,
+    searchThreads: SearchThreadsOptions = DEFAULT_SEARCH_THREADS,
   ) {
-    // Made (schema, file mode) here first, so the writer only opens it.
+    // Made (schema, file mode) here first, so the other threads only open it.
     this.reader = new SqliteSearchIndex(path, lines);
+    this.searches = new SearchThreads(path, lines, searchThreads);
   }
 
   /** The writer, started on first use and again after it died (its calls then failed). */
@@ -95,8 +106,14 @@ export class ThreadedSearchIndex implements SearchIndex {
     return this.reader.users();
   }
 
+  /** Runs on a search thread. @throws SearchTimeout past the time limit (see {@link SearchThreads}) */
   search(userId: string, query: SearchQuery, options: { limit: number; cursor?: string }): Promise<SearchPage> {
-    return this.reader.search(userId, query, options);
+    return this.searches.search(userId, query, options);
+  }
+
+  /** Starts the search threads now and resolves once they are ready (else the first searches start them). */
+  warm(): Promise<void> {
+    return this.searches.warm();
   }
 
   async apply(batch: IndexBatch): Promise<boolean> {
@@ -129,8 +146,9 @@ export class ThreadedSearchIndex implements SearchIndex {
     return this.call({ method: "optimize", args: [] });
   }
 
-  /** Closes both connections (the writer's last, after the calls before this one) and stops the thread. */
+  /** Closes every connection (the writer's last, after the calls before this one) and stops the threads. */
   async close(): Promise<void> {
+    await this.searches.close();
     const worker = this.worker;
     if (worker) {
       await this.call({ method: "close", args: [] });

@@ -2,11 +2,16 @@
  * The embedded search adapter: SQLite FTS5 through better-sqlite3. Entries' facts live in a
  * plain table (`entries`), their text in an FTS5 table sharing its rowid; session facts (cwd,
  * name, models, labels) in small tables the filters join.
+ *
+ * Tenancy: each user's text is in an FTS5 table of its own (`docs_<n>`, named in `users`), so
+ * a user's vocabulary (prefix completions), ranking statistics (bm25's document counts and
+ * lengths) and the work of a query depend on that user's documents only, exactly as in the AWS
+ * adapter's one file per user (which keeps its one user's text in `docs`).
  */
 import { chmodSync, closeSync, existsSync, openSync } from "node:fs";
 import Database from "better-sqlite3";
 import * as z from "zod/mini";
-import { batchOf } from "./documents.js";
+import { batchOf, MAX_DOCUMENT_CHARS, MAX_LINE_BYTES } from "./documents.js";
 import type {
   DocumentKind,
   EntryHit,
@@ -55,7 +60,7 @@ const ENTRIES_PER_SESSION = 3;
  * The version of the index's stored layout (its tables and what they hold): bump it when a
  * change needs the index rebuilt, so that a kept copy (the search bench's) is made again.
  */
-export const INDEX_LAYOUT = "v1";
+export const INDEX_LAYOUT = "v2";
 
 const SCHEMA = `
 -- Entries point at their session by its small integer key: per-entry rows stay short.
@@ -71,13 +76,23 @@ CREATE TABLE IF NOT EXISTS entries (
   id INTEGER PRIMARY KEY, session_key INTEGER NOT NULL, entry_id TEXT NOT NULL,
   kind TEXT NOT NULL, time INTEGER NOT NULL, line_offset INTEGER, line_length INTEGER);
 CREATE INDEX IF NOT EXISTS entries_session ON entries (session_key);
--- Contentless: the text is not kept (the index stays about half the size of the text it
--- indexes); snippets are cut from the stored lines.
-CREATE VIRTUAL TABLE IF NOT EXISTS docs USING fts5(
-  text, content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2');
+-- Each user's text table: docs_<n> (numbers never reused, so a cleared user's old name stays unused).
+CREATE TABLE IF NOT EXISTS users (n INTEGER PRIMARY KEY AUTOINCREMENT, user_id TEXT NOT NULL UNIQUE);
 `;
-/** The index's vocabulary (one row per word, with the entries it is in): per connection, stores nothing. */
-const VOCABULARY = "CREATE VIRTUAL TABLE IF NOT EXISTS temp.docs_words USING fts5vocab(main, docs, row)";
+/**
+ * A text table. Contentless: the text is not kept (the index stays about half the size of the
+ * text it indexes); snippets are cut from the stored lines.
+ */
+const docsTable = (name: string) => `CREATE VIRTUAL TABLE IF NOT EXISTS ${name} USING fts5(
+  text, content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2')`;
+/** A text table's vocabulary (one row per word, with the entries it is in): per connection, stores nothing. */
+const vocabulary = (name: string) =>
+  `CREATE VIRTUAL TABLE IF NOT EXISTS temp.${name}_words USING fts5vocab(main, ${name}, row)`;
+/** The one text table of a file that holds one user's index (the AWS adapter's). */
+const ONE_USER_TABLE = "docs";
+
+/** Where the adapter keeps text: a table per user (one file for everyone), or one table (a file per user). */
+export type Tenancy = "table-per-user" | "file-per-user";
 
 /** A prefix as the tokenizer folds words (lower case, no diacritics), when it is one word. */
 function foldedWord(prefix: string): string | undefined {
@@ -115,12 +130,14 @@ interface HitRow {
 /** The search index on one SQLite file (or `:memory:`). */
 export class SqliteSearchIndex implements SearchIndex {
   private readonly db: SqliteDriver;
-  /** Whether this connection has made its vocabulary table (on its first prefix: writers never need it). */
-  private hasVocabulary = false;
+  /** The text tables whose vocabulary this connection has made (on a first prefix: writers never need it). */
+  private readonly vocabularies = new Set<string>();
+  private readonly tenancy: Tenancy;
 
   /**
-   * Opens (or creates, readable by its owner only) the index at `path`; `:memory:` for a test.
-   * Or runs on a database another driver opened (the AWS adapter's WebAssembly SQLite).
+   * Opens (or creates, readable by its owner only) the index at `path`; `:memory:` for a test:
+   * a table per user. Or runs on a database another driver opened, holding one user's index
+   * (the AWS adapter's WebAssembly SQLite, a file per user).
    * `lines` reads stored lines back for snippets; `bounds` bound the work of one query.
    */
   constructor(
@@ -129,10 +146,13 @@ export class SqliteSearchIndex implements SearchIndex {
     private readonly bounds: SearchBounds = DEFAULT_BOUNDS,
   ) {
     if (typeof path !== "string") {
+      this.tenancy = "file-per-user";
       this.db = path;
       this.db.exec(SCHEMA);
+      this.db.exec(docsTable(ONE_USER_TABLE));
       return;
     }
+    this.tenancy = "table-per-user";
     if (path !== ":memory:") {
       if (!existsSync(path)) closeSync(openSync(path, "a", 0o600));
       chmodSync(path, 0o600);
@@ -141,16 +161,45 @@ export class SqliteSearchIndex implements SearchIndex {
     this.db.pragma("journal_mode = WAL");
     // Derived data: a crash may lose the last commits, and the catch-up pass redoes them.
     this.db.pragma("synchronous = NORMAL");
+    this.dropSharedLayout();
     this.db.exec(SCHEMA);
+  }
+
+  /**
+   * An index of the layout before tables per user (one `docs` table for everyone) is dropped:
+   * derived data, which the catch-up pass indexes again from the stored bytes.
+   */
+  private dropSharedLayout(): void {
+    const shared = this.db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'docs' AND type = 'table'").get();
+    if (!shared) return;
+    this.db.exec(
+      "DROP TABLE docs; DROP TABLE IF EXISTS entries; DROP TABLE IF EXISTS labels; DROP TABLE IF EXISTS sessions",
+    );
+  }
+
+  /** The user's text table, made when `create` and it has none yet; undefined when it has none. */
+  private tableOf(userId: string, create = false): string | undefined {
+    if (this.tenancy === "file-per-user") return ONE_USER_TABLE;
+    const row = this.db.prepare("SELECT n FROM users WHERE user_id = ?").get(userId) as { n: number } | undefined;
+    if (row) return `docs_${row.n}`;
+    if (!create) return undefined;
+    const { lastInsertRowid } = this.db.prepare("INSERT INTO users (user_id) VALUES (?)").run(userId);
+    const name = `docs_${Number(lastInsertRowid)}`;
+    this.db.exec(docsTable(name));
+    return name;
   }
 
   close(): void {
     this.db.close();
   }
 
-  /** Merges the index's segments into one and gives freed pages back (after a rebuild). */
+  /** Merges each text table's segments into one and gives freed pages back (after a rebuild). */
   optimize(): void {
-    this.db.exec("INSERT INTO docs (docs) VALUES ('optimize')");
+    const tables =
+      this.tenancy === "file-per-user"
+        ? [ONE_USER_TABLE]
+        : (this.db.prepare("SELECT n FROM users").all() as { n: number }[]).map((r) => `docs_${r.n}`);
+    for (const table of tables) this.db.exec(`INSERT INTO ${table} (${table}) VALUES ('optimize')`);
     this.db.exec("VACUUM");
   }
 
@@ -179,8 +228,9 @@ export class SqliteSearchIndex implements SearchIndex {
 
   private removeNow(userId: string, sessionId: string): void {
     const key = this.keyOf(userId, sessionId);
-    if (key === undefined) return;
-    this.db.prepare("DELETE FROM docs WHERE rowid IN (SELECT id FROM entries WHERE session_key = ?)").run(key);
+    const table = this.tableOf(userId);
+    if (key === undefined || table === undefined) return;
+    this.db.prepare(`DELETE FROM ${table} WHERE rowid IN (SELECT id FROM entries WHERE session_key = ?)`).run(key);
     this.db.prepare("DELETE FROM entries WHERE session_key = ?").run(key);
     this.db.prepare("DELETE FROM labels WHERE session_key = ?").run(key);
     this.db.prepare("DELETE FROM sessions WHERE key = ?").run(key);
@@ -211,7 +261,7 @@ export class SqliteSearchIndex implements SearchIndex {
       const entry = this.db.prepare(
         "INSERT INTO entries (session_key, entry_id, kind, time, line_offset, line_length) VALUES (?, ?, ?, ?, ?, ?)",
       );
-      const text = this.db.prepare("INSERT INTO docs (rowid, text) VALUES (?, ?)");
+      const text = this.db.prepare(`INSERT INTO ${this.tableOf(userId, true)} (rowid, text) VALUES (?, ?)`);
       const models = new Set<string>();
       for (const doc of batch.documents) {
         const row = entry.run(key, doc.entryId, doc.kind, doc.time, doc.at?.offset ?? null, doc.at?.length ?? null);
@@ -258,17 +308,25 @@ export class SqliteSearchIndex implements SearchIndex {
           session_id: string;
         }[];
         for (const { session_id } of ids) this.removeNow(user, session_id);
+        // The user's table goes too (its vocabulary and statistics with it).
+        const table = this.tenancy === "table-per-user" ? this.tableOf(user) : undefined;
+        if (table !== undefined) {
+          this.db.exec(`DROP TABLE ${table}`);
+          this.db.prepare("DELETE FROM users WHERE user_id = ?").run(user);
+        }
       }
     })();
   }
 
   async search(userId: string, query: SearchQuery, options: { limit: number; cursor?: string }): Promise<SearchPage> {
     const skip = decodeCursor(options.cursor);
-    const match = ftsMatch(query, (prefix) => this.completions(prefix));
+    const table = this.tableOf(userId);
+    if (table === undefined) return { sessions: [] }; // no session indexed yet
+    const match = ftsMatch(query, (prefix) => this.completions(table, prefix));
     const where = ["s.user_id = @user"];
     const params: Record<string, unknown> = { user: userId, scan: MAX_SCAN };
     if (match !== undefined) {
-      where.push("docs MATCH @match");
+      where.push(`${table} MATCH @match`);
       params.match = match;
     }
     if (query.role) {
@@ -292,7 +350,10 @@ export class SqliteSearchIndex implements SearchIndex {
       params.model = query.model;
     }
     if (query.label !== undefined) {
-      where.push("EXISTS (SELECT 1 FROM labels l WHERE l.session_key = s.key AND lower(l.label) = lower(@label))");
+      // The labelled entries themselves (not the label's own document: its text is the filter's).
+      where.push(
+        "e.kind <> 'label' AND EXISTS (SELECT 1 FROM labels l WHERE l.session_key = s.key AND l.entry_id = e.entry_id AND lower(l.label) = lower(@label))",
+      );
       params.label = query.label;
     }
     const columns =
@@ -302,9 +363,9 @@ export class SqliteSearchIndex implements SearchIndex {
         ? // Newest matches first (FTS5 walks its doclists backwards and stops at the limit), then ranked.
           this.db.prepare(
             `WITH hits AS (
-               SELECT docs.rowid AS id, bm25(docs) AS score FROM docs JOIN entries e ON e.id = docs.rowid
+               SELECT ${table}.rowid AS id, bm25(${table}) AS score FROM ${table} JOIN entries e ON e.id = ${table}.rowid
                JOIN sessions s ON s.key = e.session_key
-               WHERE ${where.join(" AND ")} ORDER BY docs.rowid DESC LIMIT @ranked)
+               WHERE ${where.join(" AND ")} ORDER BY ${table}.rowid DESC LIMIT @ranked)
              SELECT ${columns} FROM hits JOIN entries e ON e.id = hits.id JOIN sessions s ON s.key = e.session_key
              ORDER BY hits.score, e.time DESC, e.id DESC LIMIT @scan`,
           )
@@ -341,16 +402,16 @@ export class SqliteSearchIndex implements SearchIndex {
    * `undefined` (search the prefix as FTS5 does) when it is not one word or no word starts with
    * it as folded here.
    */
-  private completions(prefix: string): string[] | undefined {
+  private completions(table: string, prefix: string): string[] | undefined {
     const folded = foldedWord(prefix);
     if (folded === undefined || this.bounds.prefixWords === Number.POSITIVE_INFINITY) return undefined;
-    if (!this.hasVocabulary) {
-      this.db.exec(VOCABULARY);
-      this.hasVocabulary = true;
+    if (!this.vocabularies.has(table)) {
+      this.db.exec(vocabulary(table));
+      this.vocabularies.add(table);
     }
     const words = (
       this.db
-        .prepare("SELECT term FROM docs_words WHERE term >= ? AND term < ? ORDER BY doc DESC LIMIT ?")
+        .prepare(`SELECT term FROM ${table}_words WHERE term >= ? AND term < ? ORDER BY doc DESC LIMIT ?`)
         .all(folded, `${folded}\u{10FFFF}`, this.bounds.prefixWords) as { term: string }[]
     ).map((row) => row.term);
     return words.length > 0 ? words : undefined;
@@ -366,6 +427,11 @@ export class SqliteSearchIndex implements SearchIndex {
     hits.forEach((hit, i) => {
       const line = lines[i];
       if (!line) return;
+      if (line.length > MAX_LINE_BYTES) {
+        // Indexed as its text (documents.ts): cut from its start, never parsed whole here.
+        hit.snippet = snippetOf(new TextDecoder().decode(line.subarray(0, 4 * MAX_DOCUMENT_CHARS)), query.terms);
+        return;
+      }
       const nl = new Uint8Array(line.length + 1);
       nl.set(line);
       nl[line.length] = 0x0a;

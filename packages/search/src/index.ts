@@ -7,6 +7,7 @@ export { batchOf, MAX_DOCUMENT_CHARS } from "./documents.js";
 export type * from "./port.js";
 export {
   ftsMatch,
+  MAX_PREFIXES,
   MAX_QUERY_LENGTH,
   MAX_TERMS,
   parseQuery,
@@ -14,6 +15,7 @@ export {
   QueryText,
   type Role,
   type SearchQuery,
+  SearchTimeout,
   type Term,
 } from "./query.js";
 export { snippetOf } from "./snippet.js";

@@ -5,11 +5,14 @@
  *
  * Grammar (terms are separated by white space):
  * - `word` — an entry containing the word; `word*` — a word starting with it (at least two
- *   letters or digits);
+ *   letters or digits in each of its words: `foo-ba*` is the phrase "foo ba*");
  * - `"exact phrase"` — the words in that order;
  * - `-word`, `-"phrase"`, `-word*` — entries without it (needs at least one positive term);
  * - filters `cwd:TEXT`, `role:user|assistant|tool`, `since:7d` (or `12h`, `2w`, or a date),
  *   `before:2026-01-01`, `model:TEXT`, `label:TEXT` (a filter value may be quoted).
+ *
+ * The budget ({@link MAX_TERMS} words in all, a phrase counting each of its words, and at most
+ * {@link MAX_PREFIXES} prefixes) bounds what a query costs before it runs.
  */
 import * as z from "zod/mini";
 
@@ -43,9 +46,23 @@ export class QueryError extends Error {
   }
 }
 
-/** Bounds on the work one query can cause. */
+/**
+ * A search that could not answer within its time limit (it ran, or waited for a free search
+ * thread, too long): nothing is wrong with the query as such; answer 503 and let the client
+ * try again, or narrow it.
+ */
+export class SearchTimeout extends Error {
+  readonly code = "search_timeout";
+  constructor(message: string) {
+    super(message);
+    this.name = "SearchTimeout";
+  }
+}
+
+/** Bounds on the work one query can cause: its length, its words in all (a phrase counts each of its words), its prefixes. */
 export const MAX_QUERY_LENGTH = 1000;
 export const MAX_TERMS = 32;
+export const MAX_PREFIXES = 4;
 
 /** The raw query text: a bounded, non-empty string. */
 export const QueryText = z.string().check(
@@ -58,7 +75,8 @@ const ROLES = new Set<Role>(["user", "assistant", "tool"]);
 const UNITS: Record<string, number> = { h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
 /** Text the tokenizer keeps: a term without any letter or digit would match nothing. */
 const HAS_WORD = /[\p{L}\p{N}]/u;
-const WORD_CHARS = /[\p{L}\p{N}]/gu;
+/** The words of a term as the tokenizer splits it (runs of letters and digits). */
+const WORDS = /[\p{L}\p{N}]+/gu;
 /** Letters or digits a prefix needs: a shorter one stands for a large part of the vocabulary. */
 export const MIN_PREFIX = 2;
 
@@ -131,6 +149,7 @@ export function parseQuery(input: unknown, now: number = Date.now()): SearchQuer
   const checked = QueryText.safeParse(input);
   if (!checked.success) throw new QueryError(checked.error.issues[0]?.message ?? "the query is not valid");
   const query: SearchQuery = { terms: [] };
+  const cost = { words: 0, prefixes: 0 };
   for (const token of tokenize(checked.data)) {
     if (token.key) {
       if (token.exclude) throw new QueryError(`a filter cannot be excluded: -${token.key}:`);
@@ -152,12 +171,25 @@ export function parseQuery(input: unknown, now: number = Date.now()): SearchQuer
       if (token.quoted || prefix) throw new QueryError(`"${token.value}" has no letters or digits to search for`);
       continue; // lone punctuation between words
     }
-    if (prefix && (text.match(WORD_CHARS) ?? []).length < MIN_PREFIX) {
-      throw new QueryError(`"${token.value}": a prefix needs at least ${MIN_PREFIX} letters or digits`);
+    const words = wordsOf(text);
+    // Each word of `x-a*` is searched; a one-letter word stands for a large part of the vocabulary.
+    if (prefix && words.some((word) => Array.from(word).length < MIN_PREFIX)) {
+      throw new QueryError(
+        words.length === 1
+          ? `"${token.value}": a prefix needs at least ${MIN_PREFIX} letters or digits`
+          : `"${token.value}": every word of a prefix needs at least ${MIN_PREFIX} letters or digits`,
+      );
     }
+    cost.words += words.length;
+    if (prefix) cost.prefixes++;
     query.terms.push({ kind: token.quoted ? "phrase" : prefix ? "prefix" : "word", text, exclude: token.exclude });
   }
-  if (query.terms.length > MAX_TERMS) throw new QueryError(`the query has more than ${MAX_TERMS} terms`);
+  if (cost.words > MAX_TERMS) {
+    throw new QueryError(
+      `the query has ${cost.words} words: at most ${MAX_TERMS} in all (a phrase counts each of its words)`,
+    );
+  }
+  if (cost.prefixes > MAX_PREFIXES) throw new QueryError(`the query has more than ${MAX_PREFIXES} prefixes (word*)`);
   const positive = query.terms.some((t) => !t.exclude);
   if (!positive && query.terms.length > 0)
     throw new QueryError("exclusions need at least one word or phrase to search for");
@@ -167,6 +199,11 @@ export function parseQuery(input: unknown, now: number = Date.now()): SearchQuer
     throw new QueryError("since: is not before before:");
   }
   return query;
+}
+
+/** The words of a term's text, as the index's tokenizer splits it. */
+export function wordsOf(text: string): string[] {
+  return text.match(WORDS) ?? [];
 }
 
 /** A term as an FTS5 string: in double quotes, inner quotes doubled, so no operator can slip in. */
@@ -191,10 +228,15 @@ export function ftsMatch(query: SearchQuery, expand?: PrefixExpansion): string |
   const positive = query.terms
     .filter((t) => !t.exclude)
     .map((term) => {
-      const words = term.kind === "prefix" ? expand?.(term.text) : undefined;
-      if (words === undefined) return quote(term);
-      if (words.length === 0) return quote({ ...term, kind: "word" }); // no completion: nothing matches
-      return `(${words.map((text) => quote({ kind: "word", text, exclude: false })).join(" OR ")})`;
+      if (term.kind !== "prefix" || !expand) return quote(term);
+      // A prefix of several words (`foo-ba*`) is the phrase "foo ba*": its last word is expanded.
+      const words = wordsOf(term.text);
+      const last = words.pop();
+      const completions = last === undefined ? undefined : expand(last);
+      if (completions === undefined) return quote(term);
+      if (completions.length === 0) return quote({ ...term, kind: "word" }); // no completion: nothing matches
+      const phrase = (word: string) => quote({ kind: "word", text: [...words, word].join(" "), exclude: false });
+      return `(${completions.map(phrase).join(" OR ")})`;
     });
   if (positive.length === 0) return undefined;
   const negative = query.terms.filter((t) => t.exclude).map(quote);

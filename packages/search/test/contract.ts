@@ -419,6 +419,156 @@ export function describeSearchContract(name: string, setup: () => Promise<Search
       expect(sessionsOf(await search("private"))).toEqual(["sess-mine"]);
     });
 
+    it("label: alone lists the labelled entries, not the session's newest ones", async () => {
+      const s = new SessionWriter("sess-labelled", "/a");
+      s.user("an unrelated start");
+      const fixed = s.assistant("the fix: retry with jitter");
+      s.user("more unrelated talk");
+      s.assistant("and an unrelated reply after it");
+      s.label(fixed, "the-fix");
+      await append(s);
+      const page = await search("label:the-fix");
+      expect(sessionsOf(page)).toEqual(["sess-labelled"]);
+      expect(page.sessions[0].entries.map((e) => [e.entryId, e.kind])).toEqual([[fixed, "assistant"]]);
+      expect((await search("retry label:the-fix")).sessions[0].entries.map((e) => e.entryId)).toEqual([fixed]);
+      expect(sessionsOf(await search("unrelated label:the-fix"))).toEqual([]);
+    });
+
+    it("cuts a tool call's snippet from its arguments as text, without JSON escapes", async () => {
+      const s = new SessionWriter("sess-tool-text", "/a");
+      s.assistant("running it", { tool: ["bash", { command: 'grep -n "needle" src\nls -la', cwd: "/w" }] });
+      await append(s);
+      const [hit] = (await search("needle role:tool")).sessions[0].entries;
+      const text = hit.snippet.map((p) => p.text).join("");
+      expect(hit.kind).toBe("tool_call");
+      expect(text).toContain('grep -n "needle" src');
+      expect(text).not.toMatch(/\\["n]/);
+      expect(text).toContain("ls -la");
+    });
+
+    it("another user's words change nothing in a user's answers: hits, snippets, completions, order", async () => {
+      const victim = `${user}-victim`;
+      // The completion oracle: 15 frequent words of one prefix and a rare probe fill the 16 completions.
+      const words = new SessionWriter("sess-oracle", "/a");
+      for (let i = 0; i < 15; i++)
+        for (let j = 0; j < 3; j++) words.user(`ak${String.fromCharCode(97 + i)}word filler`);
+      await append(words);
+      const probe = new SessionWriter("sess-probe", "/a");
+      probe.user("akzprobe once");
+      await append(probe);
+      // Two entries whose order depends on the two words' statistics (bm25's idf).
+      const first = new SessionWriter("sess-rank-1", "/a");
+      first.user("alpha alpha beta");
+      await append(first);
+      const second = new SessionWriter("sess-rank-2", "/a");
+      second.user("alpha beta beta");
+      await append(second);
+      const betas = new SessionWriter("sess-rank-3", "/a");
+      for (let i = 0; i < 3; i++) betas.user("beta gamma");
+      await append(betas);
+      const queries = ["ak*", "akz*", "alpha beta", "beta", "filler", "akia*", "secret*"];
+      const answers = () => Promise.all(queries.map((q) => search(q)));
+      const alone = await answers();
+      expect(sessionsOf(alone[0])).toContain("sess-probe");
+      expect(sessionsOf(alone[2])).toEqual(["sess-rank-1", "sess-rank-2"]);
+      // Another user: a credential-like word of the same prefix in many entries, and "alpha" everywhere.
+      const theirs = new SessionWriter("sess-victim", "/a");
+      for (let i = 0; i < 20; i++) theirs.user(`akiasecretkey alpha ${i}`);
+      await append(theirs, { userId: victim });
+      expect(sessionsOf(await search("akia*", 20, undefined, victim))).toEqual(["sess-victim"]);
+      expect(await answers()).toEqual(alone);
+      await index.remove(victim, "sess-victim");
+      expect(await answers()).toEqual(alone);
+    });
+
+    it("one session that fails to index holds up no other, and is retried with backoff, not at every pass", async () => {
+      let poisoned = true;
+      const isPoison = (sessionId: string) => poisoned && sessionId === "sess-poisoned";
+      const fail = () => Promise.reject(new Error("the index refused the poisoned batch"));
+      // The real index, whose transactions fail while they hold the poisoned session.
+      const faulty: SearchIndex = {
+        state: (u, s) => index.state(u, s),
+        sessions: (u) => index.sessions(u),
+        users: () => index.users(),
+        apply: (b) => (isPoison(b.sessionId) ? fail() : index.apply(b)),
+        applyAll: (bs) => (bs.some((b) => isPoison(b.sessionId)) ? fail() : index.applyAll(bs)),
+        ...(index.applyLines
+          ? {
+              applyLines: (items: Parameters<NonNullable<SearchIndex["applyLines"]>>[0]) =>
+                items.some((i) => isPoison(i.at.sessionId)) ? fail() : (index.applyLines?.(items) ?? fail()),
+            }
+          : {}),
+        remove: (u, s) => index.remove(u, s),
+        clear: (u) => index.clear(u),
+        search: (u, q, o) => index.search(u, q, o),
+      };
+      let now = Date.now();
+      const log: string[] = [];
+      const drained = new SearchIndexer(stores, faulty, { drainDelayMs: 0, log: (l) => log.push(l), now: () => now });
+      const other = `${user}-neighbour`;
+      const sessions: Array<[string, string, string]> = [
+        [user, "sess-poisoned", "a poisoned heron"],
+        [user, "sess-healthy-1", "a healthy heron"],
+        [user, "sess-healthy-2", "another healthy heron"],
+        [other, "sess-neighbour", "the neighbour's heron"],
+      ];
+      for (const [userId, sessionId, text] of sessions) {
+        const s = new SessionWriter(sessionId, "/a");
+        s.user(text);
+        await append(s, { userId, skipIndex: true });
+      }
+      // All marked at once: one drain step (one transaction) holds them all.
+      for (const [userId, sessionId] of sessions) drained.markDirty(userId, sessionId);
+      await drained.flush();
+      expect(sessionsOf(await search("heron")).sort()).toEqual(["sess-healthy-1", "sess-healthy-2"]);
+      expect(sessionsOf(await search("heron", 20, undefined, other))).toEqual(["sess-neighbour"]);
+      expect(log).toHaveLength(1);
+      expect(log[0]).toMatch(/sess-poisoned.*the index refused the poisoned batch/);
+      // Passes and writes during the backoff leave it alone: no work, no log line.
+      drained.markDirty(user, "sess-poisoned");
+      await drained.flush();
+      await drained.catchUp([user]);
+      expect(log).toHaveLength(1);
+      expect(drained.failures()).toMatchObject([{ userId: user, sessionId: "sess-poisoned", attempts: 1 }]);
+      // Once the backoff passed, the next pass retries it.
+      poisoned = false;
+      now += 60_000;
+      await drained.catchUp([user]);
+      expect(sessionsOf(await search("poisoned"))).toEqual(["sess-poisoned"]);
+      expect(drained.failures()).toEqual([]);
+      expect(log).toHaveLength(1);
+    });
+
+    it("a line nested deeper than the ingest limit is indexed as its text; the lines around it as usual", async () => {
+      const s = new SessionWriter("sess-deep", "/a");
+      s.user("before the deep line: a bittern");
+      const deep = s.assistant("placeholder", { tool: ["bash", { nested: "DEEP" }] });
+      s.user("after the deep line: a curlew");
+      const bytes = new TextDecoder()
+        .decode(s.take())
+        .replace('"DEEP"', `${"[".repeat(5000)}"a deep gadwall"${"]".repeat(5000)}`);
+      const result = await appender.append({
+        userId: user,
+        sessionId: "sess-deep",
+        offset: 0,
+        body: new TextEncoder().encode(bytes),
+      });
+      expect(result.offset).toBe(new TextEncoder().encode(bytes).length); // the bytes are kept as they are
+      await indexer.sync(user, "sess-deep");
+      expect(sessionsOf(await search("bittern"))).toEqual(["sess-deep"]);
+      expect(sessionsOf(await search("curlew"))).toEqual(["sess-deep"]);
+      const [hit] = (await search("gadwall")).sessions[0].entries;
+      expect(hit.entryId).toBe(deep);
+      expect(hit.snippet.filter((p) => p.hit).map((p) => p.text)).toEqual(["gadwall"]);
+      // A line longer than the limit (4 MiB): its start indexed and cut as text.
+      const long = new SessionWriter("sess-long", "/a");
+      const huge = long.bash("cat big.log", `a long shoveler ${"filler ".repeat(700_000)}`);
+      await append(long);
+      const [longHit] = (await search("shoveler")).sessions[0].entries;
+      expect(longHit.entryId).toBe(huge);
+      expect(longHit.snippet.filter((p) => p.hit).map((p) => p.text)).toEqual(["shoveler"]);
+    });
+
     it("runs any query text without an engine error", async () => {
       const s = new SessionWriter("sess-fuzz", "/a");
       s.user('NEAR(a b) "x" AND OR NOT * ^col:x {a b}:c');

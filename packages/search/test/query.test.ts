@@ -76,7 +76,31 @@ describe("parseQuery", () => {
     expect(errorOf("-flaky role:user")).toMatch(/exclusions need at least one word/);
     expect(errorOf("--- ...")).toMatch(/no words, phrases or filters/);
     expect(errorOf("since:2026-02-01 before:2026-01-01")).toMatch(/since: is not before before:/);
-    expect(errorOf(Array.from({ length: 33 }, (_, i) => `w${i}`).join(" "))).toMatch(/more than 32 terms/);
+    expect(errorOf(Array.from({ length: 33 }, (_, i) => `w${i}`).join(" "))).toMatch(/33 words/);
+  });
+});
+
+describe("the query budget", () => {
+  it("counts a phrase's words, and every word of a term, toward the budget", () => {
+    const phrase = `"${Array.from({ length: 249 }, () => "the").join(" ")}"`;
+    expect(errorOf(phrase)).toMatch(/249 words.*at most 32/);
+    expect(
+      errorOf(
+        `"${Array.from({ length: 20 }, (_, i) => `a${i}`).join(" ")}" ${Array.from({ length: 13 }, (_, i) => `b${i}`).join(" ")}`,
+      ),
+    ).toMatch(/33 words/);
+    expect(errorOf(`x -"${Array.from({ length: 32 }, () => "the").join(" ")}"`)).toMatch(/33 words/);
+    expect(errorOf(Array.from({ length: 17 }, () => "a-b").join(" "))).toMatch(/34 words/);
+    expect(parseQuery(`"${Array.from({ length: 32 }, () => "the").join(" ")}"`, NOW).terms).toHaveLength(1);
+  });
+
+  it("needs two letters or digits in every word of a prefix, and bounds the prefixes of a query", () => {
+    expect(errorOf("x-a*")).toMatch(/"x-a\*": every word of a prefix needs at least 2 letters or digits/);
+    expect(errorOf("ab-c*")).toMatch(/every word of a prefix/);
+    expect(errorOf("a.bc*")).toMatch(/every word of a prefix/);
+    expect(parseQuery("ab-cd*", NOW).terms).toEqual([{ kind: "prefix", text: "ab-cd", exclude: false }]);
+    expect(errorOf("aa* bb* cc* dd* ee*")).toMatch(/more than 4 prefixes/);
+    expect(parseQuery("aa* bb* cc* dd*", NOW).terms).toHaveLength(4);
   });
 });
 
@@ -93,6 +117,10 @@ describe("ftsMatch", () => {
     expect(ftsMatch(query, expand)).toBe('(("upload" OR "upl""oad") AND "x y") NOT ("old"*)');
     expect(ftsMatch(parseQuery("upl*", NOW), () => [])).toBe('"upl"');
     expect(ftsMatch(parseQuery("upl*", NOW), () => undefined)).toBe('"upl"*');
+    // A prefix of several words: the phrase's last word expanded, each completion a phrase.
+    expect(ftsMatch(parseQuery("foo-ba*", NOW), (p) => (p === "ba" ? ["bar", "baz"] : undefined))).toBe(
+      '("foo bar" OR "foo baz")',
+    );
   });
 
   it("never lets the user's text become FTS5 syntax (any input: an error, or only quoted terms)", () => {

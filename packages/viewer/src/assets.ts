@@ -60,14 +60,17 @@ body.js .tree-fold > summary { font-weight: 600; }
 .tree-status { margin: .3rem 0; }
 .tree-viewport { position: relative; height: 70vh; overflow: auto; border: 1px solid var(--line); border-radius: 6px; }
 .tree-spacer { width: 1px; }
-.tree-row { position: absolute; left: 0; right: 0; height: 22px; line-height: 22px; padding: 0 .4rem; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; color: var(--fg); text-decoration: none; font-size: .8rem; }
+.tree-row { position: absolute; left: 0; right: 0; height: 22px; line-height: 22px; padding: 0 .4rem; white-space: nowrap; overflow: hidden; color: var(--fg); text-decoration: none; font-size: .8rem; display: flex; align-items: center; }
+.tree-row > span { flex: none; }
+.tree-row > .tree-text { flex: 1 1 auto; min-width: 2rem; overflow: hidden; text-overflow: ellipsis; }
 .tree-row:hover, .tree-row:focus { background: var(--card); }
 .tree-row.on-path { background: var(--user); }
 .tree-row.current { font-weight: 700; box-shadow: inset 3px 0 var(--accent); }
 .tree-prefix { font-family: ui-monospace, Menlo, Consolas, monospace; color: var(--muted); white-space: pre; }
 .tree-role { color: var(--muted); margin-right: .35rem; font-size: .72rem; }
 .tree-row.k-u .tree-role { color: var(--accent); }
-.tree-row .label { margin-left: .4rem; }
+/* A chip keeps its word: the preview beside it gives way (a long label is cut with an ellipsis, never to an empty box). */
+.tree-row > .label { flex: none; max-width: 45%; margin-left: .4rem; line-height: 18px; }
 .hljs-keyword, .hljs-selector-tag, .hljs-built_in { color: #cf222e; }
 .hljs-string, .hljs-attr { color: #0a3069; }
 .hljs-number, .hljs-literal { color: #0550ae; }

@@ -200,7 +200,7 @@ export const APP_JS = `
       b.addEventListener("click", () => {
         filter = value;
         for (const other of filters.children) other.setAttribute("aria-pressed", other === b ? "true" : "false");
-        refresh();
+        refresh(true);
       });
       filters.appendChild(b);
     }
@@ -229,18 +229,51 @@ export const APP_JS = `
       if (filter === "no-tools") return k !== "t" && k !== "b" && !(k === "a" && tree.previews[i].startsWith("→ "));
       return true;
     };
-    function refresh() {
-      const q = search.value.trim().toLowerCase();
+    // The full text of every entry is searched on the server (masked as the page is), a page of
+    // matches at a time: the previews and labels here answer at once, the server's matches join them.
+    let found = null;
+    let foundFor = "";
+    let searching = false;
+    async function searchServer(q) {
+      foundFor = q;
+      found = new Uint8Array(n);
+      searching = true;
+      let from = 0;
+      try {
+        for (;;) {
+          const r = await fetch(base + "/find?q=" + encodeURIComponent(q) + (from ? "&from=" + from : ""));
+          if (foundFor !== q) return;
+          if (!r.ok) break;
+          const page = await r.json();
+          for (const i of page.matches) if (i >= 0 && i < n) found[i] = 1;
+          refresh(true);
+          if (typeof page.next !== "number" || page.next <= from) break;
+          from = page.next;
+        }
+      } catch (e) {
+        // Offline: the previews' matches stay.
+      }
+      if (foundFor !== q) return;
+      searching = false;
+      refresh(true);
+    }
+    function refresh(fromServer) {
+      const q = search.value.trim().toLowerCase().slice(0, 200);
+      if (q && !fromServer && q !== foundFor) searchServer(q);
+      if (!q) { foundFor = ""; found = null; searching = false; }
       const texts = q ? searchable() : null;
+      const server = q && foundFor === q ? found : null;
       const out = [];
       for (let j = 0; j < count; j++) {
         const i = order[j];
-        if (keep(i) && (!q || texts[i].includes(q))) out.push(i);
+        if (keep(i) && (!q || texts[i].includes(q) || (server && server[i]))) out.push(i);
       }
       rows = out;
       flat = q !== "" || filter === "user" || filter === "labeled";
       spacer.style.height = rows.length * ROW + "px";
-      status.textContent = rows.length.toLocaleString() + " of " + n.toLocaleString() + " entries" + (q ? " match" : "");
+      status.textContent = rows.length.toLocaleString() + " of " + n.toLocaleString() + " entries" + (q ? " match" + (searching ? " (searching the full text…)" : "") : "");
+      status.dataset.searching = q && searching ? "1" : "0";
+      status.dataset.query = q;
       drawn = "";
       draw();
     }

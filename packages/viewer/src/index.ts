@@ -1,10 +1,12 @@
 /** @pisync/viewer: a session view as a page (HTML and its assets), and credential masking. */
 export { APP_JS, STYLE_CSS } from "./assets.js";
+export { cardHead, cardText, factsLine } from "./card.js";
 export { escapeHtml, safeHref, safeImageSrc } from "./escape.js";
 export {
   HIGHLIGHT_MAX_CHARS,
   MARKDOWN_MAX_CHARS,
   PAGE_BUDGET_CHARS,
+  plainText,
   renderCode,
   renderMarkdown,
   SHOWN_MAX_CHARS,
@@ -21,10 +23,18 @@ export {
   renderPage,
 } from "./render.js";
 export {
+  closeFences,
+  entriesMarkdown,
+  fenced,
+  type MarkdownSource,
+  MD_OUTPUT_MAX_CHARS,
+  markdownHead,
+} from "./session-markdown.js";
+export {
   renderBashExecution,
   renderToolBlock,
   TOOLS_CSS,
   type ToolCallPart,
   type ToolResultMessage,
 } from "./tools/index.js";
-export type { CompactTree, PathWindow, SessionFacts, SessionPageView } from "./view.js";
+export type { CompactTree, LinkCard, PathWindow, SessionFacts, SessionPageView } from "./view.js";

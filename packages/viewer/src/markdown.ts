@@ -185,3 +185,22 @@ export function renderCode(code: string, lang?: string): string {
   const { text: visible, note } = shown(code);
   return `<pre><code class="hljs">${highlight(visible, lang)}</code></pre>${note}`;
 }
+
+/** Titles longer than this are cut before they are parsed (a title shows one line). */
+const PLAIN_MAX_CHARS = 4096;
+
+/**
+ * The text a line of Markdown reads as, marks left out: `` `code` ``, `**bold**` and links
+ * become their words (a title, a preview card). Raw HTML stays text. Bounded: past
+ * {@link PLAIN_MAX_CHARS} the rest is not read.
+ */
+export function plainText(markdown: string): string {
+  const line = markdown.length > PLAIN_MAX_CHARS ? markdown.slice(0, PLAIN_MAX_CHARS) : markdown;
+  let out = "";
+  for (const token of md.parseInline(line, {})[0]?.children ?? []) {
+    if (token.type === "text" || token.type === "code_inline") out += token.content;
+    else if (token.type === "softbreak" || token.type === "hardbreak") out += " ";
+    else if (token.type === "image") out += token.content;
+  }
+  return out;
+}

@@ -5,11 +5,12 @@
  * summary (<details>), so the page needs no script to work.
  */
 
+import { cardHead, cardTags } from "./card.js";
 import { escapeHtml, safeImageSrc } from "./escape.js";
 import { documentHead } from "./head.js";
-import { PAGE_BUDGET_CHARS, renderMarkdown, withBudget } from "./markdown.js";
+import { PAGE_BUDGET_CHARS, plainText, renderMarkdown, withBudget } from "./markdown.js";
 import { renderBashExecution, renderToolBlock, type ToolCallPart } from "./tools/index.js";
-import type { PageEntry, SessionPageView } from "./view.js";
+import type { LinkCard, PageEntry, SessionPageView } from "./view.js";
 
 /** The share page's stylesheet (served by the share routes). */
 const SHARE_CSS = "/s/assets/style.css";
@@ -387,12 +388,12 @@ export function renderPage(view: SessionPageView): string {
   const preload = view.branches
     ? `<link rel="preload" href="${escapeHtml(`${view.base}/tree`)}" as="fetch" crossorigin="anonymous">\n`
     : "";
-  return `${documentHead(oneLine(view.facts.title, 80), SHARE_CSS, `${preload}<script src="/s/assets/app.js" defer></script>\n${view.host?.head ?? ""}`)}
+  return `${documentHead(oneLine(plainText(view.facts.title), 80), SHARE_CSS, `${preload}<script src="/s/assets/app.js" defer></script>\n${cardHead(view)}${view.host?.head ?? ""}`)}
 <body class="${view.branches ? "with-tree" : ""}" data-base="${escapeHtml(view.base)}" data-live="${view.live ? "1" : "0"}" data-leaf="${escapeHtml(view.leafId ?? "")}" data-start="${view.window.start}" data-end="${view.window.end}" data-total="${view.window.total}">
 <header>
-<h1>${escapeHtml(oneLine(view.facts.title, 200))}</h1>
+<h1>${escapeHtml(oneLine(plainText(view.facts.title), 200))}</h1>
 ${renderFacts(view)}
-<p class="notes">${view.notes.map((n) => escapeHtml(n)).join(" · ")} · <a href="${escapeHtml(`${view.base}/raw`)}">JSONL</a> · <a href="${escapeHtml(`${view.base}/context${contextQuery}`)}">context</a><span class="keys"> · keys: T thinking · O tool output · / search · j/k user messages</span></p>
+<p class="notes">${view.notes.map((n) => escapeHtml(n)).join(" · ")} · <a href="${escapeHtml(`${view.base}/raw`)}">JSONL</a> · <a href="${escapeHtml(`${view.base}/context${contextQuery}`)}">context</a>${view.card ? ` · <a href="${escapeHtml(view.card.markdown)}" type="text/markdown">Markdown</a>` : ""}<span class="keys"> · keys: T thinking · O tool output · / search · j/k user messages</span></p>
 ${view.host?.toolbar ?? ""}</header>
 <div class="layout">
 ${tree}<main id="entries">
@@ -406,8 +407,11 @@ ${sentences}${earlier}${renderEntries(view)}${later}
 }
 
 /** A small page in the share page's style: an error (a missing, revoked or expired link, a missing page). */
-export function renderNotice(input: { title: string; message: string }): string {
-  return `${documentHead(input.title, SHARE_CSS)}
+export function renderNotice(input: { title: string; message: string; card?: LinkCard }): string {
+  const card = input.card
+    ? cardTags({ title: input.title, description: input.message, alt: input.title }, input.card)
+    : "";
+  return `${documentHead(input.title, SHARE_CSS, card)}
 <body class="notice">
 <header><h1>${escapeHtml(input.title)}</h1></header>
 <main><p>${escapeHtml(input.message)}</p></main>

@@ -15,6 +15,8 @@ export interface PageEntry {
 /** The facts shown at the top of the page. */
 export interface SessionFacts {
   title: string;
+  /** A preview of the first user message (of the shown path, or of a whole session). */
+  firstMessage?: string;
   cwd?: string;
   /** Every `provider/model` the shown path's assistant messages and model changes name, first first. */
   models: string[];
@@ -88,4 +90,16 @@ export interface SessionPageView {
    * built with `escapeHtml`; a share link has none.
    */
   host?: { head: string; toolbar: string };
+  /**
+   * What a share link tells clients in its `<head>`: where its Markdown is, and the preview
+   * card (Open Graph, Twitter) link unfurlers read. Absolute URLs.
+   */
+  card?: LinkCard;
+}
+
+/** A share link's card: its URL, its Markdown and its preview image (all with the link's token). */
+export interface LinkCard {
+  url: string;
+  markdown: string;
+  image: string;
 }

@@ -36,6 +36,21 @@ describe("the rule set", () => {
     expect(masked).toBe(`export ${secret.text.replace(secret.secret, "[masked: aws-secret-access-key]")}`);
   });
 
+  it("masks an AWS account id alone, its key kept, and the same id elsewhere in the text", () => {
+    const json = '{\n  "AccountId": "123456789012",\n  "Arn": "arn:aws:iam::123456789012:user/alice"\n}';
+    expect(maskText(json).text).toBe(
+      '{\n  "AccountId": "[masked: aws-account-id]",\n  "Arn": "arn:aws:iam::[masked: aws-account-id]:user/alice"\n}',
+    );
+    const env = "aws_account_id = 123456789012\narn:aws:iam::123456789012:role/x";
+    expect(maskText(env).text).toBe(
+      "aws_account_id = [masked: aws-account-id]\narn:aws:iam::[masked: aws-account-id]:role/x",
+    );
+    // A longer number that holds the digits is another number: left alone.
+    expect(maskText("aws_account_id = 123456789012 order 91234567890123").text).toBe(
+      "aws_account_id = [masked: aws-account-id] order 91234567890123",
+    );
+  });
+
   it("leaves ordinary text alone", () => {
     for (const text of [
       "const token = await getToken(session);",

@@ -4,7 +4,7 @@
  * without a card of its own.
  */
 import { describe, expect, it } from "vitest";
-import { type PageEntry, renderEntries } from "../src/index.js";
+import { type PageEntry, renderEntries, renderPage, type SessionPageView } from "../src/index.js";
 import { byClass, elements, elementText, textOf } from "./tools-html.js";
 
 const call = (id: string, callId: string): PageEntry => ({
@@ -77,5 +77,34 @@ describe("a tool call and its result in one window", () => {
     });
     expect(byId(html, "e-t1")).toHaveLength(1);
     expect(byClass(html, "tool")).toHaveLength(2);
+  });
+});
+
+describe("the page's title", () => {
+  const view = (title: string): SessionPageView => ({
+    base: "/s/t",
+    facts: { title, models: [], messages: 0, toolCalls: 0, tokens: 0, cost: 0, totalsOf: "this branch" },
+    entries: [],
+    window: { start: 0, end: 0, total: 0 },
+    leafId: null,
+    branches: false,
+    labels: new Map(),
+    edits: new Map(),
+    notes: [],
+    live: false,
+  });
+
+  it("is the plain text of its Markdown (a pinned share's first message), in the heading and the tab", () => {
+    const html = renderPage(view("Fix the `parseArgs` bug in **cli**, see [the docs](https://x.dev) <b>now</b>"));
+    const [h1] = elements(html).filter((el) => el.tagName === "h1");
+    expect(elementText(h1)).toBe("Fix the parseArgs bug in cli, see the docs <b>now</b>");
+    const [title] = elements(html).filter((el) => el.tagName === "title");
+    expect(elementText(title)).toBe("Fix the parseArgs bug in cli, see the docs <b>now</b> · pisync");
+  });
+
+  it("keeps a title with no Markdown as it is, backslashes and stray marks too", () => {
+    const html = renderPage(view("a_b_c * 2 \\ `unclosed"));
+    const [h1] = elements(html).filter((el) => el.tagName === "h1");
+    expect(elementText(h1)).toBe("a_b_c * 2 \\ `unclosed");
   });
 });

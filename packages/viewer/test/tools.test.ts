@@ -66,6 +66,17 @@ describe.each(VERSIONS)("blocks from what pi %s stores", (_version, calls) => {
     expect(textOf(html)).not.toContain("Successfully replaced");
   });
 
+  it("edit whose patch is empty: the stored display diff is shown, not +0 −0", () => {
+    const { call, result } = pair(calls, "edit", (a) => JSON.stringify(a).includes("the sum"));
+    const details = result.details as Record<string, unknown>;
+    const display = typeof details.diff === "string" ? details.diff : undefined;
+    // pi 0.73.1 stores only the display diff; 1.x both: each is tried with an empty patch beside it.
+    const diff = display ?? "-1 old line\n+1 new line";
+    const html = renderToolBlock(call, { ...result, details: { ...details, patch: "", diff } });
+    expect(textOf(html)).not.toContain("+0 −0");
+    expect(numbered(html).filter(([k]) => k === "add").length).toBeGreaterThan(0);
+  });
+
   it("edit that failed: marked, the change asked for shown as not applied, and the error", () => {
     const { call, result } = pair(calls, "edit", (a) => JSON.stringify(a).includes("not in the file"));
     const html = renderToolBlock(call, result);

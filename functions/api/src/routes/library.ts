@@ -15,7 +15,7 @@ import {
   searchText,
   shareSession,
 } from "@pisync/core";
-import { SESSION_ID, SharePageQuery } from "@pisync/protocol";
+import { SESSION_ID, SharePageQuery, TreeFindQuery } from "@pisync/protocol";
 import { parseQuery as parseSearch, QueryError, type SearchPage } from "@pisync/search";
 import type { MetaStore, SessionCard } from "@pisync/store";
 import {
@@ -177,6 +177,11 @@ export function libraryRoutes(services: Services, deps: LibraryDeps) {
   app.get("/sessions/:id/tree", compress(), async (c) => {
     const { share, head } = await session(c);
     return c.json(await reading.tree(share, head, pageQuery(c).leaf));
+  });
+  app.get("/sessions/:id/find", async (c) => {
+    const { q, from } = parseQuery(TreeFindQuery, c);
+    const { share, head } = await session(c);
+    return c.json(await reading.find(share, head, q, from));
   });
   app.get("/sessions/:id/state", async (c) => {
     const { share, head } = await session(c);

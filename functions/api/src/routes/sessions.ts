@@ -2,7 +2,7 @@
  * /v1/sessions: the append protocol (HEAD, PATCH, PUT, large-line uploads) and the reads.
  * Protocol rules are quoted next to the code in @pisync/core's append.ts.
  */
-import { BadRequest, viewOf } from "@pisync/core";
+import { BadRequest, ownerView, viewOf } from "@pisync/core";
 import {
   type AppendAnswer,
   ContextQuery,
@@ -17,6 +17,7 @@ import { Hono } from "hono";
 import type { Services } from "../app.js";
 import type { AuthEnv } from "../auth.js";
 import { readBody } from "../body.js";
+import { markdownResponse } from "../markdown.js";
 import { contextJson, textStream } from "../stream.js";
 import { parseJson, parseQuery } from "../validate.js";
 import { rawResponse } from "./raw.js";
@@ -133,6 +134,14 @@ export function sessionRoutes(services: Services) {
     const { messages, settings } = await reader.contextStream(c.get("userId"), c.req.param("id"), query.leaf);
     c.header("Content-Type", "application/json");
     return c.body(textStream(contextJson(messages, settings)));
+  });
+
+  /** The branch to `?leaf=` as Markdown, as the owner sees it (unmasked); another user's session is missing. */
+  app.get("/:id/md", async (c) => {
+    const { leaf } = parseQuery(ContextQuery, c);
+    const { share, head } = await ownerView(reader, c.get("userId"), c.req.param("id"));
+    const doc = await services.reading.document(share, head, leaf);
+    return markdownResponse(c, doc, { leafId: doc.leafId, notes: ["your session, unmasked"] }, false);
   });
 
   app.delete("/:id", async (c) => {

@@ -5,14 +5,16 @@
  * work (masking, rendering) runs through `work`. Every response carries a strict CSP (no inline
  * script), no-referrer (the token is in the URL), noindex and nosniff.
  */
-import type { Shares } from "@pisync/core";
-import { SharePageQuery } from "@pisync/protocol";
+import { Gone, Memo, type Shares } from "@pisync/core";
+import { SharePageQuery, TreeFindQuery } from "@pisync/protocol";
 import type { SessionHead, ShareRecord } from "@pisync/store";
 import { Hono } from "hono";
 import { compress } from "hono/compress";
 import type { Services } from "../app.js";
-import { SECURITY_HEADERS } from "../html.js";
+import { SECURITY_HEADERS, wantsHtml } from "../html.js";
 import { KeptBodies } from "../kept-bodies.js";
+import { markdownResponse, wantsMarkdown } from "../markdown.js";
+import { previewCard } from "../preview/card.js";
 import { started, textStream } from "../stream.js";
 import { parseQuery } from "../validate.js";
 import { viewer } from "../viewer.js";
@@ -42,9 +44,39 @@ export function sharePageRoutes(services: Services, shares: Shares) {
   const pages = new KeptBodies(32, 64 * 1024 * 1024);
   const trees = new KeptBodies(8, 64 * 1024 * 1024);
 
+  /** The public origin links are made absolute with (unfurlers need absolute URLs). */
+  const origin = (c: Parameters<typeof parseQuery>[1]) => services.publicUrl ?? new URL(c.req.url).origin;
+  /** `?leaf=` for links to one branch of a whole share. */
+  const leafQuery = (leaf: string | undefined) => (leaf === undefined ? "" : `?leaf=${encodeURIComponent(leaf)}`);
+
+  /** The branch as Markdown, masked like the page. */
+  const markdown = async (c: Parameters<typeof parseQuery>[1], token: string) => {
+    const { share, head } = await shares.open(token);
+    const { leaf } = pageQuery(c);
+    const doc = await reading.document(share, head, leaf);
+    const page = `${origin(c)}/s/${token}${leafQuery(leaf)}`;
+    const notes = [
+      share.leafId === undefined ? "" : "one branch, as of its last entry",
+      `link expires ${share.expiresAt.slice(0, 16).replace("T", " ")} UTC`,
+    ].filter(Boolean);
+    return markdownResponse(c, doc, { page, leafId: doc.leafId, notes }, share.maskSecrets);
+  };
+
+  app.get("/:token/md", (c) => markdown(c, c.req.param("token")));
+
   app.get("/:token", async (c) => {
     const token = c.req.param("token");
-    const { share, head } = await shares.open(token);
+    // Agents that ask for Markdown get it from the page's own address.
+    if (wantsMarkdown(c)) return markdown(c, token);
+    let opened: Awaited<ReturnType<typeof shares.open>>;
+    try {
+      opened = await shares.open(token);
+    } catch (error) {
+      // A revoked or expired link pasted somewhere unfurls as such: its notice carries a card.
+      if (error instanceof Gone && wantsHtml(c)) return gonePage(c, token, error.message);
+      throw error;
+    }
+    const { share, head } = opened;
     // Each page view is counted (one atomic update, beside the rendering): the owner sees it.
     // A counter that could not be written never costs the reader the page.
     const counted = shares.recordView(share).catch(() => undefined);
@@ -52,12 +84,62 @@ export function sharePageRoutes(services: Services, shares: Shares) {
     const request = { leaf, target, before, from };
     const base = `/s/${token}`;
     const key = `${reading.versionKey(share, head)} ${base} ${JSON.stringify(request)}`;
-    const page = await pages.get(key, async () => work.renderPage(await reading.page(share, head, base, request)));
+    const page = await pages.get(key, async () => {
+      const view = await reading.page(share, head, base, request);
+      const absolute = `${origin(c)}${base}`;
+      view.card = {
+        url: `${absolute}${leafQuery(leaf)}`,
+        markdown: `${absolute}/md${leafQuery(leaf)}`,
+        image: `${absolute}/preview.png`,
+      };
+      return work.renderPage(view);
+    });
     // The page's script asks for the tree next: a whole share's starts being made now (errors
     // are the tree request's to answer).
     if (share.leafId === undefined) treeOf(share, head).catch(() => {});
     await counted;
-    return KeptBodies.respond(c, page, "text/html; charset=UTF-8");
+    const answer = KeptBodies.respond(c, page, "text/html; charset=UTF-8");
+    // The same address answers Markdown to clients that ask for it.
+    answer.headers.set("Vary", "Accept, Accept-Encoding");
+    return answer;
+  });
+
+  /** A revoked or expired link's notice, with a card saying so (its image says so too). */
+  const gonePage = (c: Parameters<typeof parseQuery>[1], token: string, message: string) => {
+    const absolute = `${origin(c)}/s/${token}`;
+    const card = { url: absolute, markdown: `${absolute}/md`, image: `${absolute}/preview.png` };
+    return c.html(viewer().renderNotice({ title: "This link is no longer available", message, card }), 410);
+  };
+
+  // Preview images, by version of the session (a link's image changes only with its session).
+  const images = new Memo<Uint8Array>(16, 8 * 1024 * 1024, (png) => png.length);
+
+  /** The link's preview image: a revoked or expired link's says so (200: unfurlers show it). */
+  app.get("/:token/preview.png", async (c) => {
+    const token = c.req.param("token");
+    let png: Uint8Array;
+    try {
+      const { share, head } = await shares.open(token);
+      png = await images.get(reading.versionKey(share, head), async () => {
+        const doc = await reading.document(share, head);
+        const { cardText, factsLine } = viewer();
+        const card = await previewCard(doc, { title: cardText(doc.facts).title, facts: factsLine(doc.facts) });
+        return services.preview(card);
+      });
+    } catch (error) {
+      if (!(error instanceof Gone)) throw error;
+      png = await images.get(`gone ${error.message}`, () =>
+        services.preview({ title: "", facts: "", lines: [], gone: error.message }),
+      );
+    }
+    return c.body(png as Uint8Array<ArrayBuffer>, 200, { "Content-Type": "image/png" });
+  });
+
+  /** The tree's search over the whole text of every entry (masked), a page of matches at a time. */
+  app.get("/:token/find", async (c) => {
+    const { q, from } = parseQuery(TreeFindQuery, c);
+    const { share, head } = await shares.open(c.req.param("token"));
+    return c.json(await reading.find(share, head, q, from));
   });
 
   /** A whole share's tree as kept bytes; `leaf` marks another leaf than the default one. */

@@ -28,6 +28,16 @@ examples:
   pisync pull 0196a1b2-… --generation 1`,
 };
 
+/**
+ * How a generation stands: the last one is the current copy; each other one was replaced by the
+ * next (the server's `reason` "replaced" says the same thing of the newer one, so it is not repeated).
+ */
+function generationNote(g: GenerationView, next: GenerationView | undefined): string {
+  const standing = next ? `replaced by ${next.generation}` : "current";
+  const reason = g.reason && g.reason !== "replaced" ? `, ${sanitize(g.reason)}` : "";
+  return `${standing}${reason}`;
+}
+
 /** Lists a session's generations with their size and time. */
 export async function generations(argv: string[], io: Io): Promise<number> {
   const args = parse(
@@ -55,14 +65,11 @@ export async function generations(argv: string[], io: Io): Promise<number> {
     io.out(`${JSON.stringify({ generations: list }, null, 2)}\n`);
     return EXIT.ok;
   }
-  const last = list[list.length - 1]?.generation;
-  for (const g of list) {
-    const note = [g.generation === last ? "current" : "", g.reason ? sanitize(g.reason) : ""]
-      .filter(Boolean)
-      .join(", ");
+  list.forEach((g, i) => {
+    const note = generationNote(g, list[i + 1]);
     io.out(
-      `${String(g.generation).padStart(4)}  ${g.createdAt}  ${formatBytes(g.bytes).padStart(10)}  ${g.lines} lines${note ? `  ${note}` : ""}\n`,
+      `${String(g.generation).padStart(4)}  ${g.createdAt}  ${formatBytes(g.bytes).padStart(10)}  ${g.lines} lines  ${note}\n`,
     );
-  }
+  });
   return EXIT.ok;
 }

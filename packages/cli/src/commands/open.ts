@@ -15,6 +15,8 @@ unused for 30 days. With a session id you have, it opens that session; with anyt
 a search for it; with nothing, the list of sessions.
 
 The browser is $BROWSER when set, else xdg-open (Linux), open (macOS) or start (Windows).
+When it fails (no browser installed, a headless machine) or cannot confirm within 3 seconds
+that it opened the page, the link is printed instead, to open by hand.
 
   --print    print the link instead of opening it (to open it on another device, say)
 
@@ -92,15 +94,28 @@ export function openerFor(env: NodeJS.ProcessEnv, platform: NodeJS.Platform): { 
   return { command: "xdg-open", args: ["%s"] };
 }
 
+/** What became of a URL handed to the opener. */
+export type OpenOutcome =
+  /** The opener exited 0: it handed the URL to a browser. */
+  | "opened"
+  /** No such program, or it exited non-zero (xdg-open with no browser installed). */
+  | "failed"
+  /** Still running when we stopped waiting (a browser started directly): maybe opened, maybe not. */
+  | "unconfirmed";
+
+/** How long the opener gets to say whether it opened the URL (xdg-open and open answer at once). */
+export const OPENER_WAIT_MS = 3000;
+
 /**
- * Opens `url` with the opener (no shell: the URL is one argument); false when there is no
- * such program. The opener is left running on its own.
+ * Hands `url` to the opener (no shell: the URL is one argument) and waits up to `waitMs` for its
+ * verdict; an opener still running then is left running on its own.
  */
-export function openUrl(
+export function openUrlOutcome(
   url: string,
   env: NodeJS.ProcessEnv,
   platform: NodeJS.Platform = process.platform,
-): Promise<boolean> {
+  waitMs = OPENER_WAIT_MS,
+): Promise<OpenOutcome> {
   const { command, args } = openerFor(env, platform);
   return new Promise((resolve) => {
     const child = spawn(
@@ -108,27 +123,51 @@ export function openUrl(
       args.map((a) => a.replaceAll("%s", url)),
       { detached: true, stdio: "ignore", env },
     );
-    child.once("error", () => resolve(false));
-    child.once("spawn", () => {
+    const timer = setTimeout(() => {
       child.unref();
-      resolve(true);
-    });
+      resolve("unconfirmed");
+    }, waitMs);
+    const settle = (outcome: OpenOutcome) => {
+      clearTimeout(timer);
+      resolve(outcome);
+    };
+    child.once("error", () => settle("failed"));
+    child.once("exit", (code) => settle(code === 0 ? "opened" : "failed"));
   });
 }
 
-/** Opens the library (or prints its link) signed in. */
+/** Opens `url` with the opener; true only when the opener confirmed it (exited 0). */
+export async function openUrl(
+  url: string,
+  env: NodeJS.ProcessEnv,
+  platform: NodeJS.Platform = process.platform,
+): Promise<boolean> {
+  return (await openUrlOutcome(url, env, platform)) === "opened";
+}
+
+/**
+ * Opens the library (or prints its link) signed in. The link is printed whenever the opener
+ * fails or cannot be confirmed; the exit code is non-zero only when it could neither open nor print.
+ */
 export async function open(argv: string[], io: Io): Promise<number> {
   const args = parse(argv, { print: { type: "boolean" } }, Args, OPEN_HELP);
   const link = await libraryLink(api(io), args.positionals[0]);
-  if (args.print) {
-    io.out(`${link.url}\n`);
-    return EXIT.ok;
-  }
-  if (await openUrl(link.url, io.env)) {
+  const outcome = args.print ? "printed" : await openUrlOutcome(link.url, io.env);
+  if (outcome === "opened") {
     io.err(`opened ${link.next} in your browser (the link works once, for 60 seconds)\n`);
     return EXIT.ok;
   }
-  io.err("no browser to open it with (set $BROWSER): open this link within 60 seconds, once:\n");
-  io.out(`${link.url}\n`);
+  const { command } = openerFor(io.env, process.platform);
+  if (outcome === "failed") {
+    io.err(`could not open a browser with ${command} (set $BROWSER): open this link within 60 seconds, once:\n`);
+  } else if (outcome === "unconfirmed") {
+    io.err(`asked ${command} to open ${link.next}; if no browser shows it, open this link within 60 seconds, once:\n`);
+  }
+  try {
+    io.out(`${link.url}\n`);
+  } catch {
+    // Neither opened (for sure) nor printed: the link is lost, and the exit code says so.
+    return outcome === "unconfirmed" ? EXIT.ok : EXIT.failed;
+  }
   return EXIT.ok;
 }

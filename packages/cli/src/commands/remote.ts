@@ -4,7 +4,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { SESSION_ID, type SessionList, type SessionSummary } from "@pisync/protocol";
 import * as z from "zod/mini";
-import { ApiError } from "../api.js";
+import { type Api, ApiError } from "../api.js";
 import { blobsDirFor, fetchBlobs } from "../blobs.js";
 import { CliError, EXIT } from "../cli-error.js";
 import { readRange, writeAtomic } from "../files.js";
@@ -28,15 +28,8 @@ examples:
   pisync ls --json | jq -r '.sessions[0].id'`,
 };
 
-/** The sessions in the cloud, newest first. */
-export async function ls(argv: string[], io: Io): Promise<number> {
-  const args = parse(
-    argv,
-    { json: { type: "boolean" } },
-    z.object({ json: z.optional(z.boolean()), positionals: z.tuple([]) }),
-    LS_HELP,
-  );
-  const client = api(io);
+/** Every session of the user in the cloud, newest first (read 100 a page). */
+export async function cloudSessions(client: Api): Promise<SessionSummary[]> {
   const sessions: SessionSummary[] = [];
   let cursor: string | undefined;
   do {
@@ -46,6 +39,18 @@ export async function ls(argv: string[], io: Io): Promise<number> {
     sessions.push(...page.sessions);
     cursor = page.cursor;
   } while (cursor);
+  return sessions;
+}
+
+/** The sessions in the cloud, newest first. */
+export async function ls(argv: string[], io: Io): Promise<number> {
+  const args = parse(
+    argv,
+    { json: { type: "boolean" } },
+    z.object({ json: z.optional(z.boolean()), positionals: z.tuple([]) }),
+    LS_HELP,
+  );
+  const sessions = await cloudSessions(api(io));
   if (args.json) {
     io.out(`${JSON.stringify({ sessions }, null, 2)}\n`);
     return EXIT.ok;

@@ -24,7 +24,7 @@ that brings it onto this machine.
 
 QUERY: words, "exact phrases", -exclude, prefix*, and filters cwd:TEXT,
 role:user|assistant|tool, since:7d (12h, 2w, or a date), before:2026-01-01, model:TEXT, label:TEXT.
-Quote the whole query for your shell.
+Quote the whole query for your shell; it may start with an exclusion ("-draft notes").
 
   --json       one JSON document: the server's answer, { sessions: [...] }
   --limit N    at most N sessions (1-100, default 10)
@@ -45,9 +45,31 @@ const Args = z.object({
   positionals: z.tuple([z.string().check(z.minLength(1, "the query is empty"))]),
 });
 
+/**
+ * The arguments with the query read as a positional even when it starts with an exclusion
+ * (`"-polyfill Temporal"`): an argument with one leading dash other than `-h` is the query, not
+ * an option (this command's options are all long ones).
+ */
+export function queryAsPositional(argv: readonly string[]): string[] {
+  const end = argv.indexOf("--");
+  const before = end < 0 ? argv : argv.slice(0, end);
+  const after = end < 0 ? [] : argv.slice(end + 1);
+  const isQuery = (arg: string) => /^-[^-]/u.test(arg) && arg !== "-h";
+  const queries = before.filter(isQuery);
+  if (queries.length === 0) return [...argv];
+  // A query right after --limit is its value, not a query: left for the option's own check.
+  const options = before.filter((arg, i) => !isQuery(arg) || before[i - 1] === "--limit");
+  return [...options, "--", ...before.filter((arg, i) => isQuery(arg) && before[i - 1] !== "--limit"), ...after];
+}
+
 /** Searches the user's sessions. A query the server refuses is a usage error (exit 2). */
 export async function search(argv: string[], io: Io): Promise<number> {
-  const args = parse(argv, { json: { type: "boolean" }, limit: { type: "string" } }, Args, SEARCH_HELP);
+  const args = parse(
+    queryAsPositional(argv),
+    { json: { type: "boolean" }, limit: { type: "string" } },
+    Args,
+    SEARCH_HELP,
+  );
   const [query] = args.positionals;
   let answer: SearchAnswer;
   try {

@@ -7,13 +7,13 @@ import { ApiError } from "../api.js";
 import { CliError, EXIT } from "../cli-error.js";
 import { parseDuration } from "../header.js";
 import { createLogger } from "../log.js";
-import { sanitize } from "../sanitize.js";
+import { sanitize, sanitizeLines } from "../sanitize.js";
 import { StateStore } from "../state.js";
 import { completeLengthOf, sessionIdOf, syncFile } from "../sync.js";
 import { api, type CommandHelp, type Io, parse, usageError } from "./common.js";
 
 const SHARE_HELP: CommandHelp = {
-  usage: "pisync share ID|FILE [--leaf ID] [--expires 7d] [--no-mask] [--json]",
+  usage: "pisync share ID|FILE [--leaf ID] [--expires 7d] [--no-mask] [--json|--md]",
   args: ["ID|FILE"],
   help: `Makes a read-only link to a conversation and prints it. A session file is backed up
 first. Without --leaf the link is live: it follows the session as it grows. Anyone with the
@@ -24,12 +24,17 @@ link can read the conversation until it expires or you revoke it (pisync unshare
                    the server allows more)
   --no-mask        show what looks like a credential (masked by default)
   --json           the share as JSON: { id, url, expiresAt, ... }
+  --md             the conversation as Markdown, as the link shows it (masked), for an
+                   agent or an issue; the link goes to stderr
 
 examples:
   pisync share ~/.pi/agent/sessions/--home-me-app--/2026-…jsonl --expires 1d
   pisync share 0196a1b2-… --leaf a1b2c3d4
   pisync shares; pisync unshare SHARE_ID`,
 };
+
+/** The most Markdown `share --md` takes (a session's Markdown is smaller than its file). */
+const MAX_MARKDOWN_BYTES = 256 * 1024 * 1024;
 
 const EXPIRES = "a duration: minutes, hours or days (30m, 12h, 7d) or seconds, e.g. --expires 7d";
 
@@ -55,7 +60,7 @@ export function expiryLimitMessage(error: unknown): string | undefined {
 export async function share(argv: string[], io: Io): Promise<number> {
   const args = parse(
     argv.filter((a) => a !== "--no-mask"),
-    { leaf: { type: "string" }, expires: { type: "string" }, json: { type: "boolean" } },
+    { leaf: { type: "string" }, expires: { type: "string" }, json: { type: "boolean" }, md: { type: "boolean" } },
     z.object({
       leaf: z.optional(z.string().check(z.minLength(1, "an entry id, e.g. --leaf a1b2c3d4"))),
       expires: z.optional(
@@ -65,6 +70,7 @@ export async function share(argv: string[], io: Io): Promise<number> {
         ),
       ),
       json: z.optional(z.boolean()),
+      md: z.optional(z.boolean()),
       positionals: z.tuple([
         z.string().check(z.minLength(1, "a session id (pisync ls) or a session file, e.g. ~/.pi/agent/sessions/…")),
       ]),
@@ -96,7 +102,13 @@ export async function share(argv: string[], io: Io): Promise<number> {
       maskSecrets: !argv.includes("--no-mask"),
     });
     if (args.json) io.out(`${JSON.stringify(result, null, 2)}\n`);
-    else {
+    else if (args.md) {
+      // The link is the credential of its Markdown: no bearer token goes with it.
+      const md = await client.request("GET", `${result.url}/md`, { bearer: false, maxBytes: MAX_MARKDOWN_BYTES });
+      io.err(`${result.url} expires ${result.expiresAt}; revoke with: pisync unshare ${result.id}\n`);
+      if (md.status !== 200) throw new CliError(`the link's Markdown could not be read (HTTP ${md.status})`);
+      io.out(sanitizeLines(md.body.toString("utf8")));
+    } else {
       io.err(`expires ${result.expiresAt}; revoke with: pisync unshare ${result.id}\n`);
       io.out(`${result.url}\n`);
     }

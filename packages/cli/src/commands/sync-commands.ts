@@ -9,8 +9,10 @@ import { sanitize } from "../sanitize.js";
 import { StateStore } from "../state.js";
 import { completeLengthOf, syncFile, Transient, Unauthorized } from "../sync.js";
 import { sessionFiles, Watcher } from "../watch.js";
+import { statusLogger } from "../watch-status.js";
 import { api, type CommandHelp, checkToken, formatBytes, type Io, parse, refusedToken } from "./common.js";
 import { type Progress, ProgressBar } from "./progress.js";
+import { cloudSessions } from "./remote.js";
 
 const rootsOption = { root: { type: "string" as const, multiple: true }, json: { type: "boolean" as const } };
 const RootArgs = z.object({
@@ -58,7 +60,7 @@ const STATUS_HELP: CommandHelp = {
   args: [],
   help: `Per session file: the bytes the server confirmed against the file's size, the
 generation, what is pending, the last error, and whether another machine writes the session
-too. Files deleted here are left out (their cloud copies stay) unless --all.
+too, or wrote a newer generation than this file's (then this file is behind the cloud's copy). Files deleted here are left out (their cloud copies stay) unless --all.
 
   --all        list files deleted on this machine too
 ${ROOTS_HELP}
@@ -77,8 +79,13 @@ function rootsOf(args: { root?: string[] }, io: Io): string[] {
 export async function watchCommand(argv: string[], io: Io, signal?: AbortSignal): Promise<number> {
   const args = parse(argv, rootsOption, z.extend(RootArgs, { positionals: z.tuple([]) }), WATCH_HELP);
   const roots = rootsOf(args, io);
-  const log = createLogger(args.json ?? false, io.err);
   const client = api(io);
+  // Every event also goes to the status file `pisync service status` reads.
+  const log = statusLogger(
+    createLogger(args.json ?? false, io.err),
+    { endpoint: client.login.endpoint, roots },
+    io.env,
+  );
   const state = new StateStore(client.login.endpoint, io.env);
   const watcher = new Watcher({ api: client, state, log }, { roots });
   log.event("watching", { roots: roots.join(","), files: roots.reduce((n, r) => n + sessionFiles(r).length, 0) });
@@ -88,6 +95,7 @@ export async function watchCommand(argv: string[], io: Io, signal?: AbortSignal)
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
   await watcher.done;
+  log.stop(watcher.refused ? EXIT.auth : EXIT.ok);
   // The server refused the token: the watcher stopped; scripts and service managers see 3.
   if (watcher.refused) throw new CliError(watcher.refused, EXIT.auth);
   return EXIT.ok;
@@ -183,6 +191,16 @@ export async function status(argv: string[], io: Io): Promise<number> {
     offline = error.message;
   }
   const state = new StateStore(client.login.endpoint, io.env);
+  // The cloud's current generation of each session: a file whose copy is behind it is another machine's.
+  const cloud = new Map<string, number>();
+  if (!offline) {
+    try {
+      for (const s of await cloudSessions(client)) cloud.set(s.id, s.generation);
+    } catch (error) {
+      if (!(error instanceof Transient)) throw error;
+      offline = error.message; // the server went away meanwhile: the local view still stands
+    }
+  }
   const files = new Set([...rootsOf(args, io).flatMap((root) => sessionFiles(root)), ...Object.keys(state.all())]);
   const rows = [...files].sort().map((file) => {
     const known = state.get(file);
@@ -198,6 +216,7 @@ export async function status(argv: string[], io: Io): Promise<number> {
       local: local ?? null,
       stored: known?.sent ?? 0,
       generation: known?.generation ?? null,
+      cloudGeneration: (known && cloud.get(known.sessionId)) ?? null,
       pending: local === undefined ? 0 : Math.max(0, local - (known?.sent ?? 0)),
       diverged: known?.diverged ?? false,
       deleted: local === undefined,
@@ -216,6 +235,9 @@ export async function status(argv: string[], io: Io): Promise<number> {
       r.deleted ? "deleted locally (the cloud copy stays)" : "",
       r.pending ? `${formatBytes(r.pending)} pending` : "",
       r.diverged ? "diverged: another machine writes this session too" : "",
+      r.cloudGeneration !== null && r.generation !== null && r.cloudGeneration > r.generation
+        ? `behind: the cloud's current copy is generation ${r.cloudGeneration}, another machine's (pisync generations ${r.session})`
+        : "",
       r.lastError ? `last error: ${sanitize(r.lastError)}` : "",
     ].filter(Boolean);
     io.out(

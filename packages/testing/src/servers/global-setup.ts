@@ -13,7 +13,13 @@ declare module "vitest" {
 }
 
 export default async function setup(project: TestProject) {
-  const [dynamodb, s3] = await Promise.all([startDynamoDbLocal(), startS3rver([TEST_BUCKET])]);
+  const started = await Promise.allSettled([startDynamoDbLocal(), startS3rver([TEST_BUCKET])]);
+  const [dynamodb, s3] = started.map((s) => (s.status === "fulfilled" ? s.value : undefined));
+  if (!dynamodb || !s3) {
+    // One could not start: stop the other, or its process outlives the run and holds vitest open.
+    await Promise.all([dynamodb?.stop(), s3?.stop()]);
+    throw (started.find((s) => s.status === "rejected") as PromiseRejectedResult).reason;
+  }
   project.provide("dynamodbEndpoint", dynamodb.endpoint);
   project.provide("s3Endpoint", s3.endpoint);
   project.provide("s3Bucket", TEST_BUCKET);

@@ -30,11 +30,39 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Resolves once `url` answers over HTTP (any status); rejects when `child` exits or `timeoutMs` passes. */
-export async function waitForHttp(url: string, child: ChildProcess, what: string, timeoutMs = 60_000): Promise<void> {
+/**
+ * An error whose whole report is its one line: a server that cannot start is a fact about the
+ * machine (a program missing, a port taken), and a stack trace of the test harness hides it.
+ */
+export class ServerStartError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ServerStartError";
+    this.stack = message;
+  }
+}
+
+/** What a child's start failure means, in one line (`spawn java ENOENT` → java is missing). */
+function startFailure(what: string, command: string, error: NodeJS.ErrnoException, hint: string): ServerStartError {
+  if (error.code === "ENOENT")
+    return new ServerStartError(`${what} could not start: ${command} is not on the PATH (${hint})`);
+  return new ServerStartError(`${what} could not start: ${command}: ${error.code ?? error.message} (${hint})`);
+}
+
+/** Rejects once the child fails to start or exits, whichever comes first, with one line. */
+function failedStart(child: ChildProcess, what: string, command: string, hint: string): Promise<never> {
+  return new Promise((_, reject) => {
+    child.once("error", (error) => reject(startFailure(what, command, error, hint)));
+    child.once("exit", (code, signal) =>
+      reject(new ServerStartError(`${what} exited at start with ${signal ?? `code ${code}`} (${hint})`)),
+    );
+  });
+}
+
+/** Resolves once `url` answers over HTTP (any status); rejects once `gaveUp` aborts or `timeoutMs` passes. */
+export async function waitForHttp(url: string, what: string, gaveUp: AbortSignal, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`${what} exited with code ${child.exitCode}`);
+  while (Date.now() < deadline && !gaveUp.aborted) {
     try {
       await fetch(url, { signal: AbortSignal.timeout(1000) });
       return;
@@ -42,8 +70,32 @@ export async function waitForHttp(url: string, child: ChildProcess, what: string
       await new Promise((r) => setTimeout(r, 100));
     }
   }
-  throw new Error(`${what} did not start within ${timeoutMs / 1000} s`);
+  throw new ServerStartError(`${what} did not answer within ${timeoutMs / 1000} s at ${url}`);
 }
+
+/**
+ * Waits for `ready` (given a signal that says when to give up), or fails in one line when the
+ * child cannot start; stops the child on failure.
+ */
+async function started(
+  child: ChildProcess,
+  ready: (gaveUp: AbortSignal) => Promise<void>,
+  failed: Promise<never>,
+): Promise<void> {
+  const gaveUp = new AbortController();
+  try {
+    await Promise.race([ready(gaveUp.signal), failed]);
+  } catch (error) {
+    if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) child.kill("SIGKILL");
+    throw error;
+  } finally {
+    gaveUp.abort();
+    failed.catch(() => {}); // the other outcome, after the race, is nobody's concern
+  }
+}
+
+const JAVA_HINT =
+  "DynamoDB Local needs Java 17: npm test installs it on Debian or Ubuntu as root; else: sudo apt-get install -y openjdk-17-jre-headless";
 
 function stopper(child: ChildProcess, cleanup: () => void): () => Promise<void> {
   return () =>
@@ -87,7 +139,11 @@ export async function startDynamoDbLocal(): Promise<RunningServer> {
     { stdio: "ignore" },
   );
   const endpoint = `http://127.0.0.1:${port}`;
-  await waitForHttp(endpoint, child, "DynamoDB Local");
+  await started(
+    child,
+    (gaveUp) => waitForHttp(endpoint, "DynamoDB Local", gaveUp),
+    failedStart(child, "DynamoDB Local", "java", JAVA_HINT),
+  );
   return { endpoint, stop: stopper(child, () => {}) };
 }
 
@@ -100,10 +156,8 @@ export async function startS3rver(buckets: string[]): Promise<RunningServer> {
     ["--openssl-legacy-provider", join(import.meta.dirname, "s3rver-main.mjs"), String(port), directory, ...buckets],
     { stdio: ["ignore", "pipe", "inherit"] },
   );
-  await new Promise<void>((resolve, reject) => {
-    child.once("exit", (code) => reject(new Error(`s3rver exited with code ${code}`)));
-    child.stdout?.once("data", () => resolve());
-  });
+  const ready = () => new Promise<void>((resolve) => child.stdout?.once("data", () => resolve()));
+  await started(child, ready, failedStart(child, "s3rver", process.execPath, "see its output above"));
   return {
     endpoint: `http://127.0.0.1:${port}`,
     stop: stopper(child, () => rmSync(directory, { recursive: true, force: true })),

@@ -2,6 +2,7 @@
  * Finding credentials in one decoded text: secretlint's recommended rules and pisync's own
  * ({@link RULES}), over windows of bounded size, findings merged where they overlap.
  */
+import { sameAccountIds } from "./account-ids.js";
 import type { Finding } from "./finding.js";
 import { Keywords } from "./keywords.js";
 import { RULES, ruleFindings } from "./rules.js";
@@ -78,7 +79,7 @@ export function findCredentials(text: string): Finding[] {
     const window = start === 0 && end === text.length ? text : text.slice(start, end);
     for (const f of scanWindow(window)) found.push({ start: f.start + start, end: f.end + start, rule: f.rule });
   }
-  return mergeFindings(found);
+  return mergeFindings([...found, ...sameAccountIds(text, found)]);
 }
 
 /** `text` with each finding replaced by `[masked: <rule>]`. */

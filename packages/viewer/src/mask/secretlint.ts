@@ -6,6 +6,7 @@
  */
 import { rules as recommended } from "@secretlint/secretlint-rule-preset-recommend";
 import type { SecretLintRuleContext, SecretLintSourceCode } from "@secretlint/types";
+import { narrowAccountId } from "./account-ids.js";
 import type { Finding } from "./finding.js";
 import { Keywords } from "./keywords.js";
 
@@ -144,5 +145,5 @@ export function secretlintFindings(text: string, present = keywordIndex().presen
   } finally {
     report = () => {};
   }
-  return found;
+  return found.map((f) => narrowAccountId(text, f));
 }

@@ -59,7 +59,11 @@ export function renderEdit(input: ToolInput): string {
   const head = `${nameHtml(name)} ${pathHtml(path)}${first !== undefined ? `<span class="tool-meta">:${first}</span>` : ""}${durationHtml(num(result?.durationMs))}`;
 
   const parts: string[] = [];
-  const stored = error ? undefined : (str(details.patch) ?? str(details.diff));
+  // 1.x stores a unified `patch` beside pi's display `diff`; an empty (or changeless) patch
+  // must not hide the diff: the first that holds a change is shown.
+  const candidates = error ? [] : [str(details.patch), str(details.diff)].filter((t) => t?.trim());
+  const changes = (lines: DiffLine[] | undefined) => lines?.some((l) => l.kind === "add" || l.kind === "del");
+  const stored = candidates.find((t) => changes(parseDiff(t as string))) ?? candidates[0];
   const parsed = stored === undefined ? undefined : parseDiff(stored);
   if (stored !== undefined && !parsed) {
     parts.push(output(stored, { noun: "diff" })); // too large to parse: shown as text

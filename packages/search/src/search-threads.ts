@@ -1,0 +1,233 @@
+/**
+ * Searches on worker threads of their own ({@link SearchThreads}), so that no query, however
+ * costly, holds up the server's event loop (its other requests, `/healthz`); each search has a
+ * time limit on a thread, after which it rejects with {@link SearchTimeout} and its thread is
+ * replaced; searches wait for a free thread in a bounded queue (one more is refused at once).
+ */
+import { Worker } from "node:worker_threads";
+import type { LinesAnswer, ReaderCall, ReaderMessage } from "./embedded-reader.js";
+import type { LineSource, SearchPage } from "./port.js";
+import { QueryError, type SearchQuery, SearchTimeout } from "./query.js";
+
+/** How searches run: threads, time limit, searches waiting at most. */
+export interface SearchThreadsOptions {
+  /** Searches running at once (each on a thread and connection of its own). */
+  threads: number;
+  /** Milliseconds a search may run on its thread before it answers {@link SearchTimeout}. */
+  timeLimitMs: number;
+  /** Searches waiting for a thread at most: one more is refused at once. */
+  queue: number;
+  /** Searches of one user waiting or running at most: one user's costly queries never fill the queue. */
+  perUser: number;
+}
+
+/**
+ * One thread (beside the server's loop and the index's writer: a small machine's cores), 5 s,
+ * 32 waiting, 8 per user.
+ */
+export const DEFAULT_SEARCH_THREADS: SearchThreadsOptions = { threads: 1, timeLimitMs: 5000, queue: 32, perUser: 8 };
+
+/** Heap of a reader thread, in MB: a page's lines and snippets. */
+const READER_HEAP_MB = 256;
+
+interface Job {
+  call: Omit<ReaderCall, "id">;
+  resolve: (page: SearchPage) => void;
+  reject: (error: Error) => void;
+  /** Set once the search runs on a thread. */
+  timer?: ReturnType<typeof setTimeout>;
+  slot?: Slot;
+}
+
+interface Slot {
+  worker: Worker;
+  job?: Job;
+  /** Resolves once the thread has opened the index (`isReady` then). */
+  ready: Promise<void>;
+  isReady: boolean;
+}
+
+/** The reader's file: from source, a shim that loads the TypeScript through tsx; the built file otherwise. */
+function readerFile(): { url: URL; execArgv?: string[] } {
+  if (import.meta.url.endsWith(".ts")) {
+    return { url: new URL("./embedded-reader.source.mjs", import.meta.url), execArgv: ["--conditions=source"] };
+  }
+  return { url: new URL("./embedded-reader.js", import.meta.url) };
+}
+
+/** A pool of search threads on one index file. */
+export class SearchThreads {
+  private readonly slots: Array<Slot | undefined>;
+  private readonly queue: Job[] = [];
+  /** Searches waiting or running, by user. */
+  private readonly ofUser = new Map<string, number>();
+  /** When each user's last search started (a count): the next search is of the user served least recently. */
+  private readonly served = new Map<string, number>();
+  private starts = 0;
+  private nextId = 0;
+  private closed = false;
+
+  constructor(
+    private readonly path: string,
+    private readonly lines: LineSource,
+    private readonly options: SearchThreadsOptions = DEFAULT_SEARCH_THREADS,
+  ) {
+    this.slots = new Array(options.threads).fill(undefined);
+  }
+
+  /** Runs a search on a thread. @throws QueryError for a malformed cursor; SearchTimeout past the time limit or with too many waiting */
+  search(userId: string, query: SearchQuery, options: { limit: number; cursor?: string }): Promise<SearchPage> {
+    if (this.closed) return Promise.reject(new Error("the search threads are closed"));
+    if (this.queue.length >= this.options.queue) {
+      return Promise.reject(new SearchTimeout("too many searches are waiting: try again in a moment"));
+    }
+    if ((this.ofUser.get(userId) ?? 0) >= this.options.perUser) {
+      return Promise.reject(new SearchTimeout("your earlier searches are still running: try again in a moment"));
+    }
+    this.ofUser.set(userId, (this.ofUser.get(userId) ?? 0) + 1);
+    const done = () => {
+      const left = (this.ofUser.get(userId) ?? 1) - 1;
+      if (left > 0) this.ofUser.set(userId, left);
+      else this.ofUser.delete(userId);
+    };
+    return new Promise<SearchPage>((resolve, reject) => {
+      this.queue.push({ call: { userId, query, options }, resolve, reject });
+      this.dispatch();
+    }).finally(done);
+  }
+
+  /** Starts every thread now (a server's first searches then pay no start-up); resolves once they are ready. */
+  async warm(): Promise<void> {
+    await Promise.all(this.slots.map((slot, i) => (slot ?? this.start(i)).ready));
+  }
+
+  /** Stops every thread; searches still waiting or running reject. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const job of this.queue.splice(0)) this.settle(job, new Error("the search threads are closed"));
+    await Promise.all(
+      this.slots.map(async (slot, i) => {
+        this.slots[i] = undefined;
+        if (slot?.job) this.settle(slot.job, new Error("the search threads are closed"));
+        await slot?.worker.terminate();
+      }),
+    );
+  }
+
+  /** The time limit passed: the search answers SearchTimeout; its thread is stopped and replaced. */
+  private expire(job: Job): void {
+    const slot = job.slot;
+    this.settle(
+      job,
+      new SearchTimeout(`the search took longer than ${this.options.timeLimitMs} ms: narrow it or try again`),
+    );
+    if (slot) this.retire(slot);
+  }
+
+  private settle(job: Job, outcome: Error | SearchPage): void {
+    clearTimeout(job.timer);
+    if (job.slot?.job === job) job.slot.job = undefined;
+    job.slot = undefined;
+    if (outcome instanceof Error) job.reject(outcome);
+    else job.resolve(outcome);
+  }
+
+  /** Stops a slot's thread (it may be deep in a statement: it ends when that returns) and frees the slot. */
+  private retire(slot: Slot): void {
+    const at = this.slots.indexOf(slot);
+    if (at >= 0) this.slots[at] = undefined;
+    slot.worker.removeAllListeners();
+    slot.worker.on("error", () => {}); // whatever it still reports, nobody waits for it
+    void slot.worker.terminate();
+    if (!this.closed && at >= 0) this.start(at); // ready for the next search
+    this.dispatch();
+  }
+
+  private dispatch(): void {
+    for (let i = 0; i < this.slots.length && this.queue.length > 0; i++) {
+      const slot = this.slots[i] ?? this.start(i);
+      if (slot.job || !slot.isReady) continue; // a starting thread takes searches once ready
+      const job = this.next();
+      job.slot = slot;
+      slot.job = job;
+      job.timer = setTimeout(() => this.expire(job), this.options.timeLimitMs);
+      slot.worker.ref();
+      slot.worker.postMessage({ ...job.call, id: this.nextId++ } satisfies ReaderCall);
+    }
+  }
+
+  /** Takes the waiting search of the user served least recently (first asked among theirs): users take turns. */
+  private next(): Job {
+    let best = 0;
+    for (let i = 1; i < this.queue.length; i++) {
+      const turn = (job: Job) => this.served.get(job.call.userId) ?? -1;
+      if (turn(this.queue[i]) < turn(this.queue[best])) best = i;
+    }
+    const [job] = this.queue.splice(best, 1) as [Job];
+    this.served.delete(job.call.userId); // kept in the order served: the first is the least recent
+    this.served.set(job.call.userId, this.starts++);
+    if (this.served.size > 4 * this.options.queue) this.served.delete(this.served.keys().next().value as string);
+    return job;
+  }
+
+  private start(at: number): Slot {
+    const { url, execArgv } = readerFile();
+    const worker = new Worker(url, {
+      workerData: { path: this.path },
+      execArgv,
+      resourceLimits: { maxOldGenerationSizeMb: READER_HEAP_MB },
+    });
+    worker.unref(); // held only while a search runs
+    let ready = () => {};
+    const slot: Slot = { worker, ready: new Promise((resolve) => (ready = resolve)), isReady: false };
+    this.slots[at] = slot;
+    worker.on("message", (message: ReaderMessage) => {
+      if ("ready" in message) {
+        slot.isReady = true;
+        ready();
+        this.dispatch();
+        return;
+      }
+      if ("lines" in message) {
+        void this.answerLines(worker, message.lines, message.args);
+        return;
+      }
+      const job = slot.job;
+      if (!job) return;
+      worker.unref();
+      if ("error" in message)
+        this.settle(job, message.queryError ? new QueryError(message.error) : new Error(message.error));
+      else this.settle(job, message.result);
+      this.dispatch();
+    });
+    const died = (error: Error) => {
+      ready(); // nobody waits for a dead thread
+      if (slot.job) this.settle(slot.job, error);
+      if (this.slots[at] === slot) this.slots[at] = undefined;
+      // A thread that could not even start would fail again: the waiting searches fail with it.
+      if (!slot.isReady) for (const job of this.queue.splice(0)) job.reject(error);
+      else this.dispatch();
+    };
+    worker.on("error", died);
+    worker.on("exit", (code) => died(new Error(`a search thread stopped (exit code ${code})`)));
+    return slot;
+  }
+
+  /** Reads stored lines for a thread's snippets and sends them over (moved, not copied twice). */
+  private async answerLines(worker: Worker, id: number, args: Parameters<LineSource>): Promise<void> {
+    let answer: LinesAnswer;
+    let transfer: ArrayBuffer[] = [];
+    try {
+      const result = (await this.lines(...args)).map((line) => line?.slice());
+      transfer = result.flatMap((line) => (line ? [line.buffer as ArrayBuffer] : []));
+      answer = { lines: id, result };
+    } catch (error) {
+      answer = { lines: id, error: (error as Error).message };
+    }
+    try {
+      worker.postMessage(answer, transfer);
+    } catch {
+      // The thread was stopped meanwhile (its search timed out).
+    }
+  }
+}

@@ -1,0 +1,55 @@
+/** `npm run install-cli` into a temp npm prefix: `pisync` lands on the PATH, says where, and runs. */
+import { execFileSync, spawnSync } from "node:child_process";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { delimiter, dirname, join } from "node:path";
+import { afterAll, expect, it } from "vitest";
+import packageJson from "../packages/cli/package.json" with { type: "json" };
+
+const repo = new URL("..", import.meta.url).pathname;
+const temp = mkdtempSync(join(tmpdir(), "pisync-install-cli-test-"));
+afterAll(() => rmSync(temp, { recursive: true, force: true }));
+
+/** `npm run install-cli` with npm's global prefix moved to `prefix` (as `npm_config_prefix` does for any npm). */
+function installCli(prefix: string, env: NodeJS.ProcessEnv = {}) {
+  return spawnSync("npm", ["run", "--silent", "install-cli"], {
+    cwd: repo,
+    env: { ...process.env, npm_config_prefix: prefix, ...env },
+    encoding: "utf8",
+  });
+}
+
+it("installs pisync into npm's global prefix, says where, and `pisync --version` runs from the PATH", () => {
+  const prefix = join(temp, "prefix");
+  const r = installCli(prefix);
+  expect(r.status, r.stderr).toBe(0);
+  const bin = join(prefix, "bin");
+  expect(r.stdout).toContain(`installed pisync ${packageJson.version} as ${join(bin, "pisync")}\n`);
+  expect(r.stdout).toContain(`${bin} is not on your PATH: add it`);
+  // By name, from a PATH that holds the prefix's bin and node only.
+  const version = execFileSync("pisync", ["--version"], {
+    env: { PATH: [bin, dirname(process.execPath)].join(delimiter) },
+    encoding: "utf8",
+  });
+  expect(version).toBe(`${packageJson.version}\n`);
+  // Installed again (an update): still one command, the same answer.
+  expect(installCli(prefix).status).toBe(0);
+}, 180_000);
+
+// As root every folder is writable, so the refusal this case needs cannot happen here.
+it.runIf(process.getuid?.() !== 0)(
+  "falls back to ~/.local when the global prefix is not writable, without root",
+  () => {
+    const locked = join(temp, "locked");
+    mkdirSync(locked);
+    chmodSync(locked, 0o555);
+    const home = join(temp, "home");
+    const r = installCli(join(locked, "prefix"), { HOME: home });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`installing into ${join(home, ".local")} instead`);
+    expect(execFileSync(join(home, ".local", "bin", "pisync"), ["--version"], { encoding: "utf8" })).toBe(
+      `${packageJson.version}\n`,
+    );
+  },
+  180_000,
+);
