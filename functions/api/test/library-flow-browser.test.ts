@@ -324,7 +324,7 @@ describe("the library's whole flow in a browser, signed in by cookie", () => {
       expect("x-csrf-token" in headers).toBe(false);
     }
     await Promise.all([context.close(), reader.close(), replay.close()]);
-  });
+  }, 90_000);
 
   it("pisync open ID lands on that session; a second user signed in beside the first finds nothing of theirs", async () => {
     // Ada's live share, made with her token, and a browser of hers signed in at one session.
