@@ -169,6 +169,10 @@ export class SqliteSearchIndex implements SearchIndex {
     this.db.pragma("journal_mode = WAL");
     // Derived data: a crash may lose the last commits, and the catch-up pass redoes them.
     this.db.pragma("synchronous = NORMAL");
+    if (this.layoutVersion() === LAYOUT_VERSION) {
+      this.db.exec(SCHEMA); // nothing to make: a reader's open writes nothing
+      return;
+    }
     // Holding the write lock from the start: the writer thread and a reader may open a file at once.
     this.db.exec("BEGIN IMMEDIATE");
     try {
@@ -182,13 +186,17 @@ export class SqliteSearchIndex implements SearchIndex {
     }
   }
 
+  private layoutVersion(): number | undefined {
+    const [row] = this.db.pragma("user_version") as Array<{ user_version: number }>;
+    return row?.user_version;
+  }
+
   /**
    * An index of an older layout (one `docs` table for everyone; no files) is dropped: derived
    * data, which the catch-up pass indexes again from the stored bytes.
    */
   private dropOldLayout(): void {
-    const [version] = this.db.pragma("user_version") as Array<{ user_version: number }>;
-    if (version?.user_version === LAYOUT_VERSION) return;
+    if (this.layoutVersion() === LAYOUT_VERSION) return; // another connection made it meanwhile
     const tables = this.db
       .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('docs', 'sessions', 'users')")
       .all() as { name: string }[];
