@@ -265,9 +265,12 @@ function globLiteral(text: string): string {
  * The SQLite GLOB patterns a `file:` value matches a stored path with (any of them): the path
  * itself or its tail after a `/` (`lib/util.ts` finds `src/lib/util.ts`), where `*` matches any
  * characters; a value ending in `/` is that folder and every path under it. Everything else in
- * the value is literal, and the match is case-sensitive, as paths are.
+ * the value is literal, and the match is case-sensitive, as paths are; `./` and repeated
+ * slashes are dropped, as from stored paths.
  */
-export function filePatterns(value: string): string[] {
+export function filePatterns(written: string): string[] {
+  // As stored paths are normalised (files.ts): no leading `./`, no repeated slashes.
+  const value = written.replace(/\/{2,}/gu, "/").replace(/^(\.\/)+/u, "");
   const folder = value.endsWith("/") && value.replace(/\/+$/u, "") !== "";
   const base = folder ? value.replace(/\/+$/u, "") : value;
   const glob = base.split("*").map(globLiteral).join("*");

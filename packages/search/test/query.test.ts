@@ -127,6 +127,7 @@ describe("file:", () => {
     expect(filePatterns("*.ts")).toEqual(["*.ts"]);
     expect(filePatterns("src/")).toEqual(["src", "src/*", "*/src", "*/src/*"]);
     expect(filePatterns("a?[b].ts")).toEqual(["a[?][[]b].ts", "*/a[?][[]b].ts"]);
+    expect(filePatterns(".//src//a.ts")).toEqual(filePatterns("src/a.ts"));
   });
 });
 
