@@ -365,6 +365,7 @@ async function buildIndex(indexPath: string) {
     },
     remove: (userId, sessionId) => index.remove(userId, sessionId),
     clear: (userId) => index.clear(userId),
+    files: (userId, sessionId, limit) => index.files(userId, sessionId, limit),
     search: (userId, query, options) => index.search(userId, query, options),
   };
   started = performance.now();

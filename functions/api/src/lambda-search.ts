@@ -112,6 +112,7 @@ export function lambdaSearch(index: SearchIndex, indexer: MarkingIndexer, log = 
     applyAll: (batches) => index.applyAll(batches),
     remove: (userId, sessionId) => index.remove(userId, sessionId),
     clear: (userId) => index.clear(userId),
+    files: (userId, sessionId, limit) => index.files(userId, sessionId, limit),
     async search(userId, query, options) {
       await indexer
         .catchUpUser(userId)

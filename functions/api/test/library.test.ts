@@ -11,6 +11,7 @@ import { newShareKeys, SearchIndexer, storedLines } from "@pisync/core";
 import { SqliteSearchIndex } from "@pisync/search/embedded";
 import { assistantMessage, entry, line, openPair, type Pair, STORE_NAMES, userMessage } from "@pisync/testing";
 import { TOOL_XSS } from "@pisync/testing/hostile";
+import { escapeHtml } from "@pisync/viewer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../src/index.js";
 import { client, eventually, userToken } from "./harness.js";
@@ -161,6 +162,41 @@ describe.each(STORE_NAMES)("the library's pages (%s)", (storeName) => {
     expect(missing.status).toBe(404);
     // A browser gets the missing page as a page, not as a download.
     expect(missing.headers.get("Content-Disposition")).toBeNull();
+  });
+
+  it("lists the files the session touched, each linking to the entry that first touched it, escaped", async () => {
+    const id = "touched";
+    const call = (path: string) => ({ type: "toolCall" as const, id: "t", name: "read", arguments: { path } });
+    const lines = [
+      line({ type: "session", version: 3, id, timestamp: at("2026-01-07"), cwd: "/w/t" }),
+      line(entry("touched-u", null, 1, userMessage("mentions src/not-a-call.ts"))),
+      line(entry("touched-a", "touched-u", 2, assistantMessage([call("src/cart.ts")]))),
+      line(entry("touched-b", "touched-a", 3, assistantMessage([call("src/cart.ts"), call(TOOL_XSS[0])]))),
+      line(
+        entry(
+          "touched-c",
+          "touched-b",
+          4,
+          assistantMessage([{ type: "toolCall", id: "t", name: "bash", arguments: { command: "cd web && ls" } }]),
+        ),
+      ),
+    ];
+    expect((await alice.patch(id, 0, lines.join(""))).status).toBe(200);
+    const text = await eventually(
+      () => page(alice, `/sessions/${id}`),
+      (t) => t.includes("3 files touched"),
+    );
+    const listed = [...text.matchAll(/<li><a href="([^"]+)"><code>([^<]*)<\/code><\/a><\/li>/g)].map((m) => [
+      m[2],
+      m[1],
+    ]);
+    expect(listed).toEqual([
+      ["src/cart.ts", "/sessions/touched?targetId=touched-a#e-touched-a"],
+      [escapeHtml(TOOL_XSS[0]), "/sessions/touched?targetId=touched-b#e-touched-b"],
+      ["web", "/sessions/touched?targetId=touched-c#e-touched-c"],
+    ]);
+    expect(text).not.toContain("not-a-call.ts</code>");
+    expect(await page(bob, `/sessions/${id}`, 404)).not.toContain("src/cart.ts");
   });
 
   it("deletes a session only after its id is typed, by POST", async () => {

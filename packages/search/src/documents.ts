@@ -11,6 +11,7 @@ import {
   SessionInfoEntry,
   TitleChangeEntry,
 } from "@pisync/format";
+import { filesTouched } from "./files.js";
 import type { IndexBatch, SearchDocument } from "./port.js";
 
 /** Text kept of one document: bounds the index a hostile session can grow. */
@@ -75,6 +76,11 @@ function textOf(content: unknown): string {
     .join("\n");
 }
 
+/** `files` when there are any: a document without paths carries none. */
+function withFiles(files: string[]): { files?: string[] } {
+  return files.length > 0 ? { files } : {};
+}
+
 function documentsOfMessage(entry: MessageEntry, time: number): SearchDocument[] {
   const message = entry.message;
   const base = { entryId: entry.id, time };
@@ -92,15 +98,21 @@ function documentsOfMessage(entry: MessageEntry, time: number): SearchDocument[]
       add({ kind: "assistant", role: "assistant", model, text: textOf(parts) });
       const thinking = parts.flatMap((p) => (p.type === "thinking" ? [p.thinking] : [])).join("\n");
       add({ kind: "thinking", role: "assistant", model, text: thinking });
-      const calls = parts.flatMap((p) => (p.type === "toolCall" ? [`${p.name}\n${argumentsText(p.arguments)}`] : []));
-      add({ kind: "tool_call", role: "tool", model, text: calls.join("\n") });
+      const calls = parts.flatMap((p) => (p.type === "toolCall" ? [p] : []));
+      const text = calls.map((call) => `${call.name}\n${argumentsText(call.arguments)}`).join("\n");
+      add({ kind: "tool_call", role: "tool", model, text, ...withFiles(filesTouched(calls)) });
       break;
     }
     case "toolResult":
       add({ kind: "tool_result", role: "tool", text: `${message.toolName}\n${textOf(message.content)}` });
       break;
     case "bashExecution":
-      add({ kind: "bash", role: "tool", text: `${message.command}\n${message.output}` });
+      add({
+        kind: "bash",
+        role: "tool",
+        text: `${message.command}\n${message.output}`,
+        ...withFiles(filesTouched([], [message.command])),
+      });
       break;
     case "custom":
       add({ kind: "assistant", role: "assistant", text: textOf(message.content) });

@@ -10,7 +10,7 @@
 import { Worker } from "node:worker_threads";
 import { SqliteSearchIndex } from "./embedded.js";
 import type { WriterAnswer, WriterCall } from "./embedded-writer.js";
-import type { IndexBatch, IndexState, LineSource, LinesToIndex, SearchIndex, SearchPage } from "./port.js";
+import type { FileTouched, IndexBatch, IndexState, LineSource, LinesToIndex, SearchIndex, SearchPage } from "./port.js";
 import type { SearchQuery } from "./query.js";
 import { DEFAULT_SEARCH_THREADS, SearchThreads, type SearchThreadsOptions } from "./search-threads.js";
 
@@ -104,6 +104,10 @@ export class ThreadedSearchIndex implements SearchIndex {
 
   users(): Promise<string[]> {
     return this.reader.users();
+  }
+
+  files(userId: string, sessionId: string, limit: number): Promise<FileTouched[]> {
+    return this.reader.files(userId, sessionId, limit);
   }
 
   /** Runs on a search thread. @throws SearchTimeout past the time limit (see {@link SearchThreads}) */

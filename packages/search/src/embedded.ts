@@ -15,6 +15,7 @@ import { batchOf, MAX_DOCUMENT_CHARS, MAX_LINE_BYTES } from "./documents.js";
 import type {
   DocumentKind,
   EntryHit,
+  FileTouched,
   IndexBatch,
   IndexState,
   LineSource,
@@ -22,7 +23,7 @@ import type {
   SearchPage,
   SessionHit,
 } from "./port.js";
-import { ftsMatch, QueryError, type Role, type SearchQuery } from "./query.js";
+import { filePatterns, ftsMatch, QueryError, type Role, type SearchQuery } from "./query.js";
 import { snippetOf } from "./snippet.js";
 import type { SqliteDriver } from "./sqlite-driver.js";
 
@@ -60,7 +61,11 @@ const ENTRIES_PER_SESSION = 3;
  * The version of the index's stored layout (its tables and what they hold): bump it when a
  * change needs the index rebuilt, so that a kept copy (the search bench's) is made again.
  */
-export const INDEX_LAYOUT = "v2";
+export const INDEX_LAYOUT = "v3";
+/** {@link INDEX_LAYOUT} as SQLite's `user_version`: an index of another layout is dropped and rebuilt. */
+const LAYOUT_VERSION = 3;
+/** Files listed for a session page at most. */
+export const MAX_FILES_LISTED = 500;
 
 const SCHEMA = `
 -- Entries point at their session by its small integer key: per-entry rows stay short.
@@ -76,6 +81,9 @@ CREATE TABLE IF NOT EXISTS entries (
   id INTEGER PRIMARY KEY, session_key INTEGER NOT NULL, entry_id TEXT NOT NULL,
   kind TEXT NOT NULL, time INTEGER NOT NULL, line_offset INTEGER, line_length INTEGER);
 CREATE INDEX IF NOT EXISTS entries_session ON entries (session_key);
+-- The paths an entry's tool calls name (documents.ts), by the entry's id: what file: matches.
+CREATE TABLE IF NOT EXISTS files (
+  entry INTEGER NOT NULL, path TEXT NOT NULL, PRIMARY KEY (entry, path)) WITHOUT ROWID;
 -- Each user's text table: docs_<n> (numbers never reused, so a cleared user's old name stays unused).
 CREATE TABLE IF NOT EXISTS users (n INTEGER PRIMARY KEY AUTOINCREMENT, user_id TEXT NOT NULL UNIQUE);
 `;
@@ -161,20 +169,45 @@ export class SqliteSearchIndex implements SearchIndex {
     this.db.pragma("journal_mode = WAL");
     // Derived data: a crash may lose the last commits, and the catch-up pass redoes them.
     this.db.pragma("synchronous = NORMAL");
-    this.dropSharedLayout();
-    this.db.exec(SCHEMA);
+    if (this.layoutVersion() === LAYOUT_VERSION) {
+      this.db.exec(SCHEMA); // nothing to make: a reader's open writes nothing
+      return;
+    }
+    // Holding the write lock from the start: the writer thread and a reader may open a file at once.
+    this.db.exec("BEGIN IMMEDIATE");
+    try {
+      this.dropOldLayout();
+      this.db.exec(SCHEMA);
+      this.db.pragma(`user_version = ${LAYOUT_VERSION}`);
+      this.db.exec("COMMIT");
+    } catch (error) {
+      this.db.exec("ROLLBACK");
+      throw error;
+    }
+  }
+
+  private layoutVersion(): number | undefined {
+    const [row] = this.db.pragma("user_version") as Array<{ user_version: number }>;
+    return row?.user_version;
   }
 
   /**
-   * An index of the layout before tables per user (one `docs` table for everyone) is dropped:
-   * derived data, which the catch-up pass indexes again from the stored bytes.
+   * An index of an older layout (one `docs` table for everyone; no files) is dropped: derived
+   * data, which the catch-up pass indexes again from the stored bytes.
    */
-  private dropSharedLayout(): void {
-    const shared = this.db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'docs' AND type = 'table'").get();
-    if (!shared) return;
-    this.db.exec(
-      "DROP TABLE docs; DROP TABLE IF EXISTS entries; DROP TABLE IF EXISTS labels; DROP TABLE IF EXISTS sessions",
-    );
+  private dropOldLayout(): void {
+    if (this.layoutVersion() === LAYOUT_VERSION) return; // another connection made it meanwhile
+    const tables = this.db
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('docs', 'sessions', 'users')")
+      .all() as { name: string }[];
+    if (tables.length === 0) return; // a new file
+    const names = tables.map((t) => t.name);
+    const perUser = names.includes("users")
+      ? (this.db.prepare("SELECT n FROM users").all() as { n: number }[]).map((r) => `docs_${r.n}`)
+      : [];
+    for (const table of [...perUser, "docs", "entries", "labels", "sessions", "users", "files"]) {
+      this.db.exec(`DROP TABLE IF EXISTS ${table}`);
+    }
   }
 
   /** The user's text table, made when `create` and it has none yet; undefined when it has none. */
@@ -231,6 +264,7 @@ export class SqliteSearchIndex implements SearchIndex {
     const table = this.tableOf(userId);
     if (key === undefined || table === undefined) return;
     this.db.prepare(`DELETE FROM ${table} WHERE rowid IN (SELECT id FROM entries WHERE session_key = ?)`).run(key);
+    this.db.prepare("DELETE FROM files WHERE entry IN (SELECT id FROM entries WHERE session_key = ?)").run(key);
     this.db.prepare("DELETE FROM entries WHERE session_key = ?").run(key);
     this.db.prepare("DELETE FROM labels WHERE session_key = ?").run(key);
     this.db.prepare("DELETE FROM sessions WHERE key = ?").run(key);
@@ -262,10 +296,12 @@ export class SqliteSearchIndex implements SearchIndex {
         "INSERT INTO entries (session_key, entry_id, kind, time, line_offset, line_length) VALUES (?, ?, ?, ?, ?, ?)",
       );
       const text = this.db.prepare(`INSERT INTO ${this.tableOf(userId, true)} (rowid, text) VALUES (?, ?)`);
+      const file = this.db.prepare("INSERT OR IGNORE INTO files (entry, path) VALUES (?, ?)");
       const models = new Set<string>();
       for (const doc of batch.documents) {
         const row = entry.run(key, doc.entryId, doc.kind, doc.time, doc.at?.offset ?? null, doc.at?.length ?? null);
         text.run(row.lastInsertRowid, doc.text);
+        for (const path of doc.files ?? []) file.run(row.lastInsertRowid, path);
         if (doc.model) models.add(doc.model);
       }
       for (const [target, label] of Object.entries(batch.labels)) {
@@ -318,6 +354,22 @@ export class SqliteSearchIndex implements SearchIndex {
     })();
   }
 
+  async files(userId: string, sessionId: string, limit: number): Promise<FileTouched[]> {
+    // The first entry (the lowest id: entries are inserted in order) that named each path.
+    return this.db
+      .prepare(
+        // SQLite takes a bare column (entry_id) from the row MIN() picked.
+        `SELECT f.path AS path, e.entry_id AS entryId, MIN(e.id) AS first
+         FROM sessions s JOIN entries e ON e.session_key = s.key JOIN files f ON f.entry = e.id
+         WHERE s.user_id = ? AND s.session_id = ? GROUP BY f.path ORDER BY first LIMIT ?`,
+      )
+      .all(userId, sessionId, Math.min(limit, MAX_FILES_LISTED))
+      .map((row) => {
+        const { path, entryId } = row as FileTouched;
+        return { path, entryId };
+      });
+  }
+
   async search(userId: string, query: SearchQuery, options: { limit: number; cursor?: string }): Promise<SearchPage> {
     const skip = decodeCursor(options.cursor);
     const table = this.tableOf(userId);
@@ -355,6 +407,14 @@ export class SqliteSearchIndex implements SearchIndex {
         "e.kind <> 'label' AND EXISTS (SELECT 1 FROM labels l WHERE l.session_key = s.key AND l.entry_id = e.entry_id AND lower(l.label) = lower(@label))",
       );
       params.label = query.label;
+    }
+    if (query.file !== undefined) {
+      const patterns = filePatterns(query.file);
+      const globs = patterns.map((_, i) => `f.path GLOB @file${i}`).join(" OR ");
+      where.push(`EXISTS (SELECT 1 FROM files f WHERE f.entry = e.id AND (${globs}))`);
+      patterns.forEach((pattern, i) => {
+        params[`file${i}`] = pattern;
+      });
     }
     const columns =
       "s.session_id, e.entry_id, e.kind, e.time, e.line_offset, e.line_length, s.generation, s.name, s.cwd";

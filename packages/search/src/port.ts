@@ -36,6 +36,14 @@ export interface SearchDocument {
   model?: string;
   /** Where its line is in the generation (bytes): snippets are cut from the stored line, not kept in the index. */
   at?: LineAt;
+  /** The paths its tool calls or command name, normalised and bounded (files.ts), for `file:`. */
+  files?: string[];
+}
+
+/** A file a session touched, with the first entry that touched it. */
+export interface FileTouched {
+  path: string;
+  entryId: string;
 }
 
 /** A line's byte range in a generation. */
@@ -138,6 +146,11 @@ export interface SearchIndex {
   remove(userId: string, sessionId: string): Promise<void>;
   /** Removes every document of a user, or of everyone. */
   clear(userId?: string): Promise<void>;
+  /**
+   * The files a session touched, in the order first touched, each with the first entry that
+   * touched it: at most `limit`; none for a session the index does not hold for this user.
+   */
+  files(userId: string, sessionId: string, limit: number): Promise<FileTouched[]>;
   /** Runs a query. @throws QueryError for a malformed cursor */
   search(userId: string, query: SearchQuery, options: { limit: number; cursor?: string }): Promise<SearchPage>;
 }

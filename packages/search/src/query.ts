@@ -9,10 +9,13 @@
  * - `"exact phrase"` — the words in that order;
  * - `-word`, `-"phrase"`, `-word*` — entries without it (needs at least one positive term);
  * - filters `cwd:TEXT`, `role:user|assistant|tool`, `since:7d` (or `12h`, `2w`, or a date),
- *   `before:2026-01-01`, `model:TEXT`, `label:TEXT` (a filter value may be quoted).
+ *   `before:2026-01-01`, `model:TEXT`, `label:TEXT` (a filter value may be quoted);
+ * - `file:PATH` — entries whose tool calls name the path (or a path ending in `/PATH`); `*`
+ *   matches any characters (`file:*.ts`); a trailing `/` is a folder and everything under it.
  *
- * The budget ({@link MAX_TERMS} words in all, a phrase counting each of its words, and at most
- * {@link MAX_PREFIXES} prefixes) bounds what a query costs before it runs.
+ * The budget ({@link MAX_TERMS} words in all, a phrase counting each of its words, `file:` one,
+ * and at most {@link MAX_PREFIXES} prefixes, a `file:` with `*` one) bounds what a query costs
+ * before it runs.
  */
 import * as z from "zod/mini";
 
@@ -35,6 +38,8 @@ export interface SearchQuery {
   before?: number;
   model?: string;
   label?: string;
+  /** A path, a glob (`*`) or a folder (a trailing `/`): see {@link filePatterns}. */
+  file?: string;
 }
 
 /** A query that cannot be run: `code` is machine-readable, `message` says what is wrong. */
@@ -70,7 +75,7 @@ export const QueryText = z.string().check(
   z.refine((s) => s.trim() !== "", "the query is empty"),
 );
 
-const FILTERS = new Set(["cwd", "role", "since", "before", "model", "label"]);
+const FILTERS = new Set(["cwd", "role", "since", "before", "model", "label", "file"]);
 const ROLES = new Set<Role>(["user", "assistant", "tool"]);
 const UNITS: Record<string, number> = { h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
 /** Text the tokenizer keeps: a term without any letter or digit would match nothing. */
@@ -162,6 +167,11 @@ export function parseQuery(input: unknown, now: number = Date.now()): SearchQuer
         query.role = value as Role;
       } else if (key === "since" || key === "before") query[key] = parseTime(key, value, now);
       else query[key] = value;
+      if (key === "file") {
+        // Matched against every path of the user's entries: it costs a word, a glob a prefix.
+        cost.words++;
+        if (value.includes("*")) cost.prefixes++;
+      }
       continue;
     }
     const prefix = !token.quoted && token.value.endsWith("*");
@@ -189,7 +199,9 @@ export function parseQuery(input: unknown, now: number = Date.now()): SearchQuer
       `the query has ${cost.words} words: at most ${MAX_TERMS} in all (a phrase counts each of its words)`,
     );
   }
-  if (cost.prefixes > MAX_PREFIXES) throw new QueryError(`the query has more than ${MAX_PREFIXES} prefixes (word*)`);
+  if (cost.prefixes > MAX_PREFIXES) {
+    throw new QueryError(`the query has more than ${MAX_PREFIXES} prefixes (word* or file: with *)`);
+  }
   const positive = query.terms.some((t) => !t.exclude);
   if (!positive && query.terms.length > 0)
     throw new QueryError("exclusions need at least one word or phrase to search for");
@@ -242,4 +254,26 @@ export function ftsMatch(query: SearchQuery, expand?: PrefixExpansion): string |
   const negative = query.terms.filter((t) => t.exclude).map(quote);
   const base = positive.join(" AND ");
   return negative.length === 0 ? base : `(${base}) NOT (${negative.join(" OR ")})`;
+}
+
+/** `[`, `?` and `*` taken literally in a SQLite GLOB. */
+function globLiteral(text: string): string {
+  return text.replace(/[[?*]/gu, (c) => `[${c}]`);
+}
+
+/**
+ * The SQLite GLOB patterns a `file:` value matches a stored path with (any of them): the path
+ * itself or its tail after a `/` (`lib/util.ts` finds `src/lib/util.ts`), where `*` matches any
+ * characters; a value ending in `/` is that folder and every path under it. Everything else in
+ * the value is literal, and the match is case-sensitive, as paths are; `./` and repeated
+ * slashes are dropped, as from stored paths.
+ */
+export function filePatterns(written: string): string[] {
+  // As stored paths are normalised (files.ts): no leading `./`, no repeated slashes.
+  const value = written.replace(/\/{2,}/gu, "/").replace(/^(\.\/)+/u, "");
+  const folder = value.endsWith("/") && value.replace(/\/+$/u, "") !== "";
+  const base = folder ? value.replace(/\/+$/u, "") : value;
+  const glob = base.split("*").map(globLiteral).join("*");
+  const heads = base.startsWith("/") || base.startsWith("*") ? [glob] : [glob, `*/${glob}`];
+  return folder ? heads.flatMap((head) => [head, `${head}/*`]) : heads;
 }

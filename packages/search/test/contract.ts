@@ -446,6 +446,72 @@ export function describeSearchContract(name: string, setup: () => Promise<Search
       expect(text).toContain("ls -la");
     });
 
+    it("file: finds the entries whose tool calls name a path: exact, a tail, a glob, a folder", async () => {
+      const s = new SessionWriter("sess-files", "/w/app");
+      s.user("please look at src/notes.ts");
+      const read = s.assistant("reading", { tool: ["read", { path: "src/cart.ts" }] });
+      const edit = s.assistant("editing", {
+        tool: ["edit", { path: "./src//lib/util.ts", oldText: "a", newText: "b" }],
+      });
+      const grep = s.assistant("searching", { tool: ["grep", { pattern: "*.md", path: "docs/" }] });
+      const cd = s.assistant("testing", { tool: ["bash", { command: "cd /w/app/pkg && npm test" }] });
+      await append(s);
+      const entries = async (q: string) =>
+        (await search(q)).sessions.flatMap((session) => session.entries.map((e) => e.entryId)).sort();
+      expect(await entries("file:src/cart.ts")).toEqual([read]);
+      expect((await search("file:src/cart.ts")).sessions[0].entries[0].kind).toBe("tool_call");
+      expect(await entries("file:src/lib/util.ts")).toEqual([edit]); // stored normalised
+      expect(await entries("file:lib/util.ts")).toEqual([edit]); // a tail, on a folder boundary
+      expect(await entries("file:til.ts")).toEqual([]);
+      expect(await entries("file:*.ts")).toEqual([read, edit].sort());
+      expect(await entries("file:src/")).toEqual([read, edit].sort());
+      expect(await entries("file:docs")).toEqual([grep]);
+      expect(await entries("file:docs/")).toEqual([grep]); // the folder itself
+      expect(await entries("file:*.md")).toEqual([]); // a grep pattern is not a path
+      expect(await entries("file:/w/app/pkg")).toEqual([cd]);
+      expect(await entries("file:src/notes.ts")).toEqual([]); // a user's words are not a tool's path
+      expect(await entries("file:src/Cart.ts")).toEqual([]); // paths are case-sensitive
+      expect(await entries("file:src/?art.ts")).toEqual([]); // only * is a wildcard
+      expect(await entries("reading file:*.ts")).toEqual([]); // the text is the call's, not the message's
+      expect(await entries("cart file:*.ts")).toEqual([read]);
+      expect(await entries("file:*.ts role:user")).toEqual([]);
+      await index.remove(user, "sess-files");
+      expect(await entries("file:*.ts")).toEqual([]);
+    });
+
+    it("file: and the files list never answer another user's paths", async () => {
+      const mine = new SessionWriter("sess-shared-id", "/a");
+      const read = mine.assistant("reading", { tool: ["read", { path: "src/cart.ts" }] });
+      await append(mine);
+      const theirs = new SessionWriter("sess-shared-id", "/a");
+      theirs.assistant("reading", { tool: ["read", { path: "src/cart.ts" }] });
+      theirs.assistant("writing", { tool: ["write", { path: "secret/plan.ts", content: "x" }] });
+      await append(theirs, { userId: `${user}-other` });
+      const page = await search("file:src/cart.ts");
+      expect(page.sessions.map((s) => s.entries.map((e) => e.entryId))).toEqual([[read]]);
+      expect(sessionsOf(await search("file:secret/"))).toEqual([]);
+      expect(sessionsOf(await search("file:*.ts"))).toEqual(["sess-shared-id"]);
+      expect(await index.files(user, "sess-shared-id", 10)).toEqual([{ path: "src/cart.ts", entryId: read }]);
+      expect(await index.files(`${user}-nobody`, "sess-shared-id", 10)).toEqual([]);
+    });
+
+    it("lists the files a session touched, each with the first entry that touched it, bounded", async () => {
+      const s = new SessionWriter("sess-list", "/a");
+      const first = s.assistant("reading", { tool: ["read", { path: "b.ts" }] });
+      const second = s.assistant("listing", { tool: ["ls", { path: "src" }] });
+      s.assistant("reading again", { tool: ["read", { path: "b.ts" }] });
+      await append(s);
+      const third = s.assistant("writing", { tool: ["write", { path: "a.ts", content: "" }] });
+      await append(s); // an append indexes its own entries' files
+      expect(await index.files(user, "sess-list", 10)).toEqual([
+        { path: "b.ts", entryId: first },
+        { path: "src", entryId: second },
+        { path: "a.ts", entryId: third },
+      ]);
+      expect(await index.files(user, "sess-list", 2)).toHaveLength(2);
+      expect(await index.files(user, "sess-missing", 10)).toEqual([]);
+    });
+
     it("another user's words change nothing in a user's answers: hits, snippets, completions, order", async () => {
       const victim = `${user}-victim`;
       // The completion oracle: 15 frequent words of one prefix and a rare probe fill the 16 completions.
@@ -500,6 +566,7 @@ export function describeSearchContract(name: string, setup: () => Promise<Search
           : {}),
         remove: (u, s) => index.remove(u, s),
         clear: (u) => index.clear(u),
+        files: (u, s, l) => index.files(u, s, l),
         search: (u, q, o) => index.search(u, q, o),
       };
       let now = Date.now();

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { storedLines } from "@pisync/core";
 import { embeddedStores } from "@pisync/store/embedded";
+import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { SqliteSearchIndex } from "../src/embedded.js";
 import { parseQuery } from "../src/index.js";
@@ -113,5 +114,28 @@ describe("embedded: a prefix", () => {
     );
     expect(entriesOf(await unbounded.search("u-prefix", parseQuery("stor*"), { limit: 10 }))).toEqual(["d", "f"]);
     unbounded.close();
+  });
+});
+
+describe("embedded: the index's layout", () => {
+  it("an index of an older layout (no paths) is dropped on open, to be rebuilt from the bytes", async () => {
+    const path = join(dir, "old-layout.db");
+    const none = async () => [];
+    const doc = { entryId: "e1", kind: "tool_call" as const, role: "tool" as const, text: "read a.ts", time: 1 };
+    const batch = { userId: "u", sessionId: "s", generation: 1, from: 0, to: 10, labels: {} };
+    const first = new SqliteSearchIndex(path, none);
+    await first.apply({ ...batch, documents: [{ ...doc, files: ["a.ts"] }] });
+    first.close();
+    const again = new SqliteSearchIndex(path, none); // the same layout: kept
+    expect(await again.files("u", "s", 10)).toEqual([{ path: "a.ts", entryId: "e1" }]);
+    again.close();
+    const raw = new Database(path);
+    raw.pragma("user_version = 2");
+    raw.close();
+    const upgraded = new SqliteSearchIndex(path, none);
+    expect(await upgraded.sessions("u")).toEqual([]);
+    expect(await upgraded.apply({ ...batch, documents: [{ ...doc, files: ["b.ts"] }] })).toBe(true);
+    expect(await upgraded.files("u", "s", 10)).toEqual([{ path: "b.ts", entryId: "e1" }]);
+    upgraded.close();
   });
 });

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ftsMatch, parseQuery, QueryError } from "../src/query.js";
+import { filePatterns, ftsMatch, parseQuery, QueryError } from "../src/query.js";
 
 const NOW = Date.parse("2026-03-10T12:00:00Z");
 const DAY = 86_400_000;
@@ -101,6 +101,33 @@ describe("the query budget", () => {
     expect(parseQuery("ab-cd*", NOW).terms).toEqual([{ kind: "prefix", text: "ab-cd", exclude: false }]);
     expect(errorOf("aa* bb* cc* dd* ee*")).toMatch(/more than 4 prefixes/);
     expect(parseQuery("aa* bb* cc* dd*", NOW).terms).toHaveLength(4);
+  });
+});
+
+describe("file:", () => {
+  it("reads a path, a glob or a folder, quoted or not, once per query", () => {
+    expect(parseQuery("file:src/cart.ts", NOW)).toEqual({ terms: [], file: "src/cart.ts" });
+    expect(parseQuery('fix file:"my dir/a b.ts"', NOW).file).toBe("my dir/a b.ts");
+    expect(errorOf("file:a.ts file:b.ts")).toMatch(/file: is given twice/);
+    expect(errorOf("-file:a.ts")).toMatch(/cannot be excluded/);
+    expect(errorOf("file:")).toMatch(/file: needs a value/);
+  });
+
+  it("counts a file: as a word, and one with * as a prefix too", () => {
+    const words = (n: number) => Array.from({ length: n }, (_, i) => `w${i}`).join(" ");
+    expect(errorOf(`${words(32)} file:a.ts`)).toMatch(/33 words/);
+    expect(parseQuery(`${words(31)} file:a.ts`, NOW).terms).toHaveLength(31);
+    expect(errorOf("aa* bb* cc* dd* file:*.ts")).toMatch(/more than 4 prefixes/);
+    expect(parseQuery("aa* bb* cc* dd* file:a.ts", NOW).file).toBe("a.ts");
+  });
+
+  it("matches the path or a tail after a /, * for any characters, a trailing / for a folder; the rest literal", () => {
+    expect(filePatterns("src/cart.ts")).toEqual(["src/cart.ts", "*/src/cart.ts"]);
+    expect(filePatterns("/w/app")).toEqual(["/w/app"]);
+    expect(filePatterns("*.ts")).toEqual(["*.ts"]);
+    expect(filePatterns("src/")).toEqual(["src", "src/*", "*/src", "*/src/*"]);
+    expect(filePatterns("a?[b].ts")).toEqual(["a[?][[]b].ts", "*/a[?][[]b].ts"]);
+    expect(filePatterns(".//src//a.ts")).toEqual(filePatterns("src/a.ts"));
   });
 });
 

@@ -54,6 +54,8 @@ export interface LibraryDeps {
 /** Sessions per page of the list; hits per page of a search. */
 const PAGE_SIZE = 50;
 const HITS_PAGE = 20;
+/** Files a session page lists at most. */
+const FILES_LISTED = 200;
 /** The expiry choices of the share form, in days (within the server's longest). */
 const EXPIRY_DAYS = [1, 7, 30, 90];
 
@@ -191,6 +193,8 @@ export function libraryRoutes(services: Services, deps: LibraryDeps) {
     const generations = await reader.generations(userId, id);
     view.host = sessionPageHost({
       sessionId: id,
+      // The list is the search index's: the page still shows when the index cannot answer.
+      files: (await deps.search?.index.files(userId, id, FILES_LISTED).catch(() => undefined)) ?? [],
       generations: generations.map((g) => ({
         generation: g.generation,
         bytes: g.length,

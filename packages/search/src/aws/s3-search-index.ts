@@ -24,7 +24,7 @@ import {
 import { type BlobStore, NotFoundError, PREFIXES, parseSearchIndexKey, searchIndexKey } from "@pisync/store";
 import { type AwsConnection, awsErrorName, documentClient } from "@pisync/store/aws";
 import { SqliteSearchIndex } from "../embedded.js";
-import type { IndexBatch, IndexState, LineSource, SearchIndex, SearchPage } from "../port.js";
+import type { FileTouched, IndexBatch, IndexState, LineSource, SearchIndex, SearchPage } from "../port.js";
 import type { SearchQuery } from "../query.js";
 import { IndexFiles } from "./index-files.js";
 import { GSI, POINTER_SK, USERS_PARTITION, userPk } from "./items.js";
@@ -64,7 +64,7 @@ interface Pointer {
 /** The search index of every user on S3 (files) and DynamoDB (pointers). */
 export class S3SearchIndex implements SearchIndex {
   private readonly db: DynamoDBDocumentClient;
-  private readonly files: IndexFiles;
+  private readonly indexFiles: IndexFiles;
   /** What a user without an index reads: an empty index in memory (made on first use). */
   private empty: SqliteSearchIndex | undefined;
   /** Per user, the end of this instance's last change (the next one starts after it). */
@@ -73,12 +73,12 @@ export class S3SearchIndex implements SearchIndex {
   constructor(private readonly config: S3SearchIndexConfig) {
     this.db = documentClient(config.connection);
     const dir = config.cacheDir ?? join(tmpdir(), `pisync-search-${process.pid}-${randomBytes(4).toString("hex")}`);
-    this.files = new IndexFiles(config.blobs, config.lines, dir, config.cacheBytes ?? 256 * 1024 * 1024);
+    this.indexFiles = new IndexFiles(config.blobs, config.lines, dir, config.cacheBytes ?? 256 * 1024 * 1024);
   }
 
   /** Closes the cached files and removes them from disk. */
   close(): void {
-    this.files.close();
+    this.indexFiles.close();
     this.empty?.close();
     this.db.destroy();
   }
@@ -143,9 +143,13 @@ export class S3SearchIndex implements SearchIndex {
       await this.db.send(
         new DeleteCommand({ TableName: this.config.table, Key: { pk: userPk(user), sk: POINTER_SK } }),
       );
-      this.files.drop(pointer.key);
+      this.indexFiles.drop(pointer.key);
       await this.config.blobs.delete([pointer.key]);
     }
+  }
+
+  files(userId: string, sessionId: string, limit: number): Promise<FileTouched[]> {
+    return this.read(userId, (index) => index.files(userId, sessionId, limit));
   }
 
   search(userId: string, query: SearchQuery, options: { limit: number; cursor?: string }): Promise<SearchPage> {
@@ -173,7 +177,7 @@ export class S3SearchIndex implements SearchIndex {
         return fn(this.empty);
       }
       try {
-        return await fn((await this.files.open(pointer.key)).index);
+        return await fn((await this.indexFiles.open(pointer.key)).index);
       } catch (error) {
         // Replaced between the pointer's read and the object's: read the new pointer.
         if (!(error instanceof NotFoundError) || attempt >= READ_ATTEMPTS) throw error;
@@ -204,7 +208,7 @@ export class S3SearchIndex implements SearchIndex {
   private async changeNow<T>(userId: string, fn: (index: SqliteSearchIndex) => Promise<T>): Promise<T> {
     await loadWasmSqlite();
     for (let attempt = 1; ; attempt++) {
-      const work = this.files.scratch();
+      const work = this.indexFiles.scratch();
       let outcome: { result: T } | "overtaken";
       try {
         outcome = await this.changeOnce(userId, fn, work);
@@ -226,7 +230,7 @@ export class S3SearchIndex implements SearchIndex {
     const pointer = await this.pointer(userId);
     if (pointer) {
       try {
-        copyFileSync((await this.files.open(pointer.key)).path, work);
+        copyFileSync((await this.indexFiles.open(pointer.key)).path, work);
       } catch (error) {
         if (error instanceof NotFoundError) return "overtaken"; // replaced since the pointer was read
         throw error;
@@ -253,12 +257,12 @@ export class S3SearchIndex implements SearchIndex {
       await this.config.blobs.delete([next.key]);
       return "overtaken";
     }
-    const cached = this.files.scratch();
+    const cached = this.indexFiles.scratch();
     renameSync(work, cached);
-    this.files.adopt(next.key, cached, bytes.length);
+    this.indexFiles.adopt(next.key, cached, bytes.length);
     if (pointer) {
       // Readers holding the old pointer read it again when its object is gone.
-      this.files.drop(pointer.key);
+      this.indexFiles.drop(pointer.key);
       await this.config.blobs.delete([pointer.key]);
     }
     if (version % SWEEP_EVERY === 0) await this.sweep(userId, next);

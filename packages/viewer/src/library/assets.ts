@@ -64,7 +64,9 @@ table.shares tr.revoked, table.shares tr.expired { color: var(--muted); }
 .library-bar code { font-size: .8rem; background: var(--card); border: 1px solid var(--line); border-radius: 4px; padding: .05rem .35rem; overflow-wrap: anywhere; }
 .library-bar button { font: inherit; font-size: .8rem; color: var(--fg); border: 1px solid var(--line); border-radius: 6px; padding: .1rem .5rem; }
 .library-bar .danger { color: var(--error, #c62828); }
-details.generations { font-size: .85rem; margin-bottom: .6rem; }
+details.generations, details.files { font-size: .85rem; margin-bottom: .6rem; }
+details.files ul { max-height: 16rem; overflow: auto; margin: .3rem 0; }
+details.files code { overflow-wrap: anywhere; }
 .insights-totals dl { display: flex; flex-wrap: wrap; gap: .6rem 1.6rem; margin: .4rem 0; }
 .insights-totals dt { color: var(--muted); font-size: .8rem; }
 .insights-totals dd { margin: 0; font-size: 1.4rem; font-variant-numeric: tabular-nums; }

@@ -6,6 +6,7 @@
 import { escapeHtml } from "../escape.js";
 import { count, oneLine, time } from "./format.js";
 import { csrfField, LIBRARY_ASSETS, type LibraryChrome, renderLibraryPage } from "./layout.js";
+import { hitHref } from "./sessions.js";
 
 /** A generation of the session, to download. */
 export interface GenerationRow {
@@ -15,10 +16,29 @@ export interface GenerationRow {
   reason?: string;
 }
 
+/** A file the session touched, with the first entry that touched it. */
+export interface TouchedFile {
+  path: string;
+  entryId: string;
+}
+
 /** What the toolbar of a session page shows. */
 export interface SessionToolbarInput {
   sessionId: string;
   generations: GenerationRow[];
+  /** The files its tool calls named, as the search index lists them (none without search). */
+  files?: TouchedFile[];
+}
+
+/** The files list: each path opens the session at the entry that first touched it. */
+function renderFiles(sessionId: string, files: readonly TouchedFile[]): string {
+  if (files.length === 0) return "";
+  const items = files
+    .map(
+      (f) => `<li><a href="${escapeHtml(hitHref(sessionId, f.entryId))}"><code>${escapeHtml(f.path)}</code></a></li>`,
+    )
+    .join("");
+  return `<details class="files"><summary>${count(files.length, "file")} touched</summary><ul>${items}</ul></details>`;
 }
 
 function size(bytes: number): string {
@@ -47,7 +67,7 @@ export function sessionPageHost(input: SessionToolbarInput): { head: string; too
 <span class="copy-line"><code id="pull-command">${escapeHtml(pull)}</code> <button type="button" data-copy="${escapeHtml(pull)}">Copy</button></span>
 <a href="/shares?session=${escapeHtml(id)}">Share…</a>
 <a href="/sessions/${escapeHtml(id)}/delete" class="danger">Delete…</a>
-</nav>${downloads}`;
+</nav>${downloads}${renderFiles(input.sessionId, input.files ?? [])}`;
   return {
     head: `<link rel="stylesheet" href="${LIBRARY_ASSETS.css}">\n<script type="module" src="${LIBRARY_ASSETS.js}"></script>\n`,
     toolbar,
