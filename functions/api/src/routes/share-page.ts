@@ -131,7 +131,6 @@ export function sharePageRoutes(services: Services, shares: Shares) {
 
   /** The link's preview image: a revoked or expired link's says so (200: unfurlers show it). */
   app.get("/:token/preview.png", async (c) => {
-    const token = c.req.param("token");
     let png: Uint8Array;
     try {
       const { share, head } = await open(c);
