@@ -352,7 +352,7 @@ const API_ROUTES: readonly RouteSpec[] = [
   {
     method: "get",
     path: "/v1/search",
-    summary: 'Search my sessions: words, "phrases", -exclude, prefix*, cwd: role: since: before: model: label:',
+    summary: 'Search my sessions: words, "phrases", -exclude, prefix*, cwd: role: since: before: model: label: file:',
     auth: "bearer",
     query: SearchQuery,
     answers: {

@@ -23,7 +23,8 @@ folder, its best entries (id, kind, snippet with the matches in [brackets]) and 
 that brings it onto this machine.
 
 QUERY: words, "exact phrases", -exclude, prefix*, and filters cwd:TEXT,
-role:user|assistant|tool, since:7d (12h, 2w, or a date), before:2026-01-01, model:TEXT, label:TEXT.
+role:user|assistant|tool, since:7d (12h, 2w, or a date), before:2026-01-01, model:TEXT, label:TEXT,
+file:PATH (a path a tool touched; file:*.ts, file:src/ a folder).
 Quote the whole query for your shell; it may start with an exclusion ("-draft notes").
 
   --json       one JSON document: the server's answer, { sessions: [...] }
