@@ -126,6 +126,9 @@ async function sweep(open: OpenStores, log: (line: string) => void): Promise<voi
   }
 }
 
+/** How long an idle client connection is kept open. */
+const KEEP_ALIVE_MS = 65_000;
+
 /** How often uploads no append claimed are looked for (they go a day after their ticket). */
 export const UPLOAD_SWEEP_MS = 3600 * 1000;
 
@@ -185,6 +188,9 @@ export async function startNodeServer(options: NodeServerOptions) {
   try {
     server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
       const s = serve({ fetch: app.fetch, port: options.port, hostname: options.host }, () => resolve(s));
+      // Idle connections are kept well past any client's own keep-alive (Node's 5 s default races
+      // a client reusing a connection just as it closes: "other side closed" on a busy machine).
+      Object.assign(s, { keepAliveTimeout: KEEP_ALIVE_MS, headersTimeout: KEEP_ALIVE_MS + 1000 });
       // A busy port (EADDRINUSE) or a host that is not this machine's: the caller says so.
       s.once("error", reject);
     });
@@ -218,7 +224,6 @@ export async function startNodeServer(options: NodeServerOptions) {
       await work.close();
       stopCatchUp();
       stopSweep();
-      stopUploadSweep();
       stopUploadSweep();
       await indexer.flush(); // what was written is indexed before the index closes
       await search.close();
