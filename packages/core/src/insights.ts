@@ -4,72 +4,23 @@
  * (see `usage-rollup.ts`); a report adds the rollups of the user's cards up, reading no bytes.
  */
 import type { MetaStore, SessionCard, UsageRow } from "@pisync/store";
+import type {
+  InsightsGroup,
+  InsightsPageReport,
+  InsightsSums,
+  InsightsTool,
+  InsightsTopSession,
+} from "@pisync/viewer/library";
 import { BadRequest } from "./errors.js";
 
 /** Days of one report, inclusive (`YYYY-MM-DD`, UTC). */
-export interface InsightsRange {
-  from: string;
-  to: string;
-}
-
-/** Summed usage. `tokens` is input + output + cache reads + cache writes, as pi counts them. */
-export interface UsageSums {
-  input: number;
-  output: number;
-  cacheRead: number;
-  cacheWrite: number;
-  tokens: number;
-  /** Dollars. */
-  cost: number;
-  /** Milliseconds the model worked. */
-  ms: number;
-  /** Assistant messages. */
-  turns: number;
-  /** Sessions that had any of it. */
-  sessions: number;
-}
-
-/** One group of a breakdown: its key (a day, a model, a folder, a device id) and what people read. */
-export interface UsageGroup extends UsageSums {
-  key: string;
-  label: string;
-}
-
-/** One tool's calls and the time its results took. */
-export interface ToolGroup {
-  tool: string;
-  calls: number;
-  ms: number;
-  sessions: number;
-}
-
-/** One of the sessions that cost most in the range. */
-export interface TopSession {
-  sessionId: string;
-  title: string;
-  cwd?: string;
-  cost: number;
-  tokens: number;
-  turns: number;
-}
-
-/** A report over a range of days. */
-export interface InsightsReport extends InsightsRange {
-  totals: UsageSums;
-  /** Every day of the range, oldest first (days without usage included, for charts). */
-  byDay: UsageGroup[];
-  /** Weeks (keyed by their Monday), oldest first. */
-  byWeek: UsageGroup[];
-  /** Most costly first (then most tokens). */
-  byModel: UsageGroup[];
-  byProject: UsageGroup[];
-  byDevice: UsageGroup[];
-  /** Most called first. */
-  byTool: ToolGroup[];
-  topSessions: TopSession[];
-  /** Sessions backed up before usage was rolled up: not in the sums. */
-  uncounted: number;
-}
+export type InsightsRange = Pick<InsightsReport, "from" | "to">;
+/** The shapes of a report are the page's that shows it (one definition, in the viewer). */
+export type UsageSums = InsightsSums;
+export type UsageGroup = InsightsGroup;
+export type ToolGroup = InsightsTool;
+export type TopSession = InsightsTopSession;
+export type InsightsReport = InsightsPageReport;
 
 /** The longest range a report covers. */
 export const MAX_INSIGHTS_DAYS = 366;

@@ -11,6 +11,8 @@ export {
   type InsightsPageInput,
   type InsightsPageReport,
   type InsightsSums,
+  type InsightsTool,
+  type InsightsTopSession,
   insightsCsv,
   renderInsightsPage,
   shortTokens,

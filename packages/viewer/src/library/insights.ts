@@ -9,37 +9,65 @@ import { escapeHtml } from "../escape.js";
 import { count, dollars, oneLine, query } from "./format.js";
 import { type LibraryChrome, renderLibraryPage } from "./layout.js";
 
-/** Summed usage (see core's `UsageSums`). */
+/** Summed usage. `tokens` is input + output + cache reads + cache writes, as pi counts them. */
 export interface InsightsSums {
   input: number;
   output: number;
   cacheRead: number;
   cacheWrite: number;
   tokens: number;
+  /** Dollars. */
   cost: number;
+  /** Milliseconds the model worked. */
   ms: number;
+  /** Assistant messages. */
   turns: number;
+  /** Sessions that had any of it. */
   sessions: number;
 }
 
-/** One group of a breakdown. */
+/** One group of a breakdown: its key (a day, a model, a folder, a device id) and what people read. */
 export interface InsightsGroup extends InsightsSums {
   key: string;
   label: string;
 }
 
-/** What the page shows (core's `InsightsReport`). */
+/** One tool's calls and the time its results took. */
+export interface InsightsTool {
+  tool: string;
+  calls: number;
+  ms: number;
+  sessions: number;
+}
+
+/** One of the sessions that cost most in the range. */
+export interface InsightsTopSession {
+  sessionId: string;
+  title: string;
+  cwd?: string;
+  cost: number;
+  tokens: number;
+  turns: number;
+}
+
+/** A report over a range of days (core's `Insights` makes it; this page and its CSV show it). */
 export interface InsightsPageReport {
+  /** Days of the report, inclusive (`YYYY-MM-DD`, UTC). */
   from: string;
   to: string;
   totals: InsightsSums;
+  /** Every day of the range, oldest first (days without usage included, for charts). */
   byDay: InsightsGroup[];
+  /** Weeks (keyed by their Monday), oldest first. */
   byWeek: InsightsGroup[];
+  /** Most costly first (then most tokens). */
   byModel: InsightsGroup[];
   byProject: InsightsGroup[];
   byDevice: InsightsGroup[];
-  byTool: { tool: string; calls: number; ms: number; sessions: number }[];
-  topSessions: { sessionId: string; title: string; cwd?: string; cost: number; tokens: number; turns: number }[];
+  /** Most called first. */
+  byTool: InsightsTool[];
+  topSessions: InsightsTopSession[];
+  /** Sessions backed up before usage was rolled up: not in the sums. */
   uncounted: number;
 }
 
