@@ -116,14 +116,16 @@ export function testAwsEnv(endpoints: { s3: string; dynamodb: string; bucket: st
  */
 export async function faultyProxy(target: string, failureRate: () => number) {
   let failures = 0;
+  let requests = 0;
   const proxy = await proxyServer(target, () => {
+    requests++;
     const roll = Math.random();
     const rate = failureRate();
     if (roll >= rate) return "forward";
     failures++;
     return roll < rate / 2 ? "refuse" : "lose-answer";
   });
-  return { ...proxy, failures: () => failures };
+  return { ...proxy, failures: () => failures, requests: () => requests };
 }
 
 /**
