@@ -13,7 +13,7 @@
  * - share:   pk `H#<id>`, sk `H`; gsi1 `UH#<user>` / `<createdAt>#<id>`; TTL a month after expiry;
  *            `views` (a number, `ADD`ed atomically) and `lastViewedAt` beside `data`, which
  *            writes of the record never touch
- * - sign-in link:    pk `L#<hash>`, sk `L`; TTL a day after its expiry (redeeming deletes it)
+ * - sign-in link:    pk `L#<hash>`, sk `L`; TTL a day after its expiry (redeeming marks it `redeemedBy`)
  * - browser session: pk `B#<hash>`, sk `B`; gsi1 `UB#<user>` / `<createdAt>#<id>`; TTL 31 days after last use
  * A token's or browser session's last use is its own attribute `lastUsedAt` (one small update,
  * conditional on the item existing, so a touch never brings a revoked one back).
@@ -22,6 +22,7 @@
  * read in fewer, smaller queries.
  */
 
+import { randomUUID } from "node:crypto";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { ConditionalCheckFailedException, TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import {
@@ -479,15 +480,20 @@ export class DynamoMetaStore implements MetaStore {
   }
 
   async consumeLoginLink(hash: string): Promise<LoginLinkRecord | undefined> {
-    // A conditional delete returning the old item: of two concurrent redemptions, one deletes
-    // it and the other fails the condition.
+    // A conditional update that marks the link redeemed by this call: of two concurrent
+    // redemptions one marks it and the other fails the condition, while the SDK's own retry of
+    // an applied mark (its answer lost) carries the same mark and meets its own write. The item
+    // then lives out its TTL, as a used link.
+    const redemption = randomUUID();
     try {
       const result = await this.client.send(
-        new DeleteCommand({
+        new UpdateCommand({
           TableName: this.table,
           Key: key(`L#${hash}`, "L"),
-          ConditionExpression: "attribute_exists(pk)",
-          ReturnValues: "ALL_OLD",
+          UpdateExpression: "SET redeemedBy = :r",
+          ConditionExpression: "attribute_exists(pk) AND (attribute_not_exists(redeemedBy) OR redeemedBy = :r)",
+          ExpressionAttributeValues: { ":r": redemption },
+          ReturnValues: "ALL_NEW",
         }),
       );
       return result.Attributes ? dataOf<LoginLinkRecord>(result.Attributes) : undefined;
@@ -523,19 +529,10 @@ export class DynamoMetaStore implements MetaStore {
   async deleteBrowserSession(userId: string, id: string): Promise<boolean> {
     const session = (await this.listBrowserSessions(userId)).find((s) => s.id === id);
     if (!session) return false;
-    try {
-      await this.client.send(
-        new DeleteCommand({
-          TableName: this.table,
-          Key: key(`B#${session.hash}`, "B"),
-          ConditionExpression: "attribute_exists(pk)",
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+    // Unconditional: the session was this user's when listed, and a delete the SDK sends again
+    // after its answer was lost must not turn a sign-out into "no such session".
+    await this.client.send(new DeleteCommand({ TableName: this.table, Key: key(`B#${session.hash}`, "B") }));
+    return true;
   }
 
   async deleteBrowserSessions(userId: string): Promise<number> {
