@@ -81,6 +81,7 @@ export {
   MAX_WRITER_RUNS,
   namedWriters,
   REMOVED_DEVICE,
+  tipDevices,
   UNKNOWN_DEVICE,
   type WriterView,
   writerAt,

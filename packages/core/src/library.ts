@@ -5,12 +5,13 @@
  */
 import { bounded, FIELD_LIMITS } from "@pisync/protocol";
 import type { MetaStore, SessionCard, SessionHead, ShareRecord } from "@pisync/store";
-import type { SessionPageView } from "@pisync/viewer";
+import type { CompactTree, SessionPageView } from "@pisync/viewer";
 import { boundedCard } from "./bounds.js";
 import { BadRequest } from "./errors.js";
 import { checkSessionId } from "./keys.js";
 import type { Reader } from "./reader.js";
 import type { PageRequest, ShareReading } from "./share-reading.js";
+import { namedWriters } from "./writers.js";
 
 /** What the list may be narrowed to; every field is optional and they combine (and). */
 export interface LibraryFilter {
@@ -139,6 +140,13 @@ export class Library {
    */
   async open(userId: string, sessionId: string): Promise<{ share: ShareRecord; head: SessionHead }> {
     return ownerView(this.reader, userId, sessionId);
+  }
+
+  /** The compact tree of the owner's session, each branch tip labelled with the device that wrote it. */
+  async tree(userId: string, sessionId: string, leafId?: string): Promise<CompactTree> {
+    const { share, head } = await this.open(userId, sessionId);
+    const writers = await namedWriters(head.current.writers, () => this.meta.listTokens(userId));
+    return this.reading.tree(share, head, leafId, writers);
   }
 
   /** The session's page as the owner sees it: the viewer's view, with the owner's notes. */

@@ -71,3 +71,25 @@ export function writerAt<Run extends { offset: number }>(runs: readonly Run[], o
   }
   return found;
 }
+
+/**
+ * The device of each branch tip (an entry no other names as parent) of a compact tree, as
+ * `[index, device]`: the run holding the tip's line. `undefined` when one device (or none) wrote
+ * the generation: a label would say nothing.
+ */
+export function tipDevices(
+  parents: readonly number[],
+  offsets: readonly number[],
+  runs: readonly WriterView[],
+): [index: number, device: string][] | undefined {
+  if (new Set(runs.map((run) => run.device)).size < 2) return undefined;
+  const hasChild = new Uint8Array(parents.length);
+  for (const parent of parents) if (parent >= 0) hasChild[parent] = 1;
+  const tips: [number, string][] = [];
+  for (let i = 0; i < parents.length; i++) {
+    if (hasChild[i]) continue;
+    const run = writerAt(runs, offsets[i]);
+    if (run) tips.push([i, run.device]);
+  }
+  return tips;
+}

@@ -56,6 +56,11 @@ export interface CompactTree {
   times: number[];
   /** Index of the entry shown (the leaf), -1 when none. */
   leaf: number;
+  /**
+   * The owner's view only, when more than one device wrote the session: the device (its name)
+   * that wrote each branch tip, as `[index, device]`. A share never carries it.
+   */
+  devices?: [index: number, device: string][];
 }
 
 /** The part of the path the page shows: entries [start, end) of `total`. */
