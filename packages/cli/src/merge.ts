@@ -109,3 +109,24 @@ export function decideMerge(local: Uint8Array, cloud: Uint8Array): MergeDecision
 export function joinLines(lines: EntryLine[]): Uint8Array {
   return Buffer.concat(lines.map((l) => l.bytes));
 }
+
+/** A run of a session's bytes appended by one device, from `offset` to the next run's (the server's `writers`). */
+export interface WriterRun {
+  offset: number;
+  device: string;
+}
+
+/** The devices that wrote the bytes at these offsets, each once, in order of first mention. */
+export function devicesAt(writers: WriterRun[], offsets: number[]): string[] {
+  const runs = [...writers].sort((a, b) => a.offset - b.offset);
+  const found = new Set<string>();
+  for (const offset of offsets) {
+    let device: string | undefined;
+    for (const run of runs) {
+      if (run.offset > offset) break;
+      device = run.device;
+    }
+    if (device) found.add(device);
+  }
+  return [...found];
+}

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { decideMerge, joinLines } from "../src/merge.js";
+import { decideMerge, type EntryLine, joinLines } from "../src/merge.js";
 
 const line = (id: string, text = id, parentId: string | null = null) =>
   `${JSON.stringify({ type: "message", id, parentId, timestamp: "2026-01-01T00:00:00.000Z", message: { role: "user", content: text } })}\n`;
 const bytes = (...lines: string[]) => Buffer.from(lines.join(""));
-const text = (lines: { bytes: Uint8Array }[]) => Buffer.from(joinLines(lines)).toString();
+const text = (lines: EntryLine[]) => Buffer.from(joinLines(lines)).toString();
 
 describe("decideMerge", () => {
   it("each side's new lines go to the other, in their own order, bytes exact", () => {
