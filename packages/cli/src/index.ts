@@ -11,6 +11,7 @@ export { createLogger, type Logger } from "./log.js";
 export { defaultRoots, piFileName, piFolderName, piSessionsRoot } from "./paths.js";
 export { type BusyWait, describeWait } from "./retry.js";
 export { safeJson, sanitize } from "./sanitize.js";
-export { StateStore } from "./state.js";
+export { type FileState, StateStore } from "./state.js";
 export { type SyncContext, type SyncResult, syncFile, Unauthorized } from "./sync.js";
+export { describeSyncStatus, type SessionSyncStatus, sessionSyncStatus } from "./sync-status.js";
 export { sessionFiles, Watcher } from "./watch.js";
