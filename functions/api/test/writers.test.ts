@@ -97,6 +97,21 @@ describeOnEveryStore("writers", (pair) => {
     expect(body).not.toContain(desktopId);
   });
 
+  it("the library's tree labels tips with the owner's device names; another user gets 404", async () => {
+    const text = line(sessionHeader("w6")) + message("a1", null, 1) + message("a2", "a1", 2);
+    expect((await laptop.put("w6", text)).status).toBe(200);
+    expect((await desktop.patch("w6", enc(text).length, message("d1", "a1", 3))).status).toBe(200);
+    const res = await laptop.get("/sessions/w6/tree");
+    expect(res.status).toBe(200);
+    const tree = (await res.json()) as { ids: string[]; devices?: [number, string][] };
+    const named = Object.fromEntries((tree.devices ?? []).map(([i, device]) => [tree.ids[i], device]));
+    expect(named).toEqual({ a2: "Laptop <b>", d1: "Desktop" });
+    expect((await bob.get("/sessions/w6/tree")).status).toBe(404);
+    // One device wrote w4: no labels.
+    const solo = (await (await bob.get("/sessions/w4/tree")).json()) as { devices?: unknown };
+    expect(solo).not.toHaveProperty("devices");
+  });
+
   it("a session with no runs kept (committed before them) answers without writers", async () => {
     const text = line(sessionHeader("w5")) + message("a1", null, 1);
     expect((await laptop.put("w5", text)).status).toBe(200);
