@@ -137,6 +137,27 @@ describe("the library's tree: the device of each merged branch", () => {
     await context.close();
   }, 120_000);
 
+  it("without the script, the branch list names each tip's device (and a one-device session's does not)", async () => {
+    const context = await browser.newContext({
+      javaScriptEnabled: false,
+      extraHTTPHeaders: { Authorization: `Bearer ${server.token}` },
+    });
+    const page = await context.newPage();
+    await page.goto(`${server.url}/sessions/merged`);
+    const tips = page.locator("nav.branches li");
+    expect(await tips.count()).toBe(2);
+    // Tips newest first: the desktop's, then the laptop's.
+    expect(await page.locator("nav.branches .device").allTextContents()).toEqual([
+      `from device ${HOSTILE}`,
+      `from device ${LAPTOP}`,
+    ]);
+    expect(await page.locator("nav.branches img").count()).toBe(0);
+    await page.goto(`${server.url}/sessions/solo`);
+    expect(await page.locator("nav.branches li").count()).toBe(2);
+    expect(await page.locator("nav.branches .device").count()).toBe(0);
+    await context.close();
+  }, 120_000);
+
   it("the chip stays readable in dark mode on a phone, inside its row", async () => {
     const context = await browser.newContext({
       viewport: { width: 390, height: 844 },

@@ -149,10 +149,25 @@ export class Library {
     return this.reading.tree(share, head, leafId, writers);
   }
 
+  /** Labels the page's branch tips (the list readers without the script use) with their devices. */
+  private async labelTips(
+    userId: string,
+    share: ShareRecord,
+    head: SessionHead,
+    leaves: NonNullable<SessionPageView["leaves"]>,
+  ): Promise<void> {
+    const writers = await namedWriters(head.current.writers, () => this.meta.listTokens(userId));
+    if (!writers) return;
+    const tree = await this.reading.tree(share, head, undefined, writers);
+    const deviceOf = new Map((tree.devices ?? []).map(([i, device]) => [tree.ids[i], device]));
+    for (const leaf of leaves) leaf.device = deviceOf.get(leaf.id);
+  }
+
   /** The session's page as the owner sees it: the viewer's view, with the owner's notes. */
   async page(userId: string, sessionId: string, base: string, request: PageRequest): Promise<SessionPageView> {
     const { share, head } = await this.open(userId, sessionId);
     const view = await this.reading.page(share, head, base, request);
+    if (view.leaves && view.leaves.length > 1) await this.labelTips(userId, share, head, view.leaves);
     const generations = head.generations;
     view.notes = [
       "your session, unmasked: only you see this page",
