@@ -5,7 +5,7 @@ export type { Io } from "./commands/common.js";
 export { type LibraryLink, libraryLink, openUrl } from "./commands/open.js";
 export { type PullArgs, type Pulled, parsePullArgs, pullSession } from "./commands/remote.js";
 export { expiryLimitMessage } from "./commands/share.js";
-export { loadLogin, requestTimeoutMs, resolveLogin } from "./config.js";
+export { loadLogin, mergeEnabled, requestTimeoutMs, resolveLogin } from "./config.js";
 export { headerOf, parseDuration } from "./header.js";
 export { createLogger, type Logger } from "./log.js";
 export { defaultRoots, piFileName, piFolderName, piSessionsRoot } from "./paths.js";
