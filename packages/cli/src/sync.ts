@@ -406,11 +406,14 @@ class SessionSync {
     return api.write(this.sessionId, bytes, { offset: at, generation, uploadId });
   }
 
-  /** A batch of the file, appended at the cloud offset `at` (after a merge, not the file's). */
+  /**
+   * A batch of the file, appended at the cloud offset `at` (after a merge, not the file's; then
+   * `merged`: the bytes before it differ from the file's, whatever the offsets, so no dictionary).
+   */
   async send(
     range: { start: number; end: number; upload: boolean },
     generation: number,
-    options: { replace?: boolean; at?: number } = {},
+    options: { replace?: boolean; at?: number; merged?: boolean } = {},
   ) {
     const { api } = this.ctx;
     const bytes = readRange(this.path, range.start, range.end);
@@ -426,7 +429,7 @@ class SessionSync {
         uploadId,
         dictionary,
       });
-    if (uploadId || options.replace || range.start === 0 || at !== range.start) return write();
+    if (uploadId || options.replace || range.start === 0 || options.merged) return write();
     try {
       return await write(readRange(this.path, Math.max(0, range.start - DICT_BYTES), range.start));
     } catch (error) {
@@ -470,7 +473,10 @@ class SessionSync {
     while (current.sent < this.complete) {
       const range = this.batch(current.sent);
       try {
-        const answer = await this.send(range, current.generation, { at: cloudAtOf(current) });
+        const answer = await this.send(range, current.generation, {
+          at: cloudAtOf(current),
+          merged: current.cloudAt !== undefined,
+        });
         current = this.save({
           sent: range.end,
           generation: answer.generation,

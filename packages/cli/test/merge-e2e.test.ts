@@ -26,6 +26,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { piFolderName } from "../src/paths.js";
 
 type Machine = ReturnType<typeof machine>;
+const debugMachines: { watchLog?: () => string }[] = [];
 
 const lines = (bytes: Buffer) =>
   bytes
@@ -92,7 +93,18 @@ function mergeSuite(server: Server, name: string) {
       const copies: Record<string, Buffer> = { cloud: stored };
       for (const [i, f] of files.entries()) copies[`machine ${i}`] = completeBytes(f);
       return sameEntries(copies);
-    }, 90_000);
+    }, 30_000);
+    if (failure && process.env.MERGE_DEBUG) {
+      const stored = lines((await cloudBytes(id)) as Buffer);
+      for (const [i, f] of files.entries()) {
+        const mine = new Set(lines(completeBytes(f)));
+        console.log(
+          `machine ${i} lacks`,
+          stored.filter((l) => !mine.has(l)).map((l) => l.slice(0, 120)),
+        );
+      }
+      for (const [i, m] of debugMachines.entries()) console.log(`log ${i}`, m.watchLog?.());
+    }
     expect(failure).toBeUndefined();
   }
 
@@ -107,7 +119,8 @@ function mergeSuite(server: Server, name: string) {
     const machines = [machine(server.url, server.token), machine(server.url, server.token)];
     try {
       const { id, writers, files } = await startOn(machines, `/home/dev/merge-${randomUUID()}`);
-      for (const m of machines) m.watch(["--poll-cloud", "0.5"]);
+      debugMachines.length = 0;
+      for (const m of machines) debugMachines.push({ watchLog: m.watch(["--poll-cloud", "0.5"]).log });
       for (let round = 0; round < 8; round++) {
         for (const [i, w] of writers.entries()) {
           w.appendMessage({ role: "user", content: `round ${round} on machine ${i}`, timestamp: 10 + round });
@@ -145,7 +158,8 @@ function mergeSuite(server: Server, name: string) {
         w.appendMessage({ role: "user", content: `offline on machine ${i}`, timestamp: 20 });
         w.appendMessage(assistantMessage(`machine ${i} answers`));
       }
-      for (const m of machines) m.watch(["--poll-cloud", "0.5"]);
+      debugMachines.length = 0;
+      for (const m of machines) debugMachines.push({ watchLog: m.watch(["--poll-cloud", "0.5"]).log });
       await settled(id, files);
       for (const [i, w] of writers.entries()) {
         w.appendMessage({ role: "user", content: `online on machine ${i}`, timestamp: 30 });
@@ -197,7 +211,7 @@ describe("merge, npm start (files + SQLite)", () => {
       appendFileSync(files[1], entry("b-more", "same-id", "more on B"));
       expect(b.run(["push"]).code).toBe(0);
       const before = readFileSync(files[0], "utf8");
-      writeFileSync(files[0], before.replace("written on A", "edited on A"));
+      writeFileSync(files[0], before.replace("written on A", "changed on A"));
       expect(a.run(["push"]).code).toBe(0);
       expect(await cloud(server).generation(id)).toBe(3);
       expect(syncOf(a, id)).toEqual({ state: "diverged", reason: "rewritten" });
