@@ -80,3 +80,23 @@ export function requestTimeoutMs(env: Env = process.env): number | undefined {
   if (!parsed.success) throw new CliError(TIMEOUT_SHAPE, EXIT.usage);
   return Math.round(parsed.data * 1000);
 }
+
+/** What the merge setting looks like. */
+export const MERGE_SHAPE =
+  "PISYNC_MERGE is on or off (off: a session continued on two machines becomes a new generation)";
+
+const MergeSetting = z.enum(["on", "off"], MERGE_SHAPE);
+
+/**
+ * Whether copies of a session continued on two machines are merged by entry id: on unless
+ * `--no-merge` or PISYNC_MERGE=off.
+ * @throws CliError (exit 2) when PISYNC_MERGE is neither on nor off
+ */
+export function mergeEnabled(env: Env = process.env, noMerge = false): boolean {
+  if (noMerge) return false;
+  const value = env.PISYNC_MERGE?.trim().toLowerCase();
+  if (!value) return true;
+  const parsed = MergeSetting.safeParse(value);
+  if (!parsed.success) throw new CliError(MERGE_SHAPE, EXIT.usage);
+  return parsed.data === "on";
+}

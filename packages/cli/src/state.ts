@@ -22,8 +22,17 @@ export interface FileState {
   /** The file's inode when last sent: another inode is another file (replaced by a rename). */
   ino?: number;
   lastError?: string;
-  /** Set when another machine writes this session too (see README). */
+  /** Set when the current generation was made because this file no longer joins the cloud's copy. */
   diverged?: boolean;
+  /** Why the current generation was made ("rewritten", "conflict on entry …"), naming the other device when known. */
+  reason?: string;
+  /**
+   * The cloud offset whose lines [0, cloudAt) hold the same entries as the file's [0, sent), in
+   * another order once a merge happened; absent: equal to `sent` (the bytes are the same).
+   */
+  cloudAt?: number;
+  /** Merges in the current generation: entries appended here from the cloud, entries sent from here. */
+  merged?: { fromCloud: number; toCloud: number; devices?: string[] };
   updatedAt: string;
 }
 

@@ -13,14 +13,22 @@
  *   compared with the cloud copy byte for byte: if the cloud copy is a prefix of the file,
  *   sending resumes where it ends; if it is longer, another machine went on; else the whole
  *   file becomes a new generation.
+ * - Merge (on unless `merge: false`): when the file and the cloud copy share their header and
+ *   a common part and each only appended complete lines since, the two are joined by entry id
+ *   (see `merge.ts`): the file's lines the cloud lacks go in one append at the cloud's head, the
+ *   cloud's lines the file lacks are appended to the file. The state then keeps `cloudAt`, the
+ *   cloud offset matching the file's `sent` (the same entries, in another order).
  */
 import { statSync } from "node:fs";
 import { DICT_BYTES } from "@pisync/protocol";
+import * as z from "zod/mini";
 import { type Api, ApiError, Transient, Unauthorized } from "./api.js";
 import { sendBlobs } from "./blobs.js";
 import { readRange } from "./files.js";
 import { headerOf } from "./header.js";
+import { appendWholeLines } from "./local-append.js";
 import type { Logger } from "./log.js";
+import { decideMerge, devicesAt, joinLines, type WriterRun } from "./merge.js";
 import { type FileState, fingerprint, isCurrentFingerprint, type StateStore } from "./state.js";
 
 export { Transient, Unauthorized };
@@ -57,11 +65,14 @@ export interface SyncContext {
   uploadOver?: number;
   /** Called with bytes as they are confirmed (progress bars). */
   onProgress?: (bytes: number) => void;
+  /** Join copies continued on two machines by entry id (default); false: the old rule, a new generation. */
+  merge?: boolean;
 }
 
 export type SyncResult =
   | { status: "synced"; sessionId: string; sent: number; generation: number; bytes: number }
   | { status: "idle" | "behind"; sessionId?: string; sent: number }
+  | { status: "merged"; sessionId: string; sent: number; generation: number; fromCloud: number; toCloud: number }
   | { status: "gone" }
   | { status: "skipped"; reason: string };
 
@@ -97,14 +108,67 @@ function now(): string {
   return new Date().toISOString();
 }
 
-/** Whether the cloud's bytes [from, n) are the file's, compared 4 MiB at a time. */
-async function cloudMatches(api: Api, path: string, sessionId: string, from: number, n: number): Promise<boolean> {
+/** The first offset in [from, n) where the cloud's bytes are not the file's (-1: none), compared 4 MiB at a time. */
+async function firstDifference(api: Api, path: string, sessionId: string, from: number, n: number): Promise<number> {
   for (let start = from; start < n; start += COMPARE_BYTES) {
     const end = Math.min(n, start + COMPARE_BYTES);
-    const cloud = await api.range(sessionId, start, end);
-    if (!Buffer.from(readRange(path, start, end)).equals(cloud)) return false;
+    const cloud = Buffer.from(await api.range(sessionId, start, end));
+    const local = Buffer.from(readRange(path, start, end));
+    if (local.equals(cloud)) continue;
+    let at = 0;
+    while (at < local.length && local[at] === cloud[at]) at++;
+    return start + at;
   }
-  return true;
+  return -1;
+}
+
+/** The cloud offset matching the file's confirmed bytes (the same entries, maybe in another order). */
+export function cloudAtOf(state: FileState): number {
+  return state.cloudAt ?? state.sent;
+}
+
+/**
+ * Where a merge starts: the file's [0, sent) and the cloud's [0, cloudAt) hold the same entries;
+ * `differ`: in another order (after a merge), else byte for byte.
+ */
+interface MergeBase {
+  sent: number;
+  cloudAt: number;
+  generation: number;
+  differ: boolean;
+}
+
+/** The known common part of a state. */
+function baseOf(state: FileState): MergeBase {
+  return {
+    sent: state.sent,
+    cloudAt: cloudAtOf(state),
+    generation: state.generation,
+    differ: state.cloudAt !== undefined,
+  };
+}
+
+const Writers = z.object({ writers: z.optional(z.array(z.object({ offset: z.number(), device: z.string() }))) });
+
+/** Who wrote which bytes of a session (servers without it, or failing: none). */
+async function writersOf(api: Api, sessionId: string): Promise<WriterRun[]> {
+  try {
+    const meta = Writers.safeParse(await api.json(`/v1/sessions/${encodeURIComponent(sessionId)}`));
+    return meta.success ? (meta.data.writers ?? []) : [];
+  } catch {
+    return [];
+  }
+}
+
+/** Why a new generation is made, by the local change that caused it. */
+const REASONS = { shrunk: "truncated", rewritten: "rewritten", diverged: "merge turned off" } as const;
+
+/** Where a reconcile or a merge left the file: its state, whether it waits, what a merge moved. */
+interface Step {
+  state: FileState;
+  /** Nothing to send now (the cloud holds more than the file and it waits). */
+  behind?: boolean;
+  merged?: { fromCloud: number; toCloud: number };
 }
 
 class SessionSync {
@@ -119,8 +183,14 @@ class SessionSync {
   ) {}
 
   private save(change: Partial<FileState> & { sent: number; generation: number }): FileState {
+    const previous = this.ctx.state.get(this.path);
+    // What is known of a generation (merges, why it was made) does not carry over to another.
+    const kept =
+      previous?.generation === change.generation
+        ? previous
+        : { ...previous, diverged: undefined, reason: undefined, merged: undefined, cloudAt: undefined };
     const state: FileState = {
-      ...this.ctx.state.get(this.path),
+      ...kept,
       ...change,
       sessionId: this.sessionId,
       fingerprint: fingerprint(this.path, change.sent),
@@ -133,10 +203,10 @@ class SessionSync {
   }
 
   /**
-   * Where sending should start, after asking the server. May start a new generation. `change`
-   * says why: how the file differs from the state, or `conflict` when the server disagreed.
+   * Where sending should start, after asking the server. May merge, or start a new generation.
+   * `change` says why: how the file differs from the state, or `conflict` when the server disagreed.
    */
-  async reconcile(change: LocalChange | "conflict"): Promise<{ state: FileState; behind?: boolean }> {
+  async reconcile(change: LocalChange | "conflict"): Promise<Step> {
     if (++this.reconciles > 4) throw new Transient("the server kept changing under this file; trying later");
     const { api } = this.ctx;
     const cloud = await api.head(this.sessionId);
@@ -146,47 +216,165 @@ class SessionSync {
       previous !== undefined && previous.sessionId === this.sessionId && isCurrentFingerprint(previous.fingerprint);
     // The cloud copy is exactly what this machine confirmed from this file: a file now shorter,
     // or with other bytes before that point, is no longer its continuation.
-    const ours = same && previous.generation === cloud.generation && previous.sent === cloud.offset;
+    const ours = same && previous.generation === cloud.generation && cloudAtOf(previous) === cloud.offset;
     if (ours && (change === "shrunk" || change === "rewritten")) return { state: await this.startGeneration(change) };
-    // Bytes this machine confirmed and that the file still holds need no second look.
+    // Bytes this machine confirmed and that the file still holds need no second look (when
+    // they are the cloud's bytes too: not after a merge).
     const trusted =
       same &&
       previous.generation === cloud.generation &&
+      previous.cloudAt === undefined &&
       previous.sent <= Math.min(cloud.offset, this.complete) &&
       localChange(this.path, previous, { sessionId: this.sessionId, complete: this.complete, ino: this.ino }) ===
         undefined
         ? previous.sent
         : 0;
     const n = Math.min(cloud.offset, this.complete);
-    if (await cloudMatches(api, this.path, this.sessionId, trusted, n)) {
+    const differs = await firstDifference(api, this.path, this.sessionId, trusted, n);
+    // A file this machine truncated or rewrote is not merged: it becomes a generation of its own.
+    const mergeable = this.merging && change !== "shrunk" && change !== "rewritten";
+    if (differs < 0) {
       if (cloud.offset <= this.complete) {
-        return { state: this.save({ sent: cloud.offset, generation: cloud.generation }) };
+        return { state: this.save({ sent: cloud.offset, generation: cloud.generation, cloudAt: undefined }) };
       }
       if (ours) return { state: await this.startGeneration("shrunk") };
-      // The cloud holds more than this file: another machine went on. Nothing to send until
-      // this file changes; then it diverges, and becomes a generation of its own.
+      // The cloud holds more than this file: another machine went on. Merged: its lines are
+      // appended here. Else nothing to send until this file changes; then it diverges.
+      if (mergeable)
+        return this.mergeFrom({
+          sent: this.complete,
+          cloudAt: this.complete,
+          generation: cloud.generation,
+          differ: false,
+        });
       return { state: this.save({ sent: this.complete, generation: cloud.generation }), behind: true };
     }
     // The file no longer continues the cloud copy: rewritten here, or written elsewhere too.
+    const common = completeLengthOf(this.path, differs);
+    if (mergeable && common > 0) {
+      return this.mergeFrom({ sent: common, cloudAt: common, generation: cloud.generation, differ: false });
+    }
+    if (mergeable) return { state: await this.startGeneration("another header") };
+    if (this.merging) return { state: await this.startGeneration(change === "shrunk" ? "shrunk" : "rewritten") };
     const diverged = previous !== undefined && cloud.generation === previous.generation && cloud.offset > previous.sent;
     return { state: await this.startGeneration(diverged ? "diverged" : "rewritten") };
   }
 
-  /** Sends the file from its start as a new generation (the cloud keeps the one it replaces). */
-  async startGeneration(why: "shrunk" | "rewritten" | "diverged"): Promise<FileState> {
-    const diverged = why === "diverged";
+  private get merging(): boolean {
+    return this.ctx.merge ?? true;
+  }
+
+  /** A merge from a known common part; when the cloud became another generation meanwhile, reconciles. */
+  private async mergeFrom(base: MergeBase): Promise<Step> {
+    return (await this.merge(base)) ?? this.reconcile("conflict");
+  }
+
+  /**
+   * One merge (see `merge.ts`): the file's lines after `sent` and the cloud's after `cloudAt`
+   * (the common part: the same entries), joined by entry id. The file's lines go in one append
+   * at the cloud's head (a moved head: the round again); the cloud's are appended to the file
+   * only while nothing is pending in it (else `behind`: the next change of the file retries).
+   * The state moves only when both hold the same entries; any crash is repaired by the next
+   * round, which recognises lines already present by id. Undefined: the cloud is another
+   * generation now (compare byte for byte).
+   */
+  async merge(base: MergeBase): Promise<Step | undefined> {
+    const { api } = this.ctx;
+    for (;;) {
+      if (++this.reconciles > 8) throw new Transient("the server kept changing under this file; trying later");
+      const cloud = await api.head(this.sessionId);
+      if (!cloud || cloud.generation !== base.generation || cloud.offset < base.cloudAt) return undefined;
+      const theirs = await api.range(this.sessionId, base.cloudAt, cloud.offset);
+      const ours = readRange(this.path, base.sent, this.complete);
+      const decision = decideMerge(ours, theirs);
+      if (decision.kind === "generation") {
+        let reason = decision.reason;
+        if (decision.cloudAt !== undefined) {
+          const [device] = devicesAt(await writersOf(api, this.sessionId), [base.cloudAt + decision.cloudAt]);
+          if (device) reason += ` (written on ${device})`;
+        }
+        return { state: await this.startGeneration(reason) };
+      }
+      const { toCloud, toLocal } = decision;
+      let head = cloud.offset;
+      if (toCloud.length > 0) {
+        try {
+          head = (await this.sendLines(joinLines(toCloud), cloud.offset, cloud.generation)).offset;
+        } catch (error) {
+          // The head moved (another machine appended): the round again.
+          if (error instanceof ApiError && (error.status === 409 || error.status === 412)) continue;
+          throw error;
+        }
+      }
+      const previous = this.ctx.state.get(this.path);
+      const counts = previous?.generation === cloud.generation ? previous.merged : undefined;
+      let merged = { fromCloud: counts?.fromCloud ?? 0, toCloud: (counts?.toCloud ?? 0) + toCloud.length };
+      let devices = counts?.devices ?? [];
+      if (toLocal.length > 0) {
+        const appended = appendWholeLines(this.path, joinLines(toLocal), this.complete);
+        if (appended !== "appended") {
+          // pi is writing: the state stays; the file's next change runs the round again.
+          this.ctx.log.event("merge-waiting", { path: this.path, sessionId: this.sessionId, reason: appended });
+          const state = this.save({
+            sent: base.sent,
+            generation: base.generation,
+            cloudAt: base.differ ? base.cloudAt : undefined,
+            merged: { ...merged, ...(devices.length ? { devices } : {}) },
+          });
+          return { state, behind: true };
+        }
+        this.complete += toLocal.reduce((n, line) => n + line.bytes.length, 0);
+        const writers = await writersOf(api, this.sessionId);
+        const from = devicesAt(
+          writers,
+          toLocal.map((line) => base.cloudAt + line.at),
+        );
+        devices = [...new Set([...devices, ...from])];
+        merged = { ...merged, fromCloud: merged.fromCloud + toLocal.length };
+      }
+      const changed = toCloud.length > 0 || toLocal.length > 0;
+      if (changed) {
+        this.ctx.log.event("merged", {
+          path: this.path,
+          sessionId: this.sessionId,
+          generation: cloud.generation,
+          fromCloud: toLocal.length,
+          toCloud: toCloud.length,
+          ...(devices.length ? { devices: devices.join(",") } : {}),
+        });
+      }
+      // The file's bytes are the cloud's only when it had no lines of its own and was the cloud's before.
+      const sameBytes = ours.length === 0 && !base.differ;
+      const state = this.save({
+        sent: this.complete,
+        generation: cloud.generation,
+        cloudAt: sameBytes ? undefined : head,
+        ...(changed ? { merged: { ...merged, ...(devices.length ? { devices } : {}) } } : {}),
+      });
+      return { state, merged: changed ? { fromCloud: toLocal.length, toCloud: toCloud.length } : undefined };
+    }
+  }
+
+  /**
+   * Sends the file from its start as a new generation (the cloud keeps the one it replaces).
+   * `why`: the local change, or the reason a merge was not possible ("conflict on entry …").
+   */
+  async startGeneration(why: "shrunk" | "rewritten" | "diverged" | (string & {})): Promise<FileState> {
+    const reason = REASONS[why as keyof typeof REASONS] ?? why;
     const answer = await this.send(this.batch(0), 0, { replace: true });
     this.ctx.log.event("generation", {
       path: this.path,
       sessionId: this.sessionId,
       generation: answer.generation,
-      reason: {
-        diverged: "another machine wrote this session too",
-        shrunk: "the file is shorter than what was backed up",
-        rewritten: "the file was rewritten",
-      }[why],
+      reason,
     });
-    return this.save({ sent: answer.offset, generation: answer.generation, diverged });
+    return this.save({
+      sent: answer.offset,
+      generation: answer.generation,
+      diverged: true,
+      reason,
+      cloudAt: undefined,
+    });
   }
 
   /** The next batch from `start`: whole lines, at most the batch size unless one line is larger. */
@@ -209,26 +397,39 @@ class SessionSync {
     }
     return { start, end: lineEnd, upload: lineEnd - start > (this.ctx.uploadOver ?? 3 * MiB) };
   }
+  /** Whole lines at the cloud offset `at`, in one append (plain gzip: the bytes before differ from the file's). */
+  private async sendLines(bytes: Uint8Array, at: number, generation: number) {
+    const { api } = this.ctx;
+    await sendBlobs(api, this.ctx.state, this.path, bytes, this.ctx.log);
+    const uploadId =
+      bytes.length > (this.ctx.uploadOver ?? 3 * MiB) ? await api.upload(this.sessionId, bytes) : undefined;
+    return api.write(this.sessionId, bytes, { offset: at, generation, uploadId });
+  }
 
+  /**
+   * A batch of the file, appended at the cloud offset `at` (after a merge, not the file's; then
+   * `merged`: the bytes before it differ from the file's, whatever the offsets, so no dictionary).
+   */
   async send(
     range: { start: number; end: number; upload: boolean },
     generation: number,
-    options: { replace?: boolean } = {},
+    options: { replace?: boolean; at?: number; merged?: boolean } = {},
   ) {
     const { api } = this.ctx;
     const bytes = readRange(this.path, range.start, range.end);
+    const at = options.at ?? range.start;
     // Blobs first: an entry never reaches the cloud before the image it names.
     await sendBlobs(api, this.ctx.state, this.path, bytes, this.ctx.log);
     const uploadId = range.upload ? await api.upload(this.sessionId, bytes) : undefined;
     const write = (dictionary?: Uint8Array) =>
       api.write(this.sessionId, bytes, {
-        offset: range.start,
+        offset: at,
         generation: generation > 0 && !options.replace ? generation : undefined,
         replace: options.replace,
         uploadId,
         dictionary,
       });
-    if (uploadId || options.replace || range.start === 0) return write();
+    if (uploadId || options.replace || range.start === 0 || options.merged) return write();
     try {
       return await write(readRange(this.path, Math.max(0, range.start - DICT_BYTES), range.start));
     } catch (error) {
@@ -244,52 +445,84 @@ class SessionSync {
   async run(checkServer: boolean): Promise<SyncResult> {
     const { ctx } = this;
     let state = ctx.state.get(this.path);
+    // Does the file still continue what the server confirmed?
+    const change = localChange(this.path, state, { sessionId: this.sessionId, complete: this.complete, ino: this.ino });
+    let step: Step | undefined;
     if (state && checkServer) {
       // On start: does the server still hold what the state says it confirmed?
       const cloud = await ctx.api.head(this.sessionId);
-      if (!cloud || cloud.offset !== state.sent || cloud.generation !== state.generation) state = undefined;
+      const moved = cloud && cloud.generation === state.generation && cloud.offset > cloudAtOf(state);
+      if (moved && !change && this.merging) step = await this.merge(baseOf(state));
+      if (!step && (!cloud || cloud.offset !== cloudAtOf(state) || cloud.generation !== state.generation)) {
+        state = undefined;
+      }
     }
-    // Does the file still continue what the server confirmed?
-    const change = localChange(this.path, state, { sessionId: this.sessionId, complete: this.complete, ino: this.ino });
-    if (!state || change) {
-      const reconciled = await this.reconcile(change ?? "unknown");
-      if (reconciled.behind) return { status: "behind", sessionId: this.sessionId, sent: reconciled.state.sent };
-      state = reconciled.state;
+    if (!step && (!state || change)) step = await this.reconcile(change ?? "unknown");
+    const merged = { fromCloud: 0, toCloud: 0 };
+    const follow = (next: Step): FileState => {
+      merged.fromCloud += next.merged?.fromCloud ?? 0;
+      merged.toCloud += next.merged?.toCloud ?? 0;
+      return next.state;
+    };
+    if (step) {
+      if (step.behind) return { status: "behind", sessionId: this.sessionId, sent: step.state.sent };
+      state = follow(step);
     }
-    const startedAt = state.sent;
-    while (state.sent < this.complete) {
-      const range = this.batch(state.sent);
+    let current = state as FileState;
+    const startedAt = current.sent;
+    while (current.sent < this.complete) {
+      const range = this.batch(current.sent);
       try {
-        const answer = await this.send(range, state.generation);
-        state = this.save({ sent: answer.offset, generation: answer.generation, lastError: undefined });
+        const answer = await this.send(range, current.generation, {
+          at: cloudAtOf(current),
+          merged: current.cloudAt !== undefined,
+        });
+        current = this.save({
+          sent: range.end,
+          generation: answer.generation,
+          cloudAt: current.cloudAt === undefined ? undefined : answer.offset,
+          lastError: undefined,
+        });
         ctx.onProgress?.(range.end - range.start);
         for (const problem of answer.problems) {
           ctx.log.event("problem", { path: this.path, sessionId: this.sessionId, message: problem.message });
         }
       } catch (error) {
         if (error instanceof Diverged) {
-          state = await this.startGeneration("diverged");
+          current = await this.startGeneration(this.merging ? "rewritten" : "diverged");
           continue;
         }
         if (!(error instanceof ApiError) || error instanceof Unauthorized) throw error;
         if (error.status === 409 || error.status === 412 || error.status === 404) {
-          const reconciled = await this.reconcile("conflict");
-          if (reconciled.behind) return { status: "behind", sessionId: this.sessionId, sent: reconciled.state.sent };
-          state = reconciled.state;
+          // Another machine appended: joined by entry id from the known common part.
+          const next =
+            (error.status === 409 && this.merging ? await this.merge(baseOf(current)) : undefined) ??
+            (await this.reconcile("conflict"));
+          if (next.behind) return { status: "behind", sessionId: this.sessionId, sent: next.state.sent };
+          current = follow(next);
           continue;
         }
         // A request the server refuses as it is (400, 413): retrying would not help.
-        this.save({ sent: state.sent, generation: state.generation, lastError: error.message });
+        this.save({ sent: current.sent, generation: current.generation, lastError: error.message });
         return { status: "skipped", reason: error.message };
       }
     }
-    if (state.sent === startedAt) return { status: "idle", sessionId: this.sessionId, sent: state.sent };
+    if (merged.fromCloud > 0 || merged.toCloud > 0) {
+      return {
+        status: "merged",
+        sessionId: this.sessionId,
+        sent: current.sent,
+        generation: current.generation,
+        ...merged,
+      };
+    }
+    if (current.sent === startedAt) return { status: "idle", sessionId: this.sessionId, sent: current.sent };
     return {
       status: "synced",
       sessionId: this.sessionId,
-      sent: state.sent,
-      generation: state.generation,
-      bytes: state.sent - startedAt,
+      sent: current.sent,
+      generation: current.generation,
+      bytes: current.sent - startedAt,
     };
   }
 }

@@ -8,10 +8,16 @@
  * between two probes, so the files are sent again within seconds of its return. A file that
  * fails while the server answers is retried on its own with a longer backoff. A refused
  * token stops the watcher (`refused` says why).
+ *
+ * Merging: a file changes only when pi writes it, so the cloud is asked too, every
+ * `cloudPollMs`, for its most recently changed sessions (one request): a session another
+ * machine appended to (same generation, longer than this machine's state says) is synced at
+ * once, which appends the other machine's lines to the file (see `sync.ts`). Another generation
+ * is left alone until this file changes: two machines never answer each other's generations.
  */
 import { type FSWatcher, readdirSync, statSync, watch } from "node:fs";
 import { join } from "node:path";
-import { type SyncContext, syncFile, Transient, Unauthorized } from "./sync.js";
+import { cloudAtOf, type SyncContext, syncFile, Transient, Unauthorized } from "./sync.js";
 
 /** The longest wait between two probes of a server that does not answer. */
 export const MAX_PROBE_MS = 4000;
@@ -24,7 +30,12 @@ export interface WatchOptions {
   concurrency?: number;
   /** Poll interval where file-system events are unavailable. */
   pollMs?: number;
+  /** How often the cloud is asked for sessions other machines appended to (0: never; default 15 s). */
+  cloudPollMs?: number;
 }
+
+/** The sessions asked for on each cloud poll: the most recently changed (the list's order). */
+const CLOUD_POLL_SESSIONS = 100;
 
 /** Every `.jsonl` file under a folder, recursively. */
 export function sessionFiles(root: string): string[] {
@@ -61,6 +72,7 @@ export class Watcher {
   private readonly queue: string[] = [];
   private active = 0;
   private pollTimer?: NodeJS.Timeout;
+  private cloudTimer?: NodeJS.Timeout;
   private stopped = false;
   /** Set while the server does not answer: files wait in `waiting` for the probe. */
   private offline = false;
@@ -92,6 +104,31 @@ export class Watcher {
     for (const root of this.options.roots) {
       if (!this.follow(root)) this.ctx.log.event("waiting", { root, reason: "no such folder yet" });
       for (const path of sessionFiles(root)) this.schedule(path, 0, true);
+    }
+    const every = this.options.cloudPollMs ?? 15_000;
+    if (every > 0 && this.ctx.merge !== false) this.scheduleCloudPoll(every);
+  }
+
+  private scheduleCloudPoll(every: number): void {
+    if (this.stopped) return;
+    this.cloudTimer = setTimeout(async () => {
+      // An unanswered poll waits for the next: the files' own syncs handle outages.
+      if (!this.offline) await this.pollCloud().catch(() => {});
+      this.scheduleCloudPoll(every);
+    }, every);
+    this.cloudTimer.unref();
+  }
+
+  /** Schedules the files whose session another machine appended to since this one last looked. */
+  async pollCloud(): Promise<void> {
+    const page = await this.ctx.api.json<{ sessions: { id: string; generation: number; bytes: number }[] }>(
+      `/v1/sessions?limit=${CLOUD_POLL_SESSIONS}`,
+    );
+    const moved = new Map(page.sessions.map((s) => [s.id, s]));
+    for (const [path, state] of Object.entries(this.ctx.state.all())) {
+      const cloud = moved.get(state.sessionId);
+      if (!cloud || !this.tasks.has(path)) continue;
+      if (cloud.generation === state.generation && Number(cloud.bytes) > cloudAtOf(state)) this.schedule(path, 0, true);
     }
   }
 
@@ -158,7 +195,7 @@ export class Watcher {
     if (!task) {
       task = { running: false, dirty: false, failures: 0, checkServer };
       this.tasks.set(path, task);
-    }
+    } else if (checkServer) task.checkServer = true;
     if (task.running) {
       task.dirty = true;
       return;
@@ -291,6 +328,7 @@ export class Watcher {
     this.stopped = true;
     for (const watcher of this.watchers) watcher.close();
     if (this.pollTimer) clearInterval(this.pollTimer);
+    if (this.cloudTimer) clearTimeout(this.cloudTimer);
     if (this.probeTimer) clearTimeout(this.probeTimer);
     for (const task of this.tasks.values()) if (task.timer) clearTimeout(task.timer);
     this.ctx.state.flush();

@@ -252,7 +252,7 @@ describe("pisync watch, end to end", () => {
     }
   }, 120_000);
 
-  it("two machines continue one session: nothing is overwritten, each copy becomes a generation", async () => {
+  it("--no-merge: two machines continue one session: nothing is overwritten, each copy becomes a generation", async () => {
     const a = machine(server.url, server.token);
     const b = machine(server.url, server.token);
     const raw = async (id: string, generation?: number) => {
@@ -268,15 +268,15 @@ describe("pisync watch, end to end", () => {
       sm.appendMessage({ role: "user", content: "started on A", timestamp: 1 });
       sm.appendMessage(assistantMessage("ok"));
       const id = sm.getSessionId();
-      expect(a.run(["push"]).code).toBe(0);
+      expect(a.run(["push", "--no-merge"]).code).toBe(0);
       const pulled = b.run(["pull", id]);
       expect(pulled.code, pulled.stderr).toBe(0);
       const onB = SessionManager.open(pulled.stdout.trim());
 
       sm.appendMessage({ role: "user", content: "continued on A", timestamp: 2 });
       onB.appendMessage({ role: "user", content: "continued on B", timestamp: 3 });
-      expect(a.run(["push"]).code).toBe(0);
-      expect(b.run(["push"]).code).toBe(0);
+      expect(a.run(["push", "--no-merge"]).code).toBe(0);
+      expect(b.run(["push", "--no-merge"]).code).toBe(0);
       // B's copy no longer continues the cloud's: it became generation 2; A's stays generation 1.
       expect(await generations(id)).toBe(2);
       expect((await raw(id, 1)).equals(completeBytes(sm.getSessionFile() as string))).toBe(true);
@@ -288,7 +288,7 @@ describe("pisync watch, end to end", () => {
 
       // A writes on: its copy becomes generation 3; B's stays readable as generation 2.
       sm.appendMessage(assistantMessage("more on A"));
-      expect(a.run(["push"]).code).toBe(0);
+      expect(a.run(["push", "--no-merge"]).code).toBe(0);
       expect(await generations(id)).toBe(3);
       expect((await raw(id)).equals(completeBytes(sm.getSessionFile() as string))).toBe(true);
       expect((await raw(id, 2)).equals(completeBytes(onB.getSessionFile() as string))).toBe(true);

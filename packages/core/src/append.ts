@@ -27,6 +27,7 @@ import { BadRequest, Busy, GenerationMismatch, NotFound, OffsetConflict, TooLarg
 import { advanceGeneration, advanceSummary, emptySummary, type IngestedBody, ingestBody } from "./ingest.js";
 import { checkSessionId, segmentKey } from "./keys.js";
 import { MAX_SEGMENTS, mergePlan, nonce, readRange, sameBytes } from "./segments.js";
+import { advanceWriters } from "./writers.js";
 
 /** Limits of one append. */
 export interface AppendLimits {
@@ -248,6 +249,8 @@ export class Appender {
       current: {
         ...advanceGeneration(state, ingested, body.length),
         segments: [...state.segments, { key, start, end }],
+        // Who wrote these bytes, in the same head write as them.
+        writers: advanceWriters(state.writers, start, request.device ?? ""),
       },
       generations: (head?.generations ?? 0) + (archive || !head ? 1 : 0),
       summary: advanceSummary(summary, ingested, headerVersion, { device: request.device ?? "", now: time }),

@@ -76,3 +76,14 @@ export {
   verifyStores,
 } from "./verify.js";
 export { type SessionView, type TreeNode, viewOf } from "./views.js";
+export {
+  advanceWriters,
+  MAX_WRITER_RUNS,
+  namedWriters,
+  REMOVED_DEVICE,
+  tipDevices,
+  UNKNOWN_DEVICE,
+  type WriterView,
+  writerAt,
+  writersView,
+} from "./writers.js";

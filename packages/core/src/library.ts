@@ -5,12 +5,13 @@
  */
 import { bounded, FIELD_LIMITS } from "@pisync/protocol";
 import type { MetaStore, SessionCard, SessionHead, ShareRecord } from "@pisync/store";
-import type { SessionPageView } from "@pisync/viewer";
+import type { CompactTree, SessionPageView } from "@pisync/viewer";
 import { boundedCard } from "./bounds.js";
 import { BadRequest } from "./errors.js";
 import { checkSessionId } from "./keys.js";
 import type { Reader } from "./reader.js";
 import type { PageRequest, ShareReading } from "./share-reading.js";
+import { namedWriters } from "./writers.js";
 
 /** What the list may be narrowed to; every field is optional and they combine (and). */
 export interface LibraryFilter {
@@ -141,10 +142,32 @@ export class Library {
     return ownerView(this.reader, userId, sessionId);
   }
 
+  /** The compact tree of the owner's session, each branch tip labelled with the device that wrote it. */
+  async tree(userId: string, sessionId: string, leafId?: string): Promise<CompactTree> {
+    const { share, head } = await this.open(userId, sessionId);
+    const writers = await namedWriters(head.current.writers, () => this.meta.listTokens(userId));
+    return this.reading.tree(share, head, leafId, writers);
+  }
+
+  /** Labels the page's branch tips (the list readers without the script use) with their devices. */
+  private async labelTips(
+    userId: string,
+    share: ShareRecord,
+    head: SessionHead,
+    leaves: NonNullable<SessionPageView["leaves"]>,
+  ): Promise<void> {
+    const writers = await namedWriters(head.current.writers, () => this.meta.listTokens(userId));
+    if (!writers) return;
+    const tree = await this.reading.tree(share, head, undefined, writers);
+    const deviceOf = new Map((tree.devices ?? []).map(([i, device]) => [tree.ids[i], device]));
+    for (const leaf of leaves) leaf.device = deviceOf.get(leaf.id);
+  }
+
   /** The session's page as the owner sees it: the viewer's view, with the owner's notes. */
   async page(userId: string, sessionId: string, base: string, request: PageRequest): Promise<SessionPageView> {
     const { share, head } = await this.open(userId, sessionId);
     const view = await this.reading.page(share, head, base, request);
+    if (view.leaves && view.leaves.length > 1) await this.labelTips(userId, share, head, view.leaves);
     const generations = head.generations;
     view.notes = [
       "your session, unmasked: only you see this page",

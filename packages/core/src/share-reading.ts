@@ -26,6 +26,7 @@ import { Memo } from "./memo.js";
 import type { Reader } from "./reader.js";
 import { pathFacts, pathTotals } from "./share-view.js";
 import { shownEntry } from "./shown-entry.js";
+import { tipDevices, type WriterView } from "./writers.js";
 
 /** Entries shown at once: the latest ones first, earlier and later ones on demand. */
 export const PAGE_ENTRIES = 150;
@@ -399,21 +400,25 @@ export class ShareReading {
   }
 
   /** Trees made lately, by version: a link opened by many is masked once per change. */
-  private readonly trees = new Memo<{ tree: Omit<CompactTree, "leaf">; at: Map<string, number> }>(
+  private readonly trees = new Memo<{ tree: Omit<CompactTree, "leaf">; at: Map<string, number>; offsets: number[] }>(
     8,
     1_000_000,
     (made) => made.tree.ids.length + 1,
   );
 
-  /** The compact tree of a whole share, masked (a pinned share has none: 404). */
-  async tree(share: ShareRecord, head: SessionHead, leafId?: string): Promise<CompactTree> {
+  /**
+   * The compact tree of a whole share, masked (a pinned share has none: 404). `writers` (the
+   * owner's view only: device names are private) labels each branch tip with its device.
+   */
+  async tree(share: ShareRecord, head: SessionHead, leafId?: string, writers?: WriterView[]): Promise<CompactTree> {
     if (share.leafId !== undefined) throw new NotFound("a one-branch link has no tree");
     const { index, previews } = await this.index(share, head);
     const leaf = this.leafOf(share, index, leafId);
-    const { tree, at } = await this.trees.get(this.versionKey(share, head), () =>
+    const { tree, at, offsets } = await this.trees.get(this.versionKey(share, head), () =>
       this.makeTree(share, index, previews),
     );
-    return { ...tree, leaf: leaf?.id === undefined ? -1 : (at.get(leaf.id) ?? -1) };
+    const devices = writers ? tipDevices(tree.parents, offsets, writers) : undefined;
+    return { ...tree, leaf: leaf?.id === undefined ? -1 : (at.get(leaf.id) ?? -1), ...(devices ? { devices } : {}) };
   }
 
   private async makeTree(share: ShareRecord, index: SessionIndex, previews: Record<number, string>) {
@@ -437,7 +442,7 @@ export class ShareReading {
       labels: records.map((r) => labelOf.get(r.id as string) ?? null),
       times: records.map((r) => (r.timestamp ? Math.floor(Date.parse(r.timestamp) / 1000) || 0 : 0)),
     };
-    return { tree, at };
+    return { tree, at, offsets: records.map((r) => r.offset) };
   }
 
   /**

@@ -3,7 +3,8 @@
  * - `/cloud share [--expires 7d] [--live]`: shares the branch pi is on right now (the leaf pi
  *   holds in memory, which no file records: after /tree the file's last line is elsewhere);
  *   `--live` shares the whole session, following it as it grows;
- * - `/cloud status`: whether this session is backed up, what is pending, the last error;
+ * - `/cloud status`: whether this session is backed up, what is pending, the last error, and
+ *   what `pisync status` says of it (in sync, merged with another machine's copy, diverged and why);
  * - `/cloud pull <id|link> [--generation N]`: brings a session here (or a shared link, as a
  *   fork in the project pi is open in; its `parentSession` names the share, never the link),
  *   says when it was already here, and offers to switch to it;
@@ -11,6 +12,9 @@
  *   one-time link (printed instead with `--print`).
  * The current session is backed up while pi runs, by the same code as `pisync watch` (the
  * server's offset protocol makes running both safe: the second sender's bytes are retries).
+ * A copy of the session continued on another machine is merged by entry id as `pisync watch`
+ * merges it (unless PISYNC_MERGE=off): the other machine's lines are appended to this file
+ * only between pi's writes (see `backUp`).
  * It uses the CLI's login (`pisync login`, or PISYNC_ENDPOINT / PISYNC_TOKEN).
  */
 import { statSync } from "node:fs";
@@ -19,12 +23,15 @@ import {
   Api,
   type ApiOptions,
   CliError,
+  completeLengthOf,
   createLogger,
+  describeSyncStatus,
   describeWait,
   EXIT,
   expiryLimitMessage,
   libraryLink,
   loadLogin,
+  mergeEnabled,
   openUrl,
   type Pulled,
   parseDuration,
@@ -34,6 +41,7 @@ import {
   resolveLogin,
   StateStore,
   sanitize,
+  sessionSyncStatus,
   syncFile,
 } from "@pisync/cli";
 
@@ -68,7 +76,14 @@ export default function cloud(pi: ExtensionAPI) {
     ...options,
   });
 
-  /** Backs up the current session file; one run at a time, a change during a run runs again. */
+  /**
+   * Backs up the current session file; one run at a time, a change during a run runs again.
+   * A merge may append the cloud's lines to the file pi is writing. That is safe here because
+   * pi writes whole lines synchronously (`appendFileSync`) on this same thread, and the CLI's
+   * local append is synchronous too and writes only while the file is still exactly the
+   * complete length it read (else it waits for the next run): between its check and its write
+   * no line of pi's can start, so a merge never lands inside a line pi is writing.
+   */
   async function backUp(ctx: ExtensionContext): Promise<void> {
     if (running) {
       again = true;
@@ -86,6 +101,7 @@ export default function cloud(pi: ExtensionAPI) {
             api: new Api(login, apiOptions(ctx, { attempts: 3 })),
             state,
             log: createLogger(false, () => {}),
+            merge: mergeEnabled(process.env),
           });
           lastError = undefined;
         } catch (error) {
@@ -189,17 +205,21 @@ export default function cloud(pi: ExtensionAPI) {
           return report(ctx, sub, { backedUp: false }, "This session is not saved to a file: nothing to back up.");
         await backUp(ctx);
         const state = new StateStore((login as NonNullable<typeof login>).endpoint).get(file);
-        const size = statSync(file, { throwIfNoEntry: false })?.size ?? 0;
-        const pending = Math.max(0, size - (state?.sent ?? 0));
+        const size = statSync(file, { throwIfNoEntry: false })?.size;
+        // Complete lines only, as `pisync status` counts them: a line pi is writing is not pending yet.
+        const complete = size === undefined ? undefined : completeLengthOf(file, size);
+        const pending = Math.max(0, (complete ?? 0) - (state?.sent ?? 0));
+        const sync = sessionSyncStatus(state, complete);
         const result = {
           backedUp: !!state && pending === 0,
           stored: state?.sent ?? 0,
           pending,
           generation: state?.generation ?? null,
           lastError: lastError ?? state?.lastError ?? null,
+          sync,
         };
         const message = state
-          ? `Backed up ${result.stored} bytes (generation ${result.generation})${pending ? `, ${pending} pending` : ""}${result.lastError ? `; last error: ${result.lastError}` : ""}`
+          ? `Backed up ${result.stored} bytes (generation ${result.generation})${pending ? `, ${pending} pending` : ""}; ${describeSyncStatus(sync)}${result.lastError ? `; last error: ${result.lastError}` : ""}`
           : `Not backed up yet${result.lastError ? `: ${result.lastError}` : ""}`;
         return report(ctx, sub, result, message);
       }

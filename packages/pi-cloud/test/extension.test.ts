@@ -1,17 +1,19 @@
 /**
  * The pi package, loaded into pi's real runtime (createAgentSession with a resource loader),
  * each /cloud command run against `npm start`; the share link opens the branch pi was on; and
- * the extension's backups coexist with a running `pisync watch` without double uploads.
+ * the extension's backups coexist with a running `pisync watch` without double uploads; a copy
+ * continued on another machine is merged between pi's writes, and /cloud status says so.
  */
 import { execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import { piFolderName } from "@pisync/cli";
-import { assistantMessage } from "@pisync/testing";
+import { assistantMessage, line } from "@pisync/testing";
 import { buildCli, completeBytes, eventually, machine, type Server, startServer } from "@pisync/testing/cli";
+import { piTree } from "@pisync/testing/pi1";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { node22 } from "../../../scripts/node22.js";
 
@@ -174,6 +176,89 @@ describe.each(["0.73.1", "1.6.0"] as const)("/cloud inside pi %s", (version) => 
       await m.cleanup();
     }
   }, 120_000);
+
+  it("merges another machine's lines between pi's writes; /cloud status says merged, with counts", async () => {
+    const made = await fetch(`${server.url}/v1/tokens`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${server.token}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ name: "Desktop" }),
+    });
+    const desktopToken = ((await made.json()) as { token: string }).token;
+    const m = machine(server.url, server.token);
+    const desktop = machine(server.url, desktopToken);
+    const cwd = "/home/dev/pi-merge";
+    const pi = await startPi(
+      version,
+      { ...process.env, ...m.env },
+      { home: m.home, cwd, sessionDir: join(m.sessionsRoot, piFolderName(cwd)) },
+    );
+    try {
+      const question = await pi.append({ role: "user", content: "shared question", timestamp: 1 });
+      const answer = await pi.append(assistantMessage("shared answer"));
+      expect(await pi.prompt("/cloud status")).toMatchObject({ backedUp: true, sync: { state: "in-sync" } });
+      const { file, id } = await pi.session();
+      const path = file as string;
+
+      // The desktop pulls it and continues it with a line of its own, sent before this machine's.
+      const pulled = desktop.run(["pull", id, "--json"]);
+      expect(pulled.code, pulled.stderr).toBe(0);
+      const desktopFile = String(JSON.parse(pulled.stdout).path);
+      const theirs = line({
+        type: "message",
+        id: "d0000001",
+        parentId: answer,
+        timestamp: new Date().toISOString(),
+        message: { role: "user", content: "asked on the desktop", timestamp: 2 },
+      });
+      appendFileSync(desktopFile, theirs);
+      const pushed = desktop.run(["push"]);
+      expect(pushed.code, pushed.stderr).toBe(0);
+
+      // Here pi continues too; then a line pi is writing (half of it on disk): no merge lands in it.
+      const mine = await pi.append({ role: "user", content: "asked on the laptop", timestamp: 3 });
+      const half = line({
+        type: "custom",
+        id: "half0001",
+        parentId: mine,
+        timestamp: new Date().toISOString(),
+        customType: "x",
+        data: 1,
+      });
+      appendFileSync(path, half.slice(0, 20));
+      const before = readFileSync(path);
+      const waiting = await pi.prompt("/cloud status");
+      expect(readFileSync(path).subarray(0, before.length).equals(before)).toBe(true);
+      expect(readFileSync(path).toString("utf8")).not.toContain("asked on the desktop");
+      expect(waiting).toMatchObject({ sync: { state: "pending" } });
+      // The line is finished: the next run merges, appending the desktop's line after it.
+      appendFileSync(path, half.slice(20));
+      const status = await pi.prompt("/cloud status");
+      // The other machine named as the server recorded it (its token's name).
+      expect(status).toMatchObject({ sync: { state: "merged", fromCloud: 1, devices: ["Desktop"] } });
+      expect((status.sync as { toCloud: number }).toCloud).toBeGreaterThanOrEqual(1);
+      const merged = readFileSync(path, "utf8");
+      expect(merged.endsWith(half + theirs)).toBe(true);
+      // pi keeps writing on its own leaf; every line whole, every entry once.
+      await pi.append(assistantMessage("laptop answer"));
+      const text = readFileSync(path, "utf8");
+      const entries = text
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { id?: string });
+      const ids = entries.flatMap((e) => (e.id ? [e.id] : []));
+      expect(new Set(ids).size).toBe(ids.length);
+      expect(ids).toEqual(expect.arrayContaining([question, answer, mine, "d0000001"]));
+      // pi opens it with both branches: the desktop's and this machine's.
+      const [tree] = piTree([{ text }], { pi: version });
+      const byId = new Map(tree.nodes.map((n) => [n.id, n]));
+      expect(byId.get(answer)?.children).toEqual(expect.arrayContaining([mine, "d0000001"]));
+      expect(statSync(path).size).toBe(Buffer.byteLength(text));
+    } finally {
+      pi.stop();
+      await m.cleanup();
+      await desktop.cleanup();
+    }
+  }, 180_000);
 
   it("says what to do when not logged in, or when the token is malformed", async () => {
     const m = machine(server.url, server.token);

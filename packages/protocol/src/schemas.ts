@@ -119,8 +119,18 @@ const sessionFields = {
 /** A session's metadata in a list. */
 export const SessionSummary = z.looseObject(sessionFields);
 export type SessionSummary = z.infer<typeof SessionSummary>;
-/** `GET /v1/sessions/:id`: the metadata with the first problems. */
-export const SessionMeta = z.looseObject({ ...sessionFields, problems: z.array(Problem) });
+/** Bytes from `offset` on (to the next run) were appended by `device` (the device's name; "removed device" once its token is revoked). */
+export const WriterRun = z.looseObject({ offset: z.number(), device: z.string() });
+export type WriterRun = z.infer<typeof WriterRun>;
+/**
+ * `GET /v1/sessions/:id`: the metadata with the first problems, and who wrote the current
+ * generation's bytes (`writers`, in offset order; absent from older servers and generations).
+ */
+export const SessionMeta = z.looseObject({
+  ...sessionFields,
+  problems: z.array(Problem),
+  writers: z.optional(z.array(WriterRun)),
+});
 export type SessionMeta = z.infer<typeof SessionMeta>;
 /** `GET /v1/sessions`. */
 export const SessionList = z.looseObject({ sessions: z.array(SessionSummary), cursor: z.optional(z.string()) });

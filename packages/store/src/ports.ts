@@ -38,6 +38,17 @@ export interface GenerationState {
   createdAt: string;
   /** Why this generation started, when it replaced another. */
   reason?: string;
+  /**
+   * Who wrote what: runs of bytes appended by one device, in offset order (see core's
+   * `writers.ts`). Absent in generations committed before runs were kept.
+   */
+  writers?: WriterRun[];
+}
+
+/** Bytes from `offset` up to the next run's offset (or the end) were appended by `device` (a token's public id; "" unknown). */
+export interface WriterRun {
+  offset: number;
+  device: string;
 }
 
 /**

@@ -173,9 +173,11 @@ export const APP_JS = `
     }
     const onPath = new Uint8Array(n);
     for (let i = tree.leaf; i >= 0; i = tree.parents[i]) { if (onPath[i]) break; onPath[i] = 1; }
+    // The machine each branch tip came from (the owner's own page only, when several wrote it).
+    const deviceOf = new Map(tree.devices || []);
     // What search looks in: made at the first search, not before the tree is drawn.
     let lower = null;
-    const searchable = () => lower || (lower = tree.previews.map((p, i) => (p + " " + (tree.labels[i] || "")).toLowerCase()));
+    const searchable = () => lower || (lower = tree.previews.map((p, i) => (p + " " + (tree.labels[i] || "") + " " + (deviceOf.get(i) || "")).toLowerCase()));
     const ROLE = { u: "user", a: "assistant", t: "tool", b: "bash", s: "system", c: "summary", m: "custom", l: "label", i: "name", e: "edit", o: "entry" };
 
     root.innerHTML = "";
@@ -308,6 +310,17 @@ export const APP_JS = `
           label.className = "label";
           label.textContent = tree.labels[i];
           a.appendChild(label);
+        }
+        const device = deviceOf.get(i);
+        if (device !== undefined) {
+          const chip = document.createElement("span");
+          chip.className = "device";
+          chip.title = "This branch was written on " + device;
+          const said = document.createElement("span");
+          said.className = "visually-hidden";
+          said.textContent = "from device ";
+          chip.append(said, device);
+          a.appendChild(chip);
         }
         if (tree.times[i]) a.title = new Date(tree.times[i] * 1000).toLocaleString();
         frag.appendChild(a);

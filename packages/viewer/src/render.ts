@@ -356,13 +356,19 @@ function renderFacts(view: SessionPageView): string {
   return `<p class="facts">${facts.join(" · ")}</p>`;
 }
 
+/** The device a branch tip came from (the owner's page only), read out as "from device …". */
+function deviceChip(device: string | undefined): string {
+  if (device === undefined) return "";
+  return ` <span class="device"><span class="visually-hidden">from device </span>${escapeHtml(oneLine(device, 100))}</span>`;
+}
+
 /** The branch tips (readers without the script, and phones before they open the tree). */
 function renderTips(view: SessionPageView): string {
   if (!view.leaves || view.leaves.length < 2) return "";
   return `<nav class="branches"><details><summary>${view.leaves.length} branches</summary><ul>${view.leaves
     .map(
       (leaf) =>
-        `<li${leaf.id === view.leafId ? ' class="current"' : ""}><a href="${escapeHtml(`${view.base}?leaf=${encodeURIComponent(leaf.id)}`)}">${escapeHtml(oneLine(leaf.preview || leaf.id, 80))}</a> ${when(leaf.timestamp, "tip-time")}</li>`,
+        `<li${leaf.id === view.leafId ? ' class="current"' : ""}><a href="${escapeHtml(`${view.base}?leaf=${encodeURIComponent(leaf.id)}`)}">${escapeHtml(oneLine(leaf.preview || leaf.id, 80))}</a>${deviceChip(leaf.device)} ${when(leaf.timestamp, "tip-time")}</li>`,
     )
     .join("")}</ul></details></nav>`;
 }

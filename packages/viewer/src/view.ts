@@ -56,6 +56,11 @@ export interface CompactTree {
   times: number[];
   /** Index of the entry shown (the leaf), -1 when none. */
   leaf: number;
+  /**
+   * The owner's view only, when more than one device wrote the session: the device (its name)
+   * that wrote each branch tip, as `[index, device]`. A share never carries it.
+   */
+  devices?: [index: number, device: string][];
 }
 
 /** The part of the path the page shows: entries [start, end) of `total`. */
@@ -78,7 +83,13 @@ export interface SessionPageView {
   /** Whether the reader may switch branches (then `leaves` lists tips and the tree is offered). */
   branches: boolean;
   /** Tips of the tree, newest first (the list readers without the script use). */
-  leaves?: { id: string; preview: string; timestamp?: string }[];
+  leaves?: {
+    id: string;
+    preview: string;
+    timestamp?: string;
+    /** The owner's page only, when several devices wrote the session: the device that wrote this tip. */
+    device?: string;
+  }[];
   labels: Map<string, string>;
   /** Entries changed by a later `context_edit` on the path: target id → the edit's id. */
   edits: Map<string, string>;

@@ -209,8 +209,7 @@ export function libraryRoutes(services: Services, deps: LibraryDeps) {
     return c.html(await work.renderEntries(await reading.window(share, head, pageQuery(c))));
   });
   app.get("/sessions/:id/tree", compress(), async (c) => {
-    const { share, head } = await session(c);
-    return c.json(await reading.tree(share, head, pageQuery(c).leaf));
+    return c.json(await library.tree(c.get("userId"), c.req.param("id"), pageQuery(c).leaf));
   });
   app.get("/sessions/:id/find", async (c) => {
     const { q, from } = parseQuery(TreeFindQuery, c);

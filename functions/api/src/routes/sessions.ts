@@ -2,7 +2,7 @@
  * /v1/sessions: the append protocol (HEAD, PATCH, PUT, large-line uploads) and the reads.
  * Protocol rules are quoted next to the code in @pisync/core's append.ts.
  */
-import { BadRequest, boundedProblem, ownerView, viewOf } from "@pisync/core";
+import { BadRequest, boundedProblem, namedWriters, ownerView, viewOf } from "@pisync/core";
 import {
   type AppendAnswer,
   ContextQuery,
@@ -11,6 +11,7 @@ import {
   HEADERS,
   ListSessionsQuery,
   RawQuery,
+  type SessionMeta,
   type UploadTicket,
 } from "@pisync/protocol";
 import { Hono } from "hono";
@@ -102,11 +103,14 @@ export function sessionRoutes(services: Services) {
   // GET and HEAD (Hono answers HEAD with the GET route, without its body): the metadata, with
   // tus's `Upload-Offset` (committed bytes) and the generation as `ETag`.
   app.get("/:id", async (c) => {
-    const head = await reader.head(c.get("userId"), c.req.param("id"));
+    const userId = c.get("userId");
+    const head = await reader.head(userId, c.req.param("id"));
+    // Devices named by this user's own tokens only.
+    const writers = await namedWriters(head.current.writers, () => services.tokens.list(userId));
     c.header(HEADERS.uploadOffset, String(head.current.length));
     c.header("ETag", `"${head.current.generation}"`);
     c.header("Cache-Control", "no-store");
-    return c.json(viewOf(head));
+    return c.json({ ...viewOf(head), ...(writers ? { writers } : {}) } satisfies SessionMeta);
   });
 
   app.get("/:id/generations", async (c) => {

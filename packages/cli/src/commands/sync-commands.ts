@@ -3,12 +3,14 @@ import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import * as z from "zod/mini";
 import { CliError, EXIT } from "../cli-error.js";
+import { mergeEnabled } from "../config.js";
 import { createLogger } from "../log.js";
 import { defaultRoots } from "../paths.js";
 import { describeWait } from "../retry.js";
 import { safeJson, sanitize } from "../sanitize.js";
 import { StateStore } from "../state.js";
 import { completeLengthOf, syncFile, Transient, Unauthorized } from "../sync.js";
+import { describeSyncStatus, sessionSyncStatus } from "../sync-status.js";
 import { sessionFiles, Watcher } from "../watch.js";
 import { statusLogger } from "../watch-status.js";
 import { api, type CommandHelp, checkToken, formatBytes, type Io, parse, refusedToken } from "./common.js";
@@ -22,18 +24,28 @@ const RootArgs = z.object({
   positionals: z.array(z.string()),
 });
 
+const mergeOption = { "no-merge": { type: "boolean" as const } };
+const MergeArgs = { "no-merge": z.optional(z.boolean()) };
+
+const MERGE_HELP = `  --no-merge   a session continued on another machine too becomes a new generation (the
+               old rule) instead of being merged by entry id; PISYNC_MERGE=off sets it too`;
+
 const ROOTS_HELP = `  --root DIR   a folder of session files to follow instead of the defaults (repeatable);
                default: pi's ~/.pi/agent/sessions (or $PI_CODING_AGENT_DIR/sessions),
                $PI_CODING_AGENT_SESSION_DIR, and oh-my-pi's ~/.omp/agent/sessions when present`;
 
 const WATCH_HELP: CommandHelp = {
-  usage: "pisync watch [--root DIR]... [--json]",
+  usage: "pisync watch [--root DIR]... [--no-merge] [--poll-cloud SECONDS] [--json]",
   args: [],
   help: `Follows every session file under the roots and sends each new complete line shortly
-after pi writes it; leave it running (it waits for a root that does not exist yet). Stops on
-Ctrl-C; a refused token stops it with exit code 3.
+after pi writes it; leave it running (it waits for a root that does not exist yet). A session
+another machine continued too is merged by entry id: each file gets the other's lines appended.
+Stops on Ctrl-C; a refused token stops it with exit code 3.
 
 ${ROOTS_HELP}
+${MERGE_HELP}
+  --poll-cloud SECONDS  how often the cloud is asked for lines other machines appended
+               (default 15; 0: only when a file changes here)
   --json       one JSON object per event on stderr
 
 examples:
@@ -42,13 +54,15 @@ examples:
 };
 
 const PUSH_HELP: CommandHelp = {
-  usage: "pisync push [FILE...] [--root DIR]... [--json]",
+  usage: "pisync push [FILE...] [--root DIR]... [--no-merge] [--json]",
   args: ["FILE..."],
   help: `Backs up every session file under the roots now (or just the files named), with a
 progress bar on a terminal; says so when there is nothing to send. Interrupted, it resumes
-where it stopped when run again. Exits 1 when a file could not be sent.
+where it stopped when run again. Exits 1 when a file could not be sent. A session another
+machine continued too is merged by entry id (both copies end up with every entry).
 
 ${ROOTS_HELP}
+${MERGE_HELP}
   --json       events on stderr, and { files, bytes, failed } on stdout
 
 examples:
@@ -60,12 +74,17 @@ const STATUS_HELP: CommandHelp = {
   usage: "pisync status [--all] [--root DIR]... [--json]",
   args: [],
   help: `Per session file: the bytes the server confirmed against the file's size, the
-generation, what is pending, the last error, and whether another machine writes the session
-too, or wrote a newer generation than this file's (then this file is behind the cloud's copy). Files deleted here are left out (their cloud copies stay) unless --all.
+generation, what is pending, the last error, and the sync state: in sync, pending, merged
+(how many entries came from the cloud and from which machines, how many went from here), or
+diverged (a new generation was made, and why: rewritten, truncated, another header, a conflict
+on an entry, not a pi session, merge turned off); and whether another machine wrote a newer
+generation than this file's (then this file is behind the cloud's copy). Files deleted here
+are left out (their cloud copies stay) unless --all.
 
   --all        list files deleted on this machine too
 ${ROOTS_HELP}
-  --json       one JSON document: { files: [...] } (deleted files only with --all)
+  --json       one JSON document: { files: [...] } (deleted files only with --all); each
+               file's "sync" is { state, reason?, fromCloud?, toCloud?, devices? }
 
 examples:
   pisync status
@@ -78,8 +97,23 @@ function rootsOf(args: { root?: string[] }, io: Io): string[] {
 
 /** Follows every session file under the roots until stopped (SIGINT/SIGTERM). */
 export async function watchCommand(argv: string[], io: Io, signal?: AbortSignal): Promise<number> {
-  const args = parse(argv, rootsOption, z.extend(RootArgs, { positionals: z.tuple([]) }), WATCH_HELP);
+  const args = parse(
+    argv,
+    { ...rootsOption, ...mergeOption, "poll-cloud": { type: "string" } },
+    z.extend(RootArgs, {
+      ...MergeArgs,
+      "poll-cloud": z.optional(
+        z.pipe(
+          z.string().check(z.regex(/^\d{1,5}(\.\d{1,3})?$/, "a number of seconds, e.g. --poll-cloud 15")),
+          z.transform(Number),
+        ),
+      ),
+      positionals: z.tuple([]),
+    }),
+    WATCH_HELP,
+  );
   const roots = rootsOf(args, io);
+  const merge = mergeEnabled(io.env, args["no-merge"]);
   // Every event also goes to the status file `pisync service status` reads.
   const log = statusLogger(
     createLogger(args.json ?? false, io.err),
@@ -89,7 +123,11 @@ export async function watchCommand(argv: string[], io: Io, signal?: AbortSignal)
   // A busy server is waited out inside each request; the log says so.
   const client = api(io, { onWait: (wait) => log.event("waiting", { ...wait }) });
   const state = new StateStore(client.login.endpoint, io.env);
-  const watcher = new Watcher({ api: client, state, log }, { roots });
+  const pollCloud = args["poll-cloud"];
+  const watcher = new Watcher(
+    { api: client, state, log, merge },
+    { roots, cloudPollMs: pollCloud === undefined ? undefined : Math.round(pollCloud * 1000) },
+  );
   log.event("watching", { roots: roots.join(","), files: roots.reduce((n, r) => n + sessionFiles(r).length, 0) });
   watcher.start();
   const stop = () => watcher.stop();
@@ -105,8 +143,9 @@ export async function watchCommand(argv: string[], io: Io, signal?: AbortSignal)
 
 /** One-shot backup of every session file (or the given ones), with progress; resumable. */
 export async function push(argv: string[], io: Io): Promise<number> {
-  const args = parse(argv, rootsOption, RootArgs, PUSH_HELP);
+  const args = parse(argv, { ...rootsOption, ...mergeOption }, z.extend(RootArgs, MergeArgs), PUSH_HELP);
   const roots = rootsOf(args, io);
+  const merge = mergeEnabled(io.env, args["no-merge"]);
   const files = args.positionals.length
     ? args.positionals.map((f) => resolve(f))
     : roots.flatMap((root) => sessionFiles(root));
@@ -144,6 +183,7 @@ export async function push(argv: string[], io: Io): Promise<number> {
         api: client,
         state,
         log,
+        merge,
         onProgress: (bytes) => {
           progress.bytes += bytes;
           bar.update(progress);
@@ -152,6 +192,12 @@ export async function push(argv: string[], io: Io): Promise<number> {
       if (result.status === "synced") {
         changed++;
         if (!io.isTTY) say(`sent ${file} (${formatBytes(progress.bytes - before || result.bytes)})`);
+      }
+      if (result.status === "merged") {
+        changed++;
+        say(
+          `merged ${file}: ${result.fromCloud} entr${result.fromCloud === 1 ? "y" : "ies"} from the cloud, ${result.toCloud} sent from here`,
+        );
       }
       if (result.status === "skipped") say(`skipped ${file}: ${result.reason}`);
     } catch (error) {
@@ -226,6 +272,7 @@ export async function status(argv: string[], io: Io): Promise<number> {
       diverged: known?.diverged ?? false,
       deleted: local === undefined,
       lastError: known?.lastError ?? null,
+      sync: sessionSyncStatus(known, local),
     };
   });
   const shown = args.all ? rows : rows.filter((r) => !r.deleted);
@@ -243,7 +290,7 @@ export async function status(argv: string[], io: Io): Promise<number> {
     const flags = [
       r.deleted ? "deleted locally (the cloud copy stays)" : "",
       r.pending ? `${formatBytes(r.pending)} pending` : "",
-      r.diverged ? "diverged: another machine writes this session too" : "",
+      r.sync.state === "in-sync" || r.sync.state === "pending" ? "" : describeSyncStatus(r.sync),
       r.cloudGeneration !== null && r.generation !== null && r.cloudGeneration > r.generation
         ? `behind: the cloud's current copy is generation ${r.cloudGeneration}, another machine's (pisync generations ${r.session})`
         : "",

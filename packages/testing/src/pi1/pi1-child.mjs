@@ -19,6 +19,12 @@
 //     `getUsageCostBreakdown` of its entries). → [{"breakdown":[{"key","cost","tokens"}, ...]}]
 //     (where pi throws: {"piThrows": "the error"})
 //
+//   {"command":"tree","sessions":[{"text":"...","leaves":["id",...]}]}   (either pi)
+//     For each session file: pi opens it and answers getTree() flattened in pre-order (each node's
+//     id, parentId as the entry says it, type and its children's ids in pi's order), the root ids,
+//     pi's default leaf, and buildSessionContext for each given leaf (as "contexts" does).
+//     → [{"roots":[id,...],"nodes":[{"id","parentId","type","children":[id,...]}],"leafId":"...","contexts":[...]}]
+//
 // One process answers a whole batch: pi's module takes about a second to load.
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -63,6 +69,30 @@ function open(text, leaves, scratch) {
   const entries = sm.getEntries();
   const labels = Object.fromEntries(entries.flatMap((e) => (sm.getLabel(e.id) ? [[e.id, sm.getLabel(e.id)]] : [])));
   return { entries, labels, name: sm.getSessionName(), contexts: contextsOf(entries, leaves) };
+}
+
+/** pi's tree of a session file, flattened in pre-order, with its default leaf and the given leaves' contexts. */
+function tree(text, leaves, scratch) {
+  const file = join(scratch, `tree-${Math.random().toString(36).slice(2)}.jsonl`);
+  writeFileSync(file, text);
+  const sm = SessionManager.open(file, scratch);
+  rmSync(file, { force: true });
+  const roots = sm.getTree();
+  const nodes = [];
+  // Iterative: a long session is a deep chain.
+  const stack = [...roots].reverse();
+  while (stack.length > 0) {
+    const node = stack.pop();
+    const { id, parentId, type } = node.entry;
+    nodes.push({ id, parentId: parentId ?? null, type, children: node.children.map((c) => c.entry.id) });
+    for (let i = node.children.length - 1; i >= 0; i--) stack.push(node.children[i]);
+  }
+  return {
+    roots: roots.map((r) => r.entry.id),
+    nodes,
+    leafId: sm.getLeafId(),
+    contexts: contextsOf(sm.getEntries(), leaves ?? [null]),
+  };
 }
 
 /** pi's `buildSessionContext` for each leaf (default: the default leaf, then every entry). */
@@ -245,6 +275,8 @@ try {
   let answer;
   if (request.command === "contexts") {
     answer = request.sessions.map((s) => ({ contexts: open(s.text, s.leaves, scratch).contexts }));
+  } else if (request.command === "tree") {
+    answer = request.sessions.map((s) => tree(s.text, s.leaves, scratch));
   } else if (request.command === "usage") {
     // Not exported by the package's entry: read from the module beside it.
     const { getUsageCostBreakdown } = await import(

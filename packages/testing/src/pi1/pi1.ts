@@ -35,6 +35,35 @@ export function piContexts(sessions: { text: string; leaves?: (string | null)[] 
   return ask<{ contexts: OracleContexts }[]>({ command: "contexts", sessions }).map((a) => a.contexts);
 }
 
+/** One entry of pi's `getTree()`: its id, the parent its line names, its type and its children's ids in pi's order. */
+export interface PiTreeNode {
+  id: string;
+  parentId: string | null;
+  type: string;
+  children: string[];
+}
+
+/** pi's view of a session file's tree: roots, every node in pre-order, the default leaf, and the asked leaves' contexts. */
+export interface PiTree {
+  roots: string[];
+  nodes: PiTreeNode[];
+  leafId: string | null;
+  contexts: OracleContexts;
+}
+
+/**
+ * Opens each file in pi's `SessionManager` (1.6.0 unless told) and answers `getTree()` flattened,
+ * pi's default leaf, and `buildSessionContext` of each given leaf (`leaves` omitted: the default
+ * leaf only). The oracle for merged files: both branches must be in the tree, and each leaf's
+ * context must equal the one pi builds from that machine's own file.
+ */
+export function piTree(
+  sessions: { text: string; leaves?: (string | null)[] }[],
+  options: { pi?: PiVersion } = {},
+): PiTree[] {
+  return ask<PiTree[]>({ command: "tree", sessions, pi: options.pi });
+}
+
 /** One bucket of pi's cost breakdown (`provider/model` or `Tools/summaries`): its cost and tokens. */
 export interface PiUsageBucket {
   key: string;

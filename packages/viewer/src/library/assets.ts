@@ -80,8 +80,12 @@ table.insights-table { border-collapse: collapse; width: 100%; font-size: .85rem
 table.insights-table caption { text-align: left; color: var(--muted); font-size: .8rem; }
 table.insights-table th, table.insights-table td { text-align: right; padding: .25rem .4rem; border-bottom: 1px solid var(--line); }
 table.insights-table th[scope="row"], table.insights-table thead th:first-child { text-align: left; overflow-wrap: anywhere; }
+/* The machine a branch tip came from (the owner's tree only): a chip that gives way before the preview does. */
+.branches .device { display: inline-block; max-width: 14rem; vertical-align: middle; margin-left: .3rem; padding: 0 .45rem; line-height: 16px; font-size: .72rem; color: var(--fg); background: var(--card); border: 1px solid var(--muted); border-radius: 999px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.tree-row > .device { flex: 0 1 auto; min-width: 3rem; max-width: 35%; margin-left: .4rem; padding: 0 .45rem; line-height: 16px; font-size: .72rem; color: var(--fg); background: var(--card); border: 1px solid var(--muted); border-radius: 999px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 @media (max-width: 40rem) {
   body.library { padding: .6rem; font-size: 15px; }
+  .tree-row > .device { max-width: 40%; }
   .filter-row label, .filter-row select, .share-form label, .share-form select { width: 100%; max-width: none; }
   table.shares thead { display: none; }
   table.shares tr { display: block; border-bottom: 1px solid var(--line); padding: .4rem 0; }
