@@ -38,6 +38,8 @@ export {
   type LibraryPage,
   matches,
   ownerView,
+  type SharesPage,
+  titleOf,
   searchText,
 } from "./library.js";
 export { Memo } from "./memo.js";

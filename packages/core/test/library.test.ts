@@ -44,7 +44,6 @@ describe("the library's list", () => {
     let cursor: string | undefined;
     do {
       const page = await library.list("u", { cwd: "/w/a" }, { limit: 7, cursor });
-      expect(page.matching).toBe(60);
       seen.push(...page.sessions.map((s) => `${s.lastAt} ${s.sessionId}`));
       cursor = page.cursor;
     } while (cursor);
@@ -56,6 +55,10 @@ describe("the library's list", () => {
     expect(first.models).toEqual(["p/m1", "p/m2"]);
     await expect(library.list("u", { from: "2025-13-01" }, { limit: 5 })).rejects.toThrow("from must be a day");
     expect((await library.list("other", {}, { limit: 5 })).sessions).toEqual([]);
+    // A cursor names its user's list: another user's is refused, never read.
+    const mine = (await library.list("u", {}, { limit: 5 })).cursor;
+    await expect(library.list("other", {}, { limit: 5, cursor: mine })).rejects.toThrow("cursor");
+    await expect(library.list("u", {}, { limit: 5, cursor: "garbage" })).rejects.toThrow("cursor");
   });
 
   it("matches folders and the folders inside them, models by full or short name, days inclusive", () => {

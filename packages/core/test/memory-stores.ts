@@ -10,20 +10,20 @@ import {
   type CardPageRequest,
   type Commit,
   cardOf,
+  decodeListCursor,
+  encodeListCursor,
   type GenerationState,
   type IndexPage,
   type LoginLinkRecord,
-  decodeListCursor,
-  encodeListCursor,
   listedCard,
   type MetaStore,
   NotFoundError,
   type ObjectInfo,
   RevisionConflictError,
+  readCardPage,
   type SessionCard,
   type SessionHead,
   type ShareRecord,
-  readCardPage,
   StorageUnavailableError,
   type Stores,
   type TokenRecord,
@@ -127,11 +127,14 @@ export class MemoryMetaStore implements MetaStore {
   }
 
   async listCardPage(userId: string, request: CardPageRequest): Promise<CardPage> {
+    // Code-unit order, as the real indexes compare (not the locale's).
     const order = (a: SessionCard, b: SessionCard) =>
-      a.lastAt === b.lastAt ? b.sessionId.localeCompare(a.sessionId) : b.lastAt.localeCompare(a.lastAt);
+      a.lastAt === b.lastAt ? (a.sessionId < b.sessionId ? 1 : -1) : a.lastAt < b.lastAt ? 1 : -1;
     const cards = (await this.listCards(userId)).map(listedCard).sort(order);
     return readCardPage(userId, request, async (after, count) => {
-      const start = after ? cards.findIndex((c) => c.lastAt < after[0] || (c.lastAt === after[0] && c.sessionId < after[1])) : 0;
+      const start = after
+        ? cards.findIndex((c) => c.lastAt < after[0] || (c.lastAt === after[0] && c.sessionId < after[1]))
+        : 0;
       const from = start < 0 ? cards.length : start;
       return { cards: cards.slice(from, from + count), end: from + count >= cards.length };
     });
@@ -269,7 +272,7 @@ export class MemoryMetaStore implements MetaStore {
 
   async listSharePage(userId: string, page: { limit: number; cursor?: string }) {
     const all = (await this.listShares(userId)).sort((a, b) =>
-      a.createdAt === b.createdAt ? b.id.localeCompare(a.id) : b.createdAt.localeCompare(a.createdAt),
+      a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt < b.createdAt ? 1 : -1,
     );
     const after = page.cursor ? decodeListCursor(userId, page.cursor) : undefined;
     const rest = after
@@ -277,7 +280,9 @@ export class MemoryMetaStore implements MetaStore {
       : all;
     const shares = rest.slice(0, page.limit);
     const last = shares[shares.length - 1];
-    return rest.length > page.limit ? { shares, cursor: encodeListCursor(userId, [last.createdAt, last.id]) } : { shares };
+    return rest.length > page.limit
+      ? { shares, cursor: encodeListCursor(userId, [last.createdAt, last.id]) }
+      : { shares };
   }
 }
 

@@ -341,7 +341,10 @@ export interface MetaStore {
   /** A user's share links, revoked ones included. */
   listShares(userId: string): Promise<ShareRecord[]>;
   /** A page of a user's share links, newest first (by `createdAt`, then id). @throws InvalidCursorError */
-  listSharePage(userId: string, page: { limit: number; cursor?: string }): Promise<{ shares: ShareRecord[]; cursor?: string }>;
+  listSharePage(
+    userId: string,
+    page: { limit: number; cursor?: string },
+  ): Promise<{ shares: ShareRecord[]; cursor?: string }>;
   /** Counts one view of a share's page, at `at`: one atomic update, whoever else counts at once. Unknown ids change nothing. */
   recordShareView(id: string, at: string): Promise<void>;
   /** Counts one download of a share's file or context (`/raw`, `/context`), as atomically. Unknown ids change nothing. */

@@ -565,7 +565,9 @@ export class DynamoMetaStore implements MetaStore {
       ScanIndexForward: false,
       // One more than the page: whether another page follows.
       Limit: page.limit + 1,
-      ExclusiveStartKey: after ? { ...key(`H#${after[1]}`, "H"), gsi1pk, gsi1sk: `${after[0]}#${after[1]}` } : undefined,
+      ExclusiveStartKey: after
+        ? { ...key(`H#${after[1]}`, "H"), gsi1pk, gsi1sk: `${after[0]}#${after[1]}` }
+        : undefined,
     });
     const shares = (result.Items ?? []).map((stored) => DynamoMetaStore.shareOf(stored));
     if (shares.length <= page.limit) return { shares };

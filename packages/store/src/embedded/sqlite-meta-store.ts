@@ -271,7 +271,9 @@ export class SqliteMetaStore implements MetaStore {
       const [at, id] = position ?? [high, ""];
       const rows = after.all(userId, low, high, at, at, id, count) as { card: string | null; data: string | null }[];
       const cards = rows.map((row) =>
-        listedCard(row.card ? (JSON.parse(row.card) as SessionCard) : cardOf(JSON.parse(row.data as string) as SessionHead)),
+        listedCard(
+          row.card ? (JSON.parse(row.card) as SessionCard) : cardOf(JSON.parse(row.data as string) as SessionHead),
+        ),
       );
       return { cards, end: rows.length < count };
     });
