@@ -309,6 +309,34 @@ describe.each(STORE_NAMES)("the library's pages (%s)", (storeName) => {
     expect(await page(alice, "/shares?revoked=2")).toContain("2 links revoked.");
   });
 
+  it("pages the shares page by its 'Older links' link, titles from each page's own sessions, nobody else's", async () => {
+    const dave = client(app, await userToken(pair.stores, "dave"));
+    expect(
+      (await dave.patch("dave-s", 0, session("dave-s", { cwd: "/w/d", day: "2026-01-01", name: "Daves work" }))).status,
+    ).toBe(200);
+    for (let i = 0; i < 53; i++) {
+      await pair.stores.meta.putShare({
+        id: `dave${String(i).padStart(3, "0")}aaaaaaaaaaaaaaa`,
+        userId: "dave",
+        sessionId: "dave-s",
+        createdAt: `2026-01-01T00:00:${String(i).padStart(2, "0")}.000Z`,
+        expiresAt: "2099-01-01T00:00:00.000Z",
+        maskSecrets: true,
+      });
+    }
+    const rows = (text: string) => [...text.matchAll(/<tr data-share="dave\d{3}/g)].length;
+    const first = await page(dave, "/shares");
+    expect(rows(first)).toBe(50);
+    expect(first).toContain(">Daves work</a>");
+    const more = /<a rel="next" href="([^"]+)">Older links<\/a>/.exec(first)?.[1]?.replaceAll("&amp;", "&") ?? "";
+    expect(more).toMatch(/^\/shares\?cursor=/);
+    const second = await page(dave, more);
+    expect(rows(second)).toBe(3);
+    expect(second).not.toContain("Older links");
+    // Dave's cursor is Dave's: Alice's request with it is refused.
+    expect((await alice.get(more, html)).status).toBe(400);
+  });
+
   it("another user's session or share answers 404 exactly like a missing one", async () => {
     const theirs = await post(bob, "/shares", { session: "bobs", expires: "7" });
     expect(theirs.status).toBe(303);
