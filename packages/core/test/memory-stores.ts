@@ -144,7 +144,7 @@ export class MemoryMetaStore implements MetaStore {
     return (await this.listCards(userId)).filter((c) => sessionIds.includes(c.sessionId)).map(listedCard);
   }
 
-  async fillCardList(_userId: string): Promise<number> {
+  async fillCardList(_userId: string, _options?: { check?: boolean }): Promise<number> {
     return 0;
   }
 

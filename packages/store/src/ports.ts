@@ -284,9 +284,10 @@ export interface MetaStore {
   getCards(userId: string, sessionIds: readonly string[]): Promise<SessionCard[]>;
   /**
    * Adds to the list index every session of the user that is missing from it (heads written
-   * before the index was kept); @returns how many. Reads every head: for maintenance passes.
+   * before the index was kept), or with `check` only counts them; @returns how many. Reads every
+   * head: for maintenance passes.
    */
-  fillCardList(userId: string): Promise<number>;
+  fillCardList(userId: string, options?: { check?: boolean }): Promise<number>;
   /** The index pages of one generation, in byte order; from `from` on (pages starting at or after it) when given. */
   getPages(userId: string, sessionId: string, generation: number, from?: number): Promise<IndexPage[]>;
   /** Archived generations, oldest first. */

@@ -345,7 +345,7 @@ export class DynamoMetaStore implements MetaStore {
     return cards;
   }
 
-  async fillCardList(userId: string): Promise<number> {
+  async fillCardList(userId: string, options: { check?: boolean } = {}): Promise<number> {
     const listed = await this.queryAll({
       KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
       ExpressionAttributeValues: { ":pk": `U#${userId}`, ":prefix": "C#" },
@@ -353,7 +353,7 @@ export class DynamoMetaStore implements MetaStore {
     });
     const have = new Set(listed.map((item) => String(item.sk).slice(2)));
     const missing = (await this.listCards(userId)).filter((card) => !have.has(card.sessionId));
-    for (const card of missing) {
+    for (const card of options.check ? [] : missing) {
       try {
         // Only where none is: a commit meanwhile wrote a newer entry, which stays.
         await this.client.send(

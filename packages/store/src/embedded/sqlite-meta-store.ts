@@ -290,7 +290,7 @@ export class SqliteMetaStore implements MetaStore {
   }
 
   /** Every head is in the list's index (the column is filled when the file is opened). */
-  async fillCardList(_userId: string): Promise<number> {
+  async fillCardList(_userId: string, _options?: { check?: boolean }): Promise<number> {
     return 0;
   }
 
