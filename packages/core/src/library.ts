@@ -47,7 +47,7 @@ export interface SharesPage {
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
 /** How many of the latest sessions the filters' choices are drawn from (one bounded read). */
-export const CHOICES_FROM = 500;
+export const CHOICES_FROM = 200;
 
 /** Values most used first (then by name), at most `limit`. */
 function mostUsed(values: Iterable<string>, limit: number): string[] {
