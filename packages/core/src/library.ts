@@ -6,7 +6,9 @@
 import { bounded, FIELD_LIMITS, SHARE_ID } from "@pisync/protocol";
 import {
   type CardFilter,
+  type CardPage,
   cardMatches,
+  encodeListCursor,
   InvalidCursorError,
   type MetaStore,
   type SessionCard,
@@ -102,10 +104,7 @@ export class Library {
    */
   async list(userId: string, filter: LibraryFilter, page: { limit: number; cursor?: string }): Promise<LibraryPage> {
     checkFilter(filter);
-    const [found, latest] = await Promise.all([
-      withCursor(this.meta.listCardPage(userId, { limit: page.limit, cursor: page.cursor, filter })),
-      this.meta.listCardPage(userId, { limit: CHOICES_FROM }),
-    ]);
+    const [found, latest] = await this.pageAndLatest(userId, filter, page);
     return {
       sessions: found.cards.map(boundedCard),
       ...(found.cursor ? { cursor: found.cursor } : {}),
@@ -118,6 +117,28 @@ export class Library {
         100,
       ).map((m) => bounded(m, FIELD_LIMITS.model)),
     };
+  }
+
+  /**
+   * A page of the list and the latest sessions the filters' choices come from. The unfiltered
+   * first page is the start of the latest sessions: one read gives both.
+   */
+  private async pageAndLatest(
+    userId: string,
+    filter: LibraryFilter,
+    page: { limit: number; cursor?: string },
+  ): Promise<[CardPage, CardPage]> {
+    if (!page.cursor && !Object.values(filter).some(Boolean) && page.limit < CHOICES_FROM) {
+      const latest = await this.meta.listCardPage(userId, { limit: CHOICES_FROM });
+      const cards = latest.cards.slice(0, page.limit);
+      const last = cards[cards.length - 1];
+      const more = latest.cards.length > page.limit || latest.cursor !== undefined;
+      return [{ cards, ...(more ? { cursor: encodeListCursor(userId, [last.lastAt, last.sessionId]) } : {}) }, latest];
+    }
+    return Promise.all([
+      withCursor(this.meta.listCardPage(userId, { limit: page.limit, cursor: page.cursor, filter })),
+      this.meta.listCardPage(userId, { limit: CHOICES_FROM }),
+    ]);
   }
 
   /** The user's latest sessions (at most `limit`), newest conversation first: the share form's choices. */

@@ -50,6 +50,15 @@ describe("the library's list", () => {
     expect(seen).toHaveLength(60);
     expect(new Set(seen).size).toBe(60);
     expect(seen).toEqual([...seen].sort().reverse());
+    // Unfiltered, the first page comes from the same read as the filters' choices: its cursor still resumes.
+    const everything: string[] = [];
+    for (let at: string | undefined, n = 0; n === 0 || at; n++) {
+      const page = await library.list("u", {}, { limit: 7, cursor: at });
+      everything.push(...page.sessions.map((s) => `${s.lastAt} ${s.sessionId}`));
+      at = page.cursor;
+    }
+    expect(everything).toHaveLength(120);
+    expect(everything).toEqual([...new Set(everything)].sort().reverse());
     const first = await library.list("u", {}, { limit: 5 });
     expect(first.folders).toEqual(["/w/a", "/w/b"]);
     expect(first.models).toEqual(["p/m1", "p/m2"]);
