@@ -39,8 +39,8 @@ export {
   matches,
   ownerView,
   type SharesPage,
-  titleOf,
   searchText,
+  titleOf,
 } from "./library.js";
 export { Memo } from "./memo.js";
 export { DEFAULT_READER_CACHE, Reader, type ReaderCacheLimits } from "./reader.js";
