@@ -136,7 +136,14 @@ export class MemoryMetaStore implements MetaStore {
         ? cards.findIndex((c) => c.lastAt < after[0] || (c.lastAt === after[0] && c.sessionId < after[1]))
         : 0;
       const from = start < 0 ? cards.length : start;
-      return { cards: cards.slice(from, from + count), end: from + count >= cards.length };
+      const read = cards.slice(from, from + count);
+      const last = read[read.length - 1];
+      return {
+        cards: read,
+        scanned: read.length,
+        last: last && [last.lastAt, last.sessionId],
+        end: from + count >= cards.length,
+      };
     });
   }
 

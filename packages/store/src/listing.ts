@@ -109,14 +109,26 @@ export function decodeListCursor(userId: string, cursor: string): ListPosition {
 
 /**
  * Reads cards after `after` (strictly older in list order) within the filter's `lastAt` range,
- * at most `count` of them, in list order; `end` when the range has no more.
+ * looking at most `count` of them, in list order. An adapter may leave out cards that do not
+ * match (a filter applied where they are stored); it says how many it looked at (`scanned`),
+ * where it stopped (`last`), and `end` when the range has no more.
  */
 export type CardBatchReader = (
   after: ListPosition | undefined,
   count: number,
-) => Promise<{ cards: SessionCard[]; end: boolean }>;
+) => Promise<{ cards: SessionCard[]; scanned: number; last?: ListPosition; end: boolean }>;
 
-/** Cards read per batch when a filter may skip many. */
+/** The model names a card answers to: each model, and each part of it after a `/` (see {@link cardMatches}). */
+export function modelKeys(card: SessionCard): string[] {
+  const keys = new Set<string>();
+  for (const model of card.models) {
+    keys.add(model);
+    for (let at = model.indexOf("/"); at >= 0; at = model.indexOf("/", at + 1)) keys.add(model.slice(at + 1));
+  }
+  return [...keys];
+}
+
+/** Cards read by a filtered page's first batch; a filter that skips more reads the rest of its budget at once. */
 const FILTERED_BATCH = 250;
 
 /**
@@ -130,18 +142,20 @@ export async function readCardPage(userId: string, request: CardPageRequest, rea
   const cards: SessionCard[] = [];
   let scanned = 0;
   for (;;) {
-    // Unfiltered, one card past the page tells whether another page follows.
-    const want = filtered ? FILTERED_BATCH : limit + 1 - cards.length;
+    // Unfiltered, one card past the page tells whether another page follows. Filtered, a first
+    // batch; then the rest of the budget in one read (a round trip costs more than its items).
+    const want = filtered ? (scanned === 0 ? FILTERED_BATCH : LIST_SCAN_BUDGET) : limit + 1 - cards.length;
     const batch = await read(position, Math.min(want, LIST_SCAN_BUDGET + 1 - scanned));
     for (const card of batch.cards) {
-      scanned++;
-      if (cardMatches(card, request.filter)) cards.push(card);
+      if (!cardMatches(card, request.filter)) continue;
+      cards.push(card);
       if (cards.length > limit) {
         const last = cards[limit - 1];
         return { cards: cards.slice(0, limit), cursor: encodeListCursor(userId, [last.lastAt, last.sessionId]) };
       }
-      position = [card.lastAt, card.sessionId];
     }
+    scanned += batch.scanned;
+    position = batch.last ?? position;
     if (batch.end || !position) return { cards };
     if (cards.length === limit || scanned > LIST_SCAN_BUDGET) {
       return { cards, cursor: encodeListCursor(userId, position) };

@@ -536,7 +536,13 @@ export function describeStoreContract(
             const at = `2025-03-${String(1 + (i % 28)).padStart(2, "0")}T12:00:00.000Z`;
             const cwd = i % 3 === 0 ? "/w/app" : i % 3 === 1 ? "/w/app/sub" : "/w/apple";
             await stores.meta.commit({
-              head: card(u, `s${String(i).padStart(2, "0")}`, at, cwd, i % 2 ? ["anthropic/claude"] : ["openai/gpt"]),
+              head: card(
+                u,
+                `s${String(i).padStart(2, "0")}`,
+                at,
+                cwd,
+                i % 4 === 1 ? ["openrouter/anthropic/claude"] : i % 2 ? ["anthropic/claude"] : ["openai/gpt"],
+              ),
               expectedRevision: null,
             });
           }
@@ -551,6 +557,9 @@ export function describeStoreContract(
           const filters: CardFilter[] = [
             { cwd: "/w/app" },
             { model: "claude" },
+            { model: "anthropic/claude" },
+            { model: "openrouter/anthropic/claude" },
+            { model: "router/anthropic/claude" },
             { model: "openai/gpt", cwd: "/w/apple" },
             { from: "2025-03-05", to: "2025-03-10" },
             { from: "2025-03-20" },

@@ -47,12 +47,15 @@ import { cardOf } from "../card.js";
 import { RevisionConflictError, StorageUnavailableError } from "../errors.js";
 import { TABLE_SCHEMA } from "../layout.js";
 import {
+  type CardFilter,
   type CardPage,
   type CardPageRequest,
   decodeListCursor,
   encodeListCursor,
+  type ListPosition,
   lastAtRange,
   listedCard,
+  modelKeys,
   readCardPage,
 } from "../listing.js";
 import type {
@@ -81,13 +84,50 @@ const key = (pk: string, sk: string) => ({ pk, sk });
 const headKey = (userId: string, sessionId: string) => key(`U#${userId}`, `S#${sessionId}`);
 const listKey = (userId: string, sessionId: string) => key(`U#${userId}`, `C#${sessionId}`);
 const listPk = (userId: string) => `UL#${userId}`;
-/** A session's entry in the library's list (see the items above). */
-const listItem = (userId: string, card: SessionCard): Item => ({
-  ...listKey(userId, card.sessionId),
-  gsi1pk: listPk(userId),
-  gsi1sk: `${card.lastAt}#${card.sessionId}`,
-  card: JSON.stringify(listedCard(card)),
-});
+/**
+ * A session's entry in the library's list (see the items above), with its folder (`cwd`) and
+ * the model names it answers to (`mk`, a string set) apart, for the list's filter expression.
+ */
+function listItem(userId: string, card: SessionCard): Item {
+  const models = modelKeys(card);
+  return {
+    ...listKey(userId, card.sessionId),
+    gsi1pk: listPk(userId),
+    gsi1sk: `${card.lastAt}#${card.sessionId}`,
+    card: JSON.stringify(listedCard(card)),
+    ...(card.cwd ? { cwd: card.cwd } : {}),
+    // A set cannot be empty: a card without models has none.
+    ...(models.length ? { mk: new Set(models) } : {}),
+  };
+}
+
+/**
+ * The folder and model filters as a DynamoDB filter expression: the items read are the same,
+ * but only matches come back (a page that skips many costs its matches, not its reads).
+ * `cardMatches` still checks each card: the expression only narrows.
+ */
+function filterExpression(filter: CardFilter | undefined) {
+  const parts: string[] = [];
+  const values: Record<string, string> = {};
+  if (filter?.cwd) {
+    parts.push("(cwd = :cwd OR begins_with(cwd, :folder))");
+    values[":cwd"] = filter.cwd;
+    values[":folder"] = `${filter.cwd.replace(/\/+$/, "")}/`;
+  }
+  if (filter?.model) {
+    parts.push("contains(mk, :model)");
+    values[":model"] = filter.model;
+  }
+  return parts.length ? { FilterExpression: parts.join(" AND "), values } : { values };
+}
+
+/** The place in the list a `LastEvaluatedKey` of the list's index names. */
+function positionOf(key: Item | undefined): ListPosition | undefined {
+  const sk = key?.gsi1sk;
+  if (typeof sk !== "string") return undefined;
+  const at = sk.lastIndexOf("#");
+  return [sk.slice(0, at), sk.slice(at + 1)];
+}
 /** The JSON body of an item (`data`). */
 const dataOf = <T>(stored: Item): T => JSON.parse(stored.data as string) as T;
 /** The JSON body of a token or browser session item, with its last use (kept beside it). */
@@ -287,27 +327,31 @@ export class DynamoMetaStore implements MetaStore {
   listCardPage(userId: string, request: CardPageRequest): Promise<CardPage> {
     const gsi1pk = listPk(userId);
     const { low, high } = lastAtRange(request.filter);
+    const filter = filterExpression(request.filter);
     return readCardPage(userId, request, async (after, count) => {
       let start: Item | undefined;
       if (after) {
         const at = `${after[0]}#${after[1]}`;
-        if (at < low) return { cards: [], end: true };
+        if (at < low) return { cards: [], scanned: 0, end: true };
         // A place above the range (a cursor of another filter) starts at the range's top.
         if (at < high) start = { ...listKey(userId, after[1]), gsi1pk, gsi1sk: at };
       }
       const result = await this.query({
         IndexName: GSI,
         KeyConditionExpression: "gsi1pk = :pk AND gsi1sk BETWEEN :low AND :high",
-        ExpressionAttributeValues: { ":pk": gsi1pk, ":low": low, ":high": high },
+        ...(filter.FilterExpression ? { FilterExpression: filter.FilterExpression } : {}),
+        ExpressionAttributeValues: { ":pk": gsi1pk, ":low": low, ":high": high, ...filter.values },
         ProjectionExpression: "card",
         ScanIndexForward: false,
         Limit: count,
         ExclusiveStartKey: start,
       });
-      this.listReads.items += result.ScannedCount ?? 0;
+      const scanned = result.ScannedCount ?? 0;
+      this.listReads.items += scanned;
       this.listReads.queries++;
       const cards = (result.Items ?? []).map((item) => JSON.parse(item.card as string) as SessionCard);
-      return { cards, end: !result.LastEvaluatedKey };
+      const last = positionOf(result.LastEvaluatedKey);
+      return { cards, scanned, ...(last ? { last } : {}), end: !result.LastEvaluatedKey };
     });
   }
 

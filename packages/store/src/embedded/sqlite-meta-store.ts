@@ -275,7 +275,13 @@ export class SqliteMetaStore implements MetaStore {
           row.card ? (JSON.parse(row.card) as SessionCard) : cardOf(JSON.parse(row.data as string) as SessionHead),
         ),
       );
-      return { cards, end: rows.length < count };
+      const last = cards[cards.length - 1];
+      return {
+        cards,
+        scanned: cards.length,
+        last: last && [last.lastAt, last.sessionId],
+        end: rows.length < count,
+      };
     });
   }
 
