@@ -8,8 +8,9 @@
  * - head:    pk `U#<user>`, sk `S#<session>`; gsi1 `U#<user>` / `<updatedAt>#<session>`; `card`, the
  *            library's small view of it (JSON), read alone when a whole list is wanted
  * - list entry: pk `U#<user>`, sk `C#<session>`; gsi1 `UL#<user>` / `<lastAt>#<session>`; `card`
- *            without its usage: the library's list read a page at a time in its order, written
- *            (and deleted) in the same transaction as the head
+ *            without its usage, `cwd` and `mk` (the model names it answers to) for the filters:
+ *            the library's list read a page at a time in its order, written (and deleted) in the
+ *            same transaction as the head
  * - page:    pk `P#<user>#<session>`, sk `G#<generation:8 hex>#<start:16 hex>`
  * - archive: pk `P#<user>#<session>`, sk `A#<generation:8 hex>`
  * - token:   pk `T#<hash>`, sk `T`; gsi1 `UT#<user>` / `<token id>`
