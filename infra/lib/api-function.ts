@@ -119,6 +119,8 @@ export class ApiFunction extends Construct {
           "dynamodb:DeleteItem",
           "dynamodb:Query",
           "dynamodb:BatchWriteItem",
+          // The cards of a page of shares' sessions, read at once.
+          "dynamodb:BatchGetItem",
           "dynamodb:ConditionCheckItem",
           // The last use of a token or browser session: one attribute, on an item that exists.
           "dynamodb:UpdateItem",

@@ -188,6 +188,7 @@ describe("the pisync stack", () => {
       ["s3:DeleteObject", "s3:GetObject", "s3:PutObject"],
       ["s3:ListBucket"],
       [
+        "dynamodb:BatchGetItem",
         "dynamodb:BatchWriteItem",
         "dynamodb:ConditionCheckItem",
         "dynamodb:DeleteItem",

@@ -1,28 +1,29 @@
 /**
  * Library benchmark: the first sessions page (`GET /`, 50 sessions, every filter's choices) of
- * a user with 10,000 sessions on the embedded store; server time, p95 of 20 warm requests,
- * target ≤ 150 ms. Baselines in the same run: `/healthz` and the API's own first page of the
- * same list (`GET /v1/sessions?limit=50`). Also a filtered page (a model and a folder), and the
- * insights page (`/insights`, a year of usage by day, model, project, machine and tool; same
- * target) with its API (`/v1/insights`).
+ * a user with 10,000 sessions, on the embedded store and on the AWS pair (DynamoDB Local +
+ * s3rver behind the SigV4 gate); server time, p95 of 20 warm requests, target ≤ 150 ms for the
+ * first page and a filtered page. Baselines in the same run: `/healthz` and the API's own first
+ * page of the same list (`GET /v1/sessions?limit=50`). Also filtered pages (a model and a
+ * folder; a month), the shares page, and on the embedded store the insights page (`/insights`,
+ * a year of usage by day, model, project, machine and tool; same target) with its API
+ * (`/v1/insights`). `LIBRARY_STORES=embedded` or `=aws` runs one pair only.
  *
  * The library is generated cheaply: 10,000 small sessions (a header, a user message, an
  * assistant reply; 20 folders, 6 models, a year of dates), appended through core's `Appender`
- * straight into the store (no HTTP, no search index), once, then reused from `.bench/`.
- * Server time is the app's own time (`app.request`, in process): no sockets, no client.
+ * straight into the store (no HTTP, no search index): once into `.bench/` for the embedded
+ * store, on every run for the AWS pair (DynamoDB Local keeps nothing). Server time is the app's
+ * own time (`app.request`, in process): no sockets, no client.
  */
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { createApp } from "@pisync/api";
 import { Appender, Tokens } from "@pisync/core";
+import type { Stores } from "@pisync/store";
+import { awsStores, type DynamoMetaStore } from "@pisync/store/aws";
 import { embeddedStores } from "@pisync/store/embedded";
+import { withAwsServers } from "./aws-servers.js";
 
 const SESSIONS = Number(process.env.LIBRARY_SESSIONS ?? 10_000);
-// v2: sessions appended since cards carry usage rollups (insights read them).
-const dataDir = join(process.cwd(), ".bench", `library-v2-${SESSIONS}`);
-const fresh = !existsSync(dataDir);
-mkdirSync(dataDir, { recursive: true });
-const stores = embeddedStores(dataDir);
 const MODELS = ["claude-sonnet-4-5", "claude-opus-4-1", "gpt-5", "gpt-5-mini", "gemini-2.5-pro", "kimi-k2"];
 
 /** Session `i`: its day spreads over 2025, its folder over 20 projects, its model over 6. */
@@ -64,84 +65,142 @@ function session(i: number, id = `bench-${String(i).padStart(5, "0")}`): Uint8Ar
   return new TextEncoder().encode(lines.map((l) => `${JSON.stringify(l)}\n`).join(""));
 }
 
-const appender = new Appender(stores);
-if (fresh) {
+type Result = [string, { p95: number; median: number }];
+
+/** Appends the generated library, `parallel` sessions at a time. */
+async function generate(stores: Stores, parallel: number) {
+  const appender = new Appender(stores);
   const t = performance.now();
-  for (let i = 0; i < SESSIONS; i++) {
-    await appender.append({
-      userId: "bench",
-      sessionId: `bench-${String(i).padStart(5, "0")}`,
-      offset: 0,
-      body: session(i),
-    });
+  for (let i = 0; i < SESSIONS; i += parallel) {
+    const batch = Array.from({ length: Math.min(parallel, SESSIONS - i) }, (_, k) => i + k);
+    await Promise.all(
+      batch.map((n) =>
+        appender.append({
+          userId: "bench",
+          sessionId: `bench-${String(n).padStart(5, "0")}`,
+          offset: 0,
+          body: session(n),
+        }),
+      ),
+    );
   }
   console.log(`generated ${SESSIONS} sessions in ${((performance.now() - t) / 1000).toFixed(1)} s`);
-}
-const { token } = await new Tokens(stores.meta).create("bench", "bench");
-const app = createApp({ stores, log: () => {} });
-const headers = { Authorization: `Bearer ${token}`, Accept: "text/html" };
-
-/**
- * A write before a request, by another connection to the same files (a second process): the
- * server's cached cards are dropped and read again whole. (Its own appends keep them in step.)
- */
-const other = embeddedStores(dataDir);
-const otherAppender = new Appender(other);
-async function write() {
-  await otherAppender.append({ userId: "bench", sessionId: "scratch", offset: 0, body: session(0, "scratch") });
-  await other.meta.deleteSession("bench", "scratch", new Date().toISOString());
 }
 
 /**
  * p95 and median of 20 warm requests (after 5 to warm up), in ms; checks the answer. With
- * `afterWrite`, each request follows a write (not timed), so nothing read before is reused.
+ * `before`, each request follows it (not timed), so nothing read before is reused.
  */
-async function time(path: string, check: (text: string) => boolean, afterWrite = false) {
-  const runs: number[] = [];
-  for (let i = 0; i < 25; i++) {
-    if (afterWrite) await write();
-    const t = performance.now();
-    const r = await app.request(path, { headers });
-    const text = await r.text();
-    const ms = performance.now() - t;
-    if (r.status !== 200 || !check(text)) throw new Error(`${path}: ${r.status} ${text.slice(0, 200)}`);
-    if (i >= 5) runs.push(ms);
-  }
-  runs.sort((a, b) => a - b);
-  return { p95: runs[Math.ceil(runs.length * 0.95) - 1], median: runs[Math.floor(runs.length / 2)] };
+async function timer(app: ReturnType<typeof createApp>, headers: Record<string, string>) {
+  return async (path: string, check: (text: string) => boolean, before?: () => Promise<void>) => {
+    const runs: number[] = [];
+    for (let i = 0; i < 25; i++) {
+      if (before) await before();
+      const t = performance.now();
+      const r = await app.request(path, { headers });
+      const text = await r.text();
+      const ms = performance.now() - t;
+      if (r.status !== 200 || !check(text)) throw new Error(`${path}: ${r.status} ${text.slice(0, 200)}`);
+      if (i >= 5) runs.push(ms);
+    }
+    runs.sort((a, b) => a - b);
+    return { p95: runs[Math.ceil(runs.length * 0.95) - 1], median: runs[Math.floor(runs.length / 2)] };
+  };
 }
 
 const rows = (text: string) => (text.match(/<li class="session">/g) ?? []).length;
-const results: Array<[string, { p95: number; median: number }]> = [
-  ["/healthz", await time("/healthz", (t) => t.includes("ok"))],
-  [
-    "GET /v1/sessions?limit=50 (baseline)",
-    await time("/v1/sessions?limit=50", (t) => JSON.parse(t).sessions.length === 50),
-  ],
-  ["GET / (first page)", await time("/", (t) => rows(t) === 50)],
-  [
-    "GET /?model=gpt-5&cwd=/home/dev/project-2",
-    await time("/?model=gpt-5&cwd=%2Fhome%2Fdev%2Fproject-2", (t) => rows(t) > 0),
-  ],
-  ["GET / after another process wrote (nothing cached)", await time("/", (t) => rows(t) === 50, true)],
-  [
+
+/** The requests both pairs answer: the lists. */
+async function listRequests(time: Awaited<ReturnType<typeof timer>>): Promise<Result[]> {
+  return [
+    ["/healthz", await time("/healthz", (t) => t.includes("ok"))],
+    [
+      "GET /v1/sessions?limit=50 (baseline)",
+      await time("/v1/sessions?limit=50", (t) => JSON.parse(t).sessions.length === 50),
+    ],
+    ["GET / (first page)", await time("/", (t) => rows(t) === 50)],
+    [
+      "GET /?model=gpt-5&cwd=/home/dev/project-2",
+      await time("/?model=gpt-5&cwd=%2Fhome%2Fdev%2Fproject-2", (t) => rows(t) > 0),
+    ],
+    ["GET /?from=2025-06-01&to=2025-06-30", await time("/?from=2025-06-01&to=2025-06-30", (t) => rows(t) > 0)],
+    ["GET /shares", await time("/shares", (t) => t.includes("Make link"))],
+  ];
+}
+
+/** Prints a pair's table and its targets. */
+function report(title: string, results: Result[], targets: string[]) {
+  const base = results[1][1].p95;
+  console.log(`\nlibrary of ${SESSIONS} sessions (${title}), server time of 20 warm requests:`);
+  console.log("| request | median ms | p95 ms | p95 / baseline |");
+  console.log("|---|---|---|---|");
+  for (const [name, r] of results) {
+    console.log(`| ${name} | ${r.median.toFixed(1)} | ${r.p95.toFixed(1)} | ${(r.p95 / base).toFixed(2)} |`);
+  }
+  for (const [name, r] of results.filter(([name]) => targets.includes(name))) {
+    console.log(`target: ${name} p95 ≤ 150 ms: ${r.p95.toFixed(1)} ms — ${r.p95 <= 150 ? "met" : "NOT met"}`);
+  }
+}
+
+const pairs = (process.env.LIBRARY_STORES ?? "embedded,aws").split(",");
+const TARGETS = ["GET / (first page)", "GET /?model=gpt-5&cwd=/home/dev/project-2"];
+
+if (pairs.includes("embedded")) {
+  // v2: sessions appended since cards carry usage rollups (insights read them).
+  const dataDir = join(process.cwd(), ".bench", `library-v2-${SESSIONS}`);
+  const fresh = !existsSync(dataDir);
+  mkdirSync(dataDir, { recursive: true });
+  const stores = embeddedStores(dataDir);
+  if (fresh) await generate(stores, 1);
+  const { token } = await new Tokens(stores.meta).create("bench", "bench");
+  const app = createApp({ stores, log: () => {} });
+  const time = await timer(app, { Authorization: `Bearer ${token}`, Accept: "text/html" });
+  /**
+   * A write before a request, by another connection to the same files (a second process):
+   * nothing the server read before is reused.
+   */
+  const other = embeddedStores(dataDir);
+  const otherAppender = new Appender(other);
+  const write = async () => {
+    await otherAppender.append({ userId: "bench", sessionId: "scratch", offset: 0, body: session(0, "scratch") });
+    await other.meta.deleteSession("bench", "scratch", new Date().toISOString());
+  };
+  const results: Result[] = [
+    ...(await listRequests(time)),
+    ["GET / after another process wrote (nothing cached)", await time("/", (t) => rows(t) === 50, write)],
+    [
+      "GET /insights (all of 2025)",
+      await time("/insights?from=2025-01-01&to=2025-12-31", (t) => t.includes("svg class")),
+    ],
+    [
+      "GET /v1/insights (all of 2025)",
+      await time("/v1/insights?from=2025-01-01&to=2025-12-31", (t) => JSON.parse(t).totals.sessions === SESSIONS),
+    ],
+  ];
+  report("embedded store", results, [
+    ...TARGETS,
+    "GET / after another process wrote (nothing cached)",
     "GET /insights (all of 2025)",
-    await time("/insights?from=2025-01-01&to=2025-12-31", (t) => t.includes("svg class")),
-  ],
-  [
-    "GET /v1/insights (all of 2025)",
-    await time("/v1/insights?from=2025-01-01&to=2025-12-31", (t) => JSON.parse(t).totals.sessions === SESSIONS),
-  ],
-];
-const base = results[1][1].p95;
-console.log(`\nlibrary of ${SESSIONS} sessions (embedded store), server time of 20 warm requests:`);
-console.log("| request | median ms | p95 ms | p95 / baseline |");
-console.log("|---|---|---|---|");
-for (const [name, r] of results) {
-  console.log(`| ${name} | ${r.median.toFixed(1)} | ${r.p95.toFixed(1)} | ${(r.p95 / base).toFixed(2)} |`);
+  ]);
+  stores.close();
+  other.close();
 }
-for (const [name, r] of [results[2], results[4], results[5]]) {
-  console.log(`target: ${name} p95 ≤ 150 ms: ${r.p95.toFixed(1)} ms — ${r.p95 <= 150 ? "met" : "NOT met"}`);
+
+if (pairs.includes("aws")) {
+  await withAwsServers(async (config) => {
+    const stores = awsStores(config);
+    await generate(stores, 16);
+    const { token } = await new Tokens(stores.meta).create("bench", "bench");
+    const app = createApp({ stores, log: () => {} });
+    const time = await timer(app, { Authorization: `Bearer ${token}`, Accept: "text/html" });
+    const meta = stores.meta as DynamoMetaStore;
+    const before = { ...meta.listReads };
+    const results = await listRequests(time);
+    report("AWS pair: DynamoDB Local + s3rver", results, TARGETS);
+    // Each list request above past the two baselines, 25 times.
+    const requests = (results.length - 2) * 25;
+    console.log(
+      `list items read by DynamoDB per library or shares page request: ${((meta.listReads.items - before.items) / requests).toFixed(0)} on average, the filters' choices included (never the ${SESSIONS})`,
+    );
+  });
 }
-stores.close();
-other.close();

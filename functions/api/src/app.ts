@@ -9,6 +9,7 @@ import {
   DEFAULT_APPEND_LIMITS,
   DEFAULT_SHARE_LIMITS,
   Insights,
+  Library,
   Reader,
   type ReaderCacheLimits,
   type ShareKeys,
@@ -183,7 +184,14 @@ export function createApp(deps: AppDeps) {
   app.route("/v1/tokens", tokenRoutes(services));
   app.route("/v1/insights", insightsRoutes(services));
   // The signed-in library's pages (sessions, one session, shares) and their assets.
-  app.route("/", libraryRoutes(services, { meta: deps.stores.meta, shares, search: deps.search }));
+  app.route(
+    "/",
+    libraryRoutes(services, {
+      library: new Library(deps.stores.meta, services.reader, services.reading),
+      shares,
+      search: deps.search,
+    }),
+  );
   return app;
 }
 

@@ -112,6 +112,64 @@ describe.each(STORE_NAMES)("the library's pages (%s)", (storeName) => {
     await page(alice, "/?cursor=forged", 400);
   });
 
+  it("pages a long list by its 'Older sessions' link, nothing twice, and refuses another user's cursor", async () => {
+    const carol = client(app, await userToken(pair.stores, "carol"));
+    const ids = Array.from({ length: 56 }, (_, i) => `c${String(i).padStart(2, "0")}`);
+    for (const [i, id] of ids.entries()) {
+      const day = `2025-${String(1 + (i % 12)).padStart(2, "0")}-${String(1 + (i % 28)).padStart(2, "0")}`;
+      const cwd = i % 4 === 0 ? "/w/rare" : "/w/common";
+      expect((await carol.patch(id, 0, session(id, { cwd, day }))).status).toBe(200);
+    }
+    const next = (text: string) =>
+      /<a rel="next" href="([^"]+)">Older sessions<\/a>/.exec(text)?.[1]?.replaceAll("&amp;", "&");
+    const follow = async (path: string) => {
+      const seen: string[] = [];
+      for (let at: string | undefined = path, pages = 0; at && pages < 10; pages++) {
+        const text = await page(carol, at);
+        seen.push(...order(text));
+        at = next(text);
+      }
+      return seen;
+    };
+    const all = await follow("/");
+    expect(all).toHaveLength(56);
+    expect(new Set(all).size).toBe(56);
+    const first = await page(carol, "/");
+    expect(order(first)).toHaveLength(50);
+    // The list is the conversations' order: each page's last is older than the next page's first.
+    const v1 = (await (await carol.get("/v1/sessions?limit=100")).json()) as { sessions: { id: string }[] };
+    expect(v1.sessions).toHaveLength(56);
+    const rare = await follow("/?cwd=%2Fw%2Frare");
+    expect(rare.sort()).toEqual(ids.filter((_, i) => i % 4 === 0).sort());
+    // Carol's cursor names her list: Alice's request with it is refused, nothing of Carol's shown.
+    const cursor = new URL(`http://x${next(first)}`).searchParams.get("cursor") as string;
+    const refused = await alice.get(`/?cursor=${encodeURIComponent(cursor)}`, html);
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).not.toContain("c00");
+  });
+
+  it("GET /v1/sessions pages with a cursor, nothing twice, and another user's cursor shows only my own", async () => {
+    const listed: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const r = await alice.get(`/v1/sessions?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+      expect(r.status).toBe(200);
+      const body = (await r.json()) as { sessions: { id: string }[]; cursor?: string };
+      expect(body.sessions.length).toBeLessThanOrEqual(2);
+      listed.push(...body.sessions.map((s) => s.id));
+      cursor = body.cursor;
+    } while (cursor);
+    expect(new Set(listed).size).toBe(listed.length);
+    for (const id of ["old", "new", "mid"]) expect(listed).toContain(id);
+    expect(listed).not.toContain("bobs");
+    const bobs = (await (await bob.get("/v1/sessions?limit=1")).json()) as { cursor?: string };
+    if (bobs.cursor) {
+      const r = await alice.get(`/v1/sessions?limit=10&cursor=${encodeURIComponent(bobs.cursor)}`);
+      const body = (await r.json()) as { sessions: { id: string }[] };
+      expect(body.sessions.map((s) => s.id)).not.toContain("bobs");
+    }
+  });
+
   it("searches: hits grouped by session, snippets marked, each linking to the session at its entry", async () => {
     const text = await eventually(
       () => page(alice, `/?q=${encodeURIComponent('"retry bug"')}`),
@@ -249,6 +307,34 @@ describe.each(STORE_NAMES)("the library's pages (%s)", (storeName) => {
     const end = await (await alice.get("/v1/shares")).json();
     expect(end.shares.every((s: { status: string }) => s.status === "revoked")).toBe(true);
     expect(await page(alice, "/shares?revoked=2")).toContain("2 links revoked.");
+  });
+
+  it("pages the shares page by its 'Older links' link, titles from each page's own sessions, nobody else's", async () => {
+    const dave = client(app, await userToken(pair.stores, "dave"));
+    expect(
+      (await dave.patch("dave-s", 0, session("dave-s", { cwd: "/w/d", day: "2026-01-01", name: "Daves work" }))).status,
+    ).toBe(200);
+    for (let i = 0; i < 53; i++) {
+      await pair.stores.meta.putShare({
+        id: `dave${String(i).padStart(3, "0")}aaaaaaaaaaaaaaa`,
+        userId: "dave",
+        sessionId: "dave-s",
+        createdAt: `2026-01-01T00:00:${String(i).padStart(2, "0")}.000Z`,
+        expiresAt: "2099-01-01T00:00:00.000Z",
+        maskSecrets: true,
+      });
+    }
+    const rows = (text: string) => [...text.matchAll(/<tr data-share="dave\d{3}/g)].length;
+    const first = await page(dave, "/shares");
+    expect(rows(first)).toBe(50);
+    expect(first).toContain(">Daves work</a>");
+    const more = /<a rel="next" href="([^"]+)">Older links<\/a>/.exec(first)?.[1]?.replaceAll("&amp;", "&") ?? "";
+    expect(more).toMatch(/^\/shares\?cursor=/);
+    const second = await page(dave, more);
+    expect(rows(second)).toBe(3);
+    expect(second).not.toContain("Older links");
+    // Dave's cursor is Dave's: Alice's request with it is refused.
+    expect((await alice.get(more, html)).status).toBe(400);
   });
 
   it("another user's session or share answers 404 exactly like a missing one", async () => {

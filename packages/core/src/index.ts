@@ -38,7 +38,9 @@ export {
   type LibraryPage,
   matches,
   ownerView,
+  type SharesPage,
   searchText,
+  titleOf,
 } from "./library.js";
 export { Memo } from "./memo.js";
 export { DEFAULT_READER_CACHE, Reader, type ReaderCacheLimits } from "./reader.js";

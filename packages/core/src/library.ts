@@ -3,8 +3,18 @@
  * folder, model and dates, a cursor per page) and one session read through the share viewer's
  * rules as a whole, unmasked, never-expiring view (it is the owner's own).
  */
-import { bounded, FIELD_LIMITS } from "@pisync/protocol";
-import type { MetaStore, SessionCard, SessionHead, ShareRecord } from "@pisync/store";
+import { bounded, FIELD_LIMITS, SHARE_ID } from "@pisync/protocol";
+import {
+  type CardFilter,
+  type CardPage,
+  cardMatches,
+  encodeListCursor,
+  InvalidCursorError,
+  type MetaStore,
+  type SessionCard,
+  type SessionHead,
+  type ShareRecord,
+} from "@pisync/store";
 import type { CompactTree, SessionPageView } from "@pisync/viewer";
 import { boundedCard } from "./bounds.js";
 import { BadRequest } from "./errors.js";
@@ -14,35 +24,33 @@ import type { PageRequest, ShareReading } from "./share-reading.js";
 import { namedWriters } from "./writers.js";
 
 /** What the list may be narrowed to; every field is optional and they combine (and). */
-export interface LibraryFilter {
-  /** The session's folder is this one, or inside it. */
-  cwd?: string;
-  /** One of the models the session used (`provider/model`, or the model alone). */
-  model?: string;
-  /** Sessions whose last entry is on or after this day (`YYYY-MM-DD`, UTC). */
-  from?: string;
-  /** Sessions whose last entry is on or before this day (`YYYY-MM-DD`, UTC). */
-  to?: string;
-}
+export type LibraryFilter = CardFilter;
 
 /** One page of the list, with what the filters can offer. */
 export interface LibraryPage {
   sessions: SessionCard[];
-  /** Pass back for the next page; absent on the last one. */
+  /**
+   * Pass back for the next page; absent on the last one. A filter that matches little may give
+   * a short (even empty) page with a cursor: each page looks through a bounded stretch of the list.
+   */
   cursor?: string;
-  /** How many sessions match the filter (all pages). */
-  matching: number;
-  /** Every folder and model of the user's sessions, most used first (the filters' choices). */
+  /** The folders and models of the user's latest sessions, most used first (the filters' choices). */
   folders: string[];
   models: string[];
 }
 
+/** One page of the user's share links, newest first, with the titles of their sessions. */
+export interface SharesPage {
+  shares: ShareRecord[];
+  /** The title of each listed share's session that still exists, by session id. */
+  titles: Map<string, string>;
+  cursor?: string;
+}
+
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
-/** The list's order: latest conversation first, then by id (a total order the cursor can name). */
-function newestFirst(a: SessionCard, b: SessionCard): number {
-  return a.lastAt === b.lastAt ? (a.sessionId < b.sessionId ? 1 : -1) : a.lastAt < b.lastAt ? 1 : -1;
-}
+/** How many of the latest sessions the filters' choices are drawn from (one bounded read). */
+export const CHOICES_FROM = 200;
 
 /** Values most used first (then by name), at most `limit`. */
 function mostUsed(values: Iterable<string>, limit: number): string[] {
@@ -54,35 +62,11 @@ function mostUsed(values: Iterable<string>, limit: number): string[] {
     .map(([v]) => v);
 }
 
-function encodeCursor(card: SessionCard): string {
-  return Buffer.from(JSON.stringify([card.lastAt, card.sessionId])).toString("base64url");
-}
-
-function decodeCursor(cursor: string): [string, string] {
-  try {
-    const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-    if (Array.isArray(value) && value.length === 2 && value.every((v) => typeof v === "string")) {
-      return value as [string, string];
-    }
-  } catch {
-    // Falls through to the error below.
-  }
-  throw new BadRequest("the cursor is not one this list gave", "bad_request");
-}
+/** A card's title: its name, its first message, or its id. */
+export const titleOf = (card: SessionCard) => card.name || card.firstMessage || card.sessionId;
 
 /** Whether a card passes a filter. */
-export function matches(card: SessionCard, filter: LibraryFilter): boolean {
-  if (filter.cwd) {
-    const cwd = card.cwd ?? "";
-    const folder = filter.cwd.replace(/\/+$/, "");
-    if (cwd !== filter.cwd && !cwd.startsWith(`${folder}/`)) return false;
-  }
-  if (filter.model && !card.models.some((m) => m === filter.model || m.endsWith(`/${filter.model}`))) return false;
-  const day = card.lastAt.slice(0, 10);
-  if (filter.from && day < filter.from) return false;
-  if (filter.to && day > filter.to) return false;
-  return true;
-}
+export const matches = cardMatches;
 
 /** Checks a filter's dates (a precise 400 for a malformed one). */
 export function checkFilter(filter: LibraryFilter): LibraryFilter {
@@ -95,6 +79,16 @@ export function checkFilter(filter: LibraryFilter): LibraryFilter {
   return filter;
 }
 
+/** A store's refusal of a cursor, as the 400 it is. */
+async function withCursor<T>(read: Promise<T>): Promise<T> {
+  try {
+    return await read;
+  } catch (error) {
+    if (error instanceof InvalidCursorError) throw new BadRequest(error.message, "bad_request");
+    throw error;
+  }
+}
+
 /** The library's use cases, over the metadata port, the reader and the share viewer's rules. */
 export class Library {
   constructor(
@@ -104,34 +98,70 @@ export class Library {
   ) {}
 
   /**
-   * A page of the user's sessions matching `filter`, latest conversation first. The whole list
-   * is one query of small cards (thousands of sessions cost milliseconds), filtered here.
-   * @throws BadRequest for a malformed filter date or cursor
+   * A page of the user's sessions matching `filter`, latest conversation first, read from the
+   * store's ordered list a page at a time (never the whole list); the filters' choices come from
+   * the latest {@link CHOICES_FROM} sessions.
+   * @throws BadRequest for a malformed filter date or cursor (another user's included)
    */
   async list(userId: string, filter: LibraryFilter, page: { limit: number; cursor?: string }): Promise<LibraryPage> {
     checkFilter(filter);
-    const after = page.cursor ? decodeCursor(page.cursor) : undefined;
-    const cards = await this.meta.listCards(userId);
-    const matching = cards.filter((card) => matches(card, filter)).sort(newestFirst);
-    const start = after
-      ? matching.findIndex((c) => c.lastAt < after[0] || (c.lastAt === after[0] && c.sessionId < after[1]))
-      : 0;
-    const from = start < 0 ? matching.length : start;
-    const sessions = matching.slice(from, from + page.limit);
-    const more = from + page.limit < matching.length;
+    const [found, latest] = await this.pageAndLatest(userId, filter, page);
     return {
-      sessions: sessions.map(boundedCard),
-      ...(more ? { cursor: encodeCursor(sessions[sessions.length - 1]) } : {}),
-      matching: matching.length,
+      sessions: found.cards.map(boundedCard),
+      ...(found.cursor ? { cursor: found.cursor } : {}),
       folders: mostUsed(
-        cards.map((c) => c.cwd).filter((c) => c !== undefined),
+        latest.cards.map((c) => c.cwd).filter((c) => c !== undefined),
         200,
       ).map((f) => bounded(f, FIELD_LIMITS.cwd)),
       models: mostUsed(
-        cards.flatMap((c) => c.models),
+        latest.cards.flatMap((c) => c.models),
         100,
       ).map((m) => bounded(m, FIELD_LIMITS.model)),
     };
+  }
+
+  /**
+   * A page of the list and the latest sessions the filters' choices come from. The unfiltered
+   * first page is the start of the latest sessions: one read gives both.
+   */
+  private async pageAndLatest(
+    userId: string,
+    filter: LibraryFilter,
+    page: { limit: number; cursor?: string },
+  ): Promise<[CardPage, CardPage]> {
+    if (!page.cursor && !Object.values(filter).some(Boolean) && page.limit < CHOICES_FROM) {
+      const latest = await this.meta.listCardPage(userId, { limit: CHOICES_FROM });
+      const cards = latest.cards.slice(0, page.limit);
+      const last = cards[cards.length - 1];
+      const more = latest.cards.length > page.limit || latest.cursor !== undefined;
+      return [{ cards, ...(more ? { cursor: encodeListCursor(userId, [last.lastAt, last.sessionId]) } : {}) }, latest];
+    }
+    return Promise.all([
+      withCursor(this.meta.listCardPage(userId, { limit: page.limit, cursor: page.cursor, filter })),
+      this.meta.listCardPage(userId, { limit: CHOICES_FROM }),
+    ]);
+  }
+
+  /** The user's latest sessions (at most `limit`), newest conversation first: the share form's choices. */
+  async latest(userId: string, limit: number): Promise<SessionCard[]> {
+    return (await this.meta.listCardPage(userId, { limit })).cards.map(boundedCard);
+  }
+
+  /** One of the user's share links by id; `undefined` for an unknown one or another user's. */
+  async share(userId: string, shareId: string): Promise<ShareRecord | undefined> {
+    const share = SHARE_ID.test(shareId) ? await this.meta.getShare(shareId) : undefined;
+    return share?.userId === userId ? share : undefined;
+  }
+
+  /** A page of the user's share links, newest first, with their sessions' titles. @throws BadRequest for a bad cursor */
+  async shares(userId: string, page: { limit: number; cursor?: string }): Promise<SharesPage> {
+    const found = await withCursor(this.meta.listSharePage(userId, page));
+    const cards = await this.meta.getCards(
+      userId,
+      found.shares.map((s) => s.sessionId),
+    );
+    const titles = new Map(cards.map((card) => [card.sessionId, titleOf(boundedCard(card))]));
+    return { shares: found.shares, titles, ...(found.cursor ? { cursor: found.cursor } : {}) };
   }
 
   /**

@@ -45,7 +45,8 @@ export interface Finding {
     | "orphan"
     | "abandoned-upload"
     | "temp-file"
-    | "unknown-object";
+    | "unknown-object"
+    | "unlisted";
   message: string;
   userId?: string;
   sessionId?: string;
@@ -358,6 +359,20 @@ export async function verifyStores(stores: Stores, options: VerifyOptions = {}):
       problem: true,
       repaired: options.repair,
     });
+  }
+  if (options.deep) {
+    // Heads written before the library's list index was kept: the list would not show them.
+    for (const userId of options.userId ? [options.userId] : await stores.meta.users()) {
+      const missing = await stores.meta.fillCardList(userId, { check: !options.repair });
+      if (!missing) continue;
+      report({
+        kind: "unlisted",
+        userId,
+        message: `${missing} session${missing === 1 ? "" : "s"} missing from the library's list`,
+        problem: true,
+        repaired: options.repair,
+      });
+    }
   }
   const wrong = findings.filter((finding) => finding.problem && !finding.repaired).length;
   return { findings, sessions: sessions.length, objects: listed.objects.size, young, wrong };

@@ -44,18 +44,30 @@ describe("the library's list", () => {
     let cursor: string | undefined;
     do {
       const page = await library.list("u", { cwd: "/w/a" }, { limit: 7, cursor });
-      expect(page.matching).toBe(60);
       seen.push(...page.sessions.map((s) => `${s.lastAt} ${s.sessionId}`));
       cursor = page.cursor;
     } while (cursor);
     expect(seen).toHaveLength(60);
     expect(new Set(seen).size).toBe(60);
     expect(seen).toEqual([...seen].sort().reverse());
+    // Unfiltered, the first page comes from the same read as the filters' choices: its cursor still resumes.
+    const everything: string[] = [];
+    for (let at: string | undefined, n = 0; n === 0 || at; n++) {
+      const page = await library.list("u", {}, { limit: 7, cursor: at });
+      everything.push(...page.sessions.map((s) => `${s.lastAt} ${s.sessionId}`));
+      at = page.cursor;
+    }
+    expect(everything).toHaveLength(120);
+    expect(everything).toEqual([...new Set(everything)].sort().reverse());
     const first = await library.list("u", {}, { limit: 5 });
     expect(first.folders).toEqual(["/w/a", "/w/b"]);
     expect(first.models).toEqual(["p/m1", "p/m2"]);
     await expect(library.list("u", { from: "2025-13-01" }, { limit: 5 })).rejects.toThrow("from must be a day");
     expect((await library.list("other", {}, { limit: 5 })).sessions).toEqual([]);
+    // A cursor names its user's list: another user's is refused, never read.
+    const mine = (await library.list("u", {}, { limit: 5 })).cursor;
+    await expect(library.list("other", {}, { limit: 5, cursor: mine })).rejects.toThrow("cursor");
+    await expect(library.list("u", {}, { limit: 5, cursor: "garbage" })).rejects.toThrow("cursor");
   });
 
   it("matches folders and the folders inside them, models by full or short name, days inclusive", () => {

@@ -6,15 +6,21 @@
 import {
   type BlobStore,
   type BrowserSessionRecord,
+  type CardPage,
+  type CardPageRequest,
   type Commit,
   cardOf,
+  decodeListCursor,
+  encodeListCursor,
   type GenerationState,
   type IndexPage,
   type LoginLinkRecord,
+  listedCard,
   type MetaStore,
   NotFoundError,
   type ObjectInfo,
   RevisionConflictError,
+  readCardPage,
   type SessionCard,
   type SessionHead,
   type ShareRecord,
@@ -118,6 +124,35 @@ export class MemoryMetaStore implements MetaStore {
 
   async listCards(userId: string): Promise<SessionCard[]> {
     return [...this.heads.values()].filter((h) => h.userId === userId).map(cardOf);
+  }
+
+  async listCardPage(userId: string, request: CardPageRequest): Promise<CardPage> {
+    // Code-unit order, as the real indexes compare (not the locale's).
+    const order = (a: SessionCard, b: SessionCard) =>
+      a.lastAt === b.lastAt ? (a.sessionId < b.sessionId ? 1 : -1) : a.lastAt < b.lastAt ? 1 : -1;
+    const cards = (await this.listCards(userId)).map(listedCard).sort(order);
+    return readCardPage(userId, request, async (after, count) => {
+      const start = after
+        ? cards.findIndex((c) => c.lastAt < after[0] || (c.lastAt === after[0] && c.sessionId < after[1]))
+        : 0;
+      const from = start < 0 ? cards.length : start;
+      const read = cards.slice(from, from + count);
+      const last = read[read.length - 1];
+      return {
+        cards: read,
+        scanned: read.length,
+        last: last && [last.lastAt, last.sessionId],
+        end: from + count >= cards.length,
+      };
+    });
+  }
+
+  async getCards(userId: string, sessionIds: readonly string[]): Promise<SessionCard[]> {
+    return (await this.listCards(userId)).filter((c) => sessionIds.includes(c.sessionId)).map(listedCard);
+  }
+
+  async fillCardList(_userId: string, _options?: { check?: boolean }): Promise<number> {
+    return 0;
   }
 
   async getPages(userId: string, sessionId: string, generation: number, from = 0): Promise<IndexPage[]> {
@@ -240,6 +275,21 @@ export class MemoryMetaStore implements MetaStore {
       .filter((s) => s.userId === userId)
       .sort((a, b) => b.createdAt.localeCompare(a.createdAt))
       .map(copy);
+  }
+
+  async listSharePage(userId: string, page: { limit: number; cursor?: string }) {
+    const all = (await this.listShares(userId)).sort((a, b) =>
+      a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt < b.createdAt ? 1 : -1,
+    );
+    const after = page.cursor ? decodeListCursor(userId, page.cursor) : undefined;
+    const rest = after
+      ? all.filter((s) => s.createdAt < after[0] || (s.createdAt === after[0] && s.id < after[1]))
+      : all;
+    const shares = rest.slice(0, page.limit);
+    const last = shares[shares.length - 1];
+    return rest.length > page.limit
+      ? { shares, cursor: encodeListCursor(userId, [last.createdAt, last.id]) }
+      : { shares };
   }
 }
 

@@ -8,6 +8,7 @@ import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { DeleteCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { type Stores, segmentKey, uploadKey } from "@pisync/store";
 import { embeddedStores, FileBlobStore } from "@pisync/store/embedded";
 import { describeOnEveryStore, line, sessionHeader, userLine } from "@pisync/testing";
@@ -40,9 +41,31 @@ async function committed(stores: Stores, userId: string, sessionId: string): Pro
 
 const kinds = (report: { findings: { kind: string }[] }) => report.findings.map((f) => f.kind).sort();
 
-describeOnEveryStore("verify", (pair) => {
+describeOnEveryStore("verify", (pair, name) => {
   const verify = (userId: string, options: VerifyOptions = {}) =>
     verifyStores(pair().stores, { userId, deep: true, ...options });
+
+  if (name === "aws") {
+    it("finds sessions missing from the library's list (heads from before it was kept); repair lists them", async () => {
+      const { stores } = pair();
+      const user = `u-${randomUUID()}`;
+      await writeSession(stores, user, "old", 1);
+      await writeSession(stores, user, "new", 1);
+      // As a head written before the list was kept: its list entry is not there.
+      const raw = stores.meta as unknown as { client: DynamoDBDocumentClient; table: string };
+      await raw.client.send(new DeleteCommand({ TableName: raw.table, Key: { pk: `U#${user}`, sk: "C#old" } }));
+      const listed = async () => (await stores.meta.listCardPage(user, { limit: 10 })).cards.map((c) => c.sessionId);
+      expect(await listed()).toEqual(["new"]);
+      const checked = await verify(user);
+      expect(checked.findings).toEqual([expect.objectContaining({ kind: "unlisted", problem: true, repaired: false })]);
+      expect(checked.wrong).toBe(1);
+      expect(await listed()).toEqual(["new"]);
+      const repaired = await verify(user, { repair: true });
+      expect(repaired.findings).toEqual([expect.objectContaining({ kind: "unlisted", repaired: true })]);
+      expect((await listed()).sort()).toEqual(["new", "old"]);
+      expect((await verify(user)).findings).toEqual([]);
+    });
+  }
 
   it("finds nothing wrong in a store written through the append rules (merges and a new generation included), once the sweep has passed", async () => {
     const { stores } = pair();

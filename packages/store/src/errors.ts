@@ -45,3 +45,11 @@ export class StorageFullError extends Error {
     super(message, options);
   }
 }
+
+/** A list cursor this user's list did not give (malformed, or another user's). */
+export class InvalidCursorError extends Error {
+  override readonly name = "InvalidCursorError";
+  constructor() {
+    super("the cursor is not one this list gave");
+  }
+}

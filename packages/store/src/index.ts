@@ -5,6 +5,23 @@
  */
 
 export { cardOf } from "./card.js";
-export { NotFoundError, RevisionConflictError, StorageFullError, StorageUnavailableError } from "./errors.js";
+export {
+  InvalidCursorError,
+  NotFoundError,
+  RevisionConflictError,
+  StorageFullError,
+  StorageUnavailableError,
+} from "./errors.js";
 export * from "./layout.js";
+export {
+  type CardFilter,
+  type CardPage,
+  type CardPageRequest,
+  cardMatches,
+  decodeListCursor,
+  encodeListCursor,
+  LIST_SCAN_BUDGET,
+  listedCard,
+  readCardPage,
+} from "./listing.js";
 export type * from "./ports.js";

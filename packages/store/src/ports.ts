@@ -18,6 +18,7 @@
  * the commit wrote.
  */
 import type { LineRecord, Problem } from "@pisync/format";
+import type { CardPage, CardPageRequest } from "./listing.js";
 
 /** One stored object holding bytes [start, end) of a generation. */
 export interface Segment {
@@ -280,8 +281,24 @@ export interface MetaStore {
     userId: string,
     options: { limit: number; cursor?: string },
   ): Promise<{ heads: SessionHead[]; cursor?: string }>;
-  /** Every session of a user as a {@link SessionCard}, in no particular order. */
+  /** Every session of a user as a {@link SessionCard}, in no particular order (reads them all: for reports, not lists). */
   listCards(userId: string): Promise<SessionCard[]>;
+  /**
+   * A page of a user's session cards (without usage), latest conversation first (`lastAt`, then
+   * session id, both descending), narrowed by the request's filter. Read from an index kept by
+   * each commit; no call reads more than `LIST_SCAN_BUDGET` cards (a page may come back short,
+   * with a cursor, when a filter skips many). @throws InvalidCursorError for a cursor this
+   * user's list did not give
+   */
+  listCardPage(userId: string, request: CardPageRequest): Promise<CardPage>;
+  /** The cards (without usage) of these sessions of a user, in no particular order; unknown ones are left out. */
+  getCards(userId: string, sessionIds: readonly string[]): Promise<SessionCard[]>;
+  /**
+   * Adds to the list index every session of the user that is missing from it (heads written
+   * before the index was kept), or with `check` only counts them; @returns how many. Reads every
+   * head: for maintenance passes.
+   */
+  fillCardList(userId: string, options?: { check?: boolean }): Promise<number>;
   /** The index pages of one generation, in byte order; from `from` on (pages starting at or after it) when given. */
   getPages(userId: string, sessionId: string, generation: number, from?: number): Promise<IndexPage[]>;
   /** Archived generations, oldest first. */
@@ -335,6 +352,11 @@ export interface MetaStore {
   getShare(id: string): Promise<ShareRecord | undefined>;
   /** A user's share links, revoked ones included. */
   listShares(userId: string): Promise<ShareRecord[]>;
+  /** A page of a user's share links, newest first (by `createdAt`, then id). @throws InvalidCursorError */
+  listSharePage(
+    userId: string,
+    page: { limit: number; cursor?: string },
+  ): Promise<{ shares: ShareRecord[]; cursor?: string }>;
   /** Counts one view of a share's page, at `at`: one atomic update, whoever else counts at once. Unknown ids change nothing. */
   recordShareView(id: string, at: string): Promise<void>;
   /** Counts one download of a share's file or context (`/raw`, `/context`), as atomically. Unknown ids change nothing. */

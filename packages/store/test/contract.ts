@@ -6,11 +6,17 @@
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
+  type CardFilter,
+  type CardPageRequest,
+  cardMatches,
   type GenerationState,
   type IndexPage,
+  InvalidCursorError,
+  listedCard,
   NotFoundError,
   RevisionConflictError,
   type SessionHead,
+  type ShareRecord,
   StorageUnavailableError,
   type Stores,
 } from "../src/index.js";
@@ -476,6 +482,163 @@ export function describeStoreContract(
         await stores.meta.deleteSession(u, "b", "2026-01-05T00:00:00.000Z");
         expect((await stores.meta.listCards(u)).map((c) => c.sessionId)).toEqual(["a"]);
         expect(await stores.meta.listCards(user())).toEqual([]);
+      });
+
+      describe("the library's list, a page at a time", () => {
+        /** A head whose card has these facts. */
+        const card = (u: string, id: string, lastAt: string, cwd: string, models: string[]): SessionHead => {
+          const h = head(u, id, 1, "2026-06-01T00:00:00.000Z");
+          return { ...h, summary: { ...h.summary, cwd, models, lastEntryAt: lastAt } };
+        };
+        /** Every page of a listing, followed to its end. */
+        async function pages(u: string, request: Omit<CardPageRequest, "cursor">) {
+          const all: string[][] = [];
+          let cursor: string | undefined;
+          do {
+            const page = await stores.meta.listCardPage(u, { ...request, cursor });
+            all.push(page.cards.map((c) => c.sessionId));
+            cursor = page.cursor;
+          } while (cursor && all.length < 100);
+          return all;
+        }
+
+        it("lists cards latest conversation first (ties by id), a cursor resuming after the page, and nobody else's", async () => {
+          const [u, other] = [user(), user()];
+          const facts: [string, string][] = [
+            ["a", "2025-01-03T00:00:00.000Z"],
+            ["b", "2025-01-01T00:00:00.000Z"],
+            ["c", "2025-01-03T00:00:00.000Z"],
+            ["d", "2025-01-02T00:00:00.000Z"],
+            ["e", "2025-01-05T00:00:00.000Z"],
+          ];
+          for (const [id, at] of facts) {
+            await stores.meta.commit({ head: card(u, id, at, "/w", ["p/m"]), expectedRevision: null });
+          }
+          await stores.meta.commit({
+            head: card(other, "z", "2025-01-04T00:00:00.000Z", "/w", ["p/m"]),
+            expectedRevision: null,
+          });
+          expect(await pages(u, { limit: 2 })).toEqual([["e", "c"], ["a", "d"], ["b"]]);
+          const first = await stores.meta.listCardPage(u, { limit: 5 });
+          expect(first.cursor).toBeUndefined();
+          expect(first.cards[0]).toMatchObject({ sessionId: "e", cwd: "/w", models: ["p/m"], entries: 1 });
+          // A commit moves a card in the list; a delete takes it out.
+          const moved = { ...card(u, "b", "2025-01-09T00:00:00.000Z", "/w", ["p/m"]), revision: 2 };
+          await stores.meta.commit({ head: moved, expectedRevision: 1 });
+          await stores.meta.deleteSession(u, "c", "2025-02-01T00:00:00.000Z");
+          expect(await pages(u, { limit: 10 })).toEqual([["b", "e", "a", "d"]]);
+          expect((await stores.meta.listCardPage(user(), { limit: 10 })).cards).toEqual([]);
+        });
+
+        it("filters by folder (and the folders inside it), model (full or short name) and days, on every page", async () => {
+          const u = user();
+          for (let i = 0; i < 30; i++) {
+            const at = `2025-03-${String(1 + (i % 28)).padStart(2, "0")}T12:00:00.000Z`;
+            const cwd = i % 3 === 0 ? "/w/app" : i % 3 === 1 ? "/w/app/sub" : "/w/apple";
+            await stores.meta.commit({
+              head: card(
+                u,
+                `s${String(i).padStart(2, "0")}`,
+                at,
+                cwd,
+                i % 4 === 1 ? ["openrouter/anthropic/claude"] : i % 2 ? ["anthropic/claude"] : ["openai/gpt"],
+              ),
+              expectedRevision: null,
+            });
+          }
+          const all = (await stores.meta.listCards(u)).map((c) => listedCard(c));
+          const expected = (filter: CardFilter) =>
+            all
+              .filter((c) => cardMatches(c, filter))
+              .sort((x, y) =>
+                x.lastAt === y.lastAt ? (x.sessionId < y.sessionId ? 1 : -1) : x.lastAt < y.lastAt ? 1 : -1,
+              )
+              .map((c) => c.sessionId);
+          const filters: CardFilter[] = [
+            { cwd: "/w/app" },
+            { model: "claude" },
+            { model: "anthropic/claude" },
+            { model: "openrouter/anthropic/claude" },
+            { model: "router/anthropic/claude" },
+            { model: "openai/gpt", cwd: "/w/apple" },
+            { from: "2025-03-05", to: "2025-03-10" },
+            { from: "2025-03-20" },
+            { to: "2025-03-02", model: "gpt" },
+            { cwd: "/nowhere" },
+          ];
+          for (const filter of filters) {
+            const found = (await pages(u, { limit: 3, filter })).flat();
+            expect(found, JSON.stringify(filter)).toEqual(expected(filter));
+          }
+          // Not everything: the folder filter leaves out the folder that only starts the same.
+          expect(expected({ cwd: "/w/app" })).toHaveLength(20);
+        });
+
+        it("refuses a cursor another user's list gave, or one no list gave", async () => {
+          const [u, other] = [user(), user()];
+          for (const [owner, id] of [
+            [u, "mine"],
+            [other, "theirs-1"],
+            [other, "theirs-2"],
+          ]) {
+            await stores.meta.commit({
+              head: card(owner, id, "2025-01-01T00:00:00.000Z", "/w", []),
+              expectedRevision: null,
+            });
+          }
+          const theirs = await stores.meta.listCardPage(other, { limit: 1 });
+          expect(theirs.cursor).toBeDefined();
+          for (const cursor of [theirs.cursor, "not a cursor", Buffer.from("[1,2]").toString("base64url")]) {
+            await expect(stores.meta.listCardPage(u, { limit: 10, cursor })).rejects.toBeInstanceOf(InvalidCursorError);
+          }
+          const shared = await stores.meta.listSharePage(other, { limit: 1 });
+          expect(shared.cursor).toBeUndefined();
+        });
+
+        it("gives the cards of named sessions, only the user's own", async () => {
+          const [u, other] = [user(), user()];
+          await stores.meta.commit({
+            head: card(u, "a", "2025-01-01T00:00:00.000Z", "/w", []),
+            expectedRevision: null,
+          });
+          await stores.meta.commit({
+            head: card(other, "b", "2025-01-01T00:00:00.000Z", "/w", []),
+            expectedRevision: null,
+          });
+          const cards = await stores.meta.getCards(u, ["a", "b", "a", "missing"]);
+          expect(cards.map((c) => c.sessionId)).toEqual(["a"]);
+          expect(cards[0].usage).toBeUndefined();
+        });
+
+        it("pages a user's shares newest first, and refuses another user's cursor", async () => {
+          const [u, other] = [user(), user()];
+          const share = (owner: string, id: string, createdAt: string): ShareRecord => ({
+            id,
+            userId: owner,
+            sessionId: "s",
+            createdAt,
+            expiresAt: "2099-01-01T00:00:00.000Z",
+            maskSecrets: true,
+          });
+          const ids = Array.from({ length: 5 }, () => randomUUID());
+          for (const [i, id] of ids.entries())
+            await stores.meta.putShare(share(u, id, `2026-01-0${1 + (i % 3)}T00:00:00.000Z`));
+          await stores.meta.putShare(share(other, randomUUID(), "2026-01-09T00:00:00.000Z"));
+          const seen: string[] = [];
+          let cursor: string | undefined;
+          do {
+            const page = await stores.meta.listSharePage(u, { limit: 2, cursor });
+            expect(page.shares.length).toBeLessThanOrEqual(2);
+            seen.push(...page.shares.map((s) => `${s.createdAt} ${s.id}`));
+            cursor = page.cursor;
+          } while (cursor);
+          expect(seen).toHaveLength(5);
+          expect(seen).toEqual([...seen].sort().reverse());
+          const first = await stores.meta.listSharePage(u, { limit: 2 });
+          await expect(stores.meta.listSharePage(other, { limit: 2, cursor: first.cursor })).rejects.toBeInstanceOf(
+            InvalidCursorError,
+          );
+        });
       });
 
       it("counts share views and downloads atomically, apart; rewriting the record keeps them; unknown ids change nothing", async () => {

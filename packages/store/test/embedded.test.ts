@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utim
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fullDisk } from "@pisync/testing";
+import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { embeddedStores, STALE_TEMP_MS } from "../src/embedded/index.js";
 import { NotFoundError, StorageFullError } from "../src/index.js";
@@ -42,6 +43,36 @@ describe("embedded session cards", () => {
     expect((await again.meta.listCards("u")).map((c) => c.sessionId)).toEqual(["b"]);
     again.close();
     rmSync(data, { recursive: true, force: true });
+  });
+});
+
+describe("embedded list index", () => {
+  it("a file from before the list's column gains it when opened, and lists its sessions in order", async () => {
+    const data = mkdtempSync(join(tmpdir(), "pisync-list-"));
+    const old = embeddedStores(data);
+    for (const [id, at] of [
+      ["a", "2026-01-02T00:00:00.000Z"],
+      ["b", "2026-01-03T00:00:00.000Z"],
+      ["c", "2026-01-01T00:00:00.000Z"],
+    ]) {
+      await old.meta.commit({ head: head("u", id, 1, at), expectedRevision: null });
+    }
+    old.close();
+    // As the file was before: no column, no index.
+    const db = new Database(join(data, "meta.sqlite"));
+    db.exec("DROP INDEX heads_by_last; ALTER TABLE heads DROP COLUMN last_at;");
+    db.close();
+    const again = embeddedStores(data);
+    try {
+      const page = await again.meta.listCardPage("u", { limit: 2 });
+      expect(page.cards.map((c) => c.sessionId)).toEqual(["b", "a"]);
+      const rest = await again.meta.listCardPage("u", { limit: 2, cursor: page.cursor });
+      expect(rest).toMatchObject({ cards: [{ sessionId: "c" }] });
+      expect(rest.cursor).toBeUndefined();
+    } finally {
+      again.close();
+      rmSync(data, { recursive: true, force: true });
+    }
   });
 });
 

@@ -9,17 +9,17 @@ import {
   BadRequest,
   boundedSearchPage,
   insightsRange,
-  Library,
+  type Library,
   type LibraryFilter,
   NotFound,
   type Reader,
   type Shares,
   searchText,
   shareSession,
+  titleOf,
 } from "@pisync/core";
 import { InsightsQuery, SESSION_ID, SharePageQuery, TreeFindQuery } from "@pisync/protocol";
 import { parseQuery as parseSearch, QueryError, type SearchPage } from "@pisync/search";
-import type { MetaStore, SessionCard } from "@pisync/store";
 import {
   insightsCsv,
   LIBRARY_CSS,
@@ -46,13 +46,16 @@ import { view as shareView } from "./shares.js";
 
 /** What the library's routes need beside the services. */
 export interface LibraryDeps {
-  meta: MetaStore;
+  library: Library;
   shares: Shares;
   search?: SearchDeps;
 }
 
-/** Sessions per page of the list; hits per page of a search. */
+/** Sessions per page of the list; hits per page of a search; links per page of shares. */
 const PAGE_SIZE = 50;
+const SHARES_PAGE = 50;
+/** Sessions the share form offers (the latest). */
+const SESSIONS_OFFERED = 200;
 const HITS_PAGE = 20;
 /** Files a session page lists at most. */
 const FILES_LISTED = 200;
@@ -67,6 +70,13 @@ const ListQuery = z.object({
   from: DAY,
   to: DAY,
   cursor: z.optional(z.string().check(z.maxLength(2000))),
+});
+const SharesQuery = z.object({
+  cursor: z.optional(z.string().check(z.maxLength(2000))),
+  created: z.optional(z.string().check(z.maxLength(200))),
+  revoked: z.optional(z.string().check(z.maxLength(20))),
+  session: z.optional(z.string().check(z.maxLength(300))),
+  leaf: z.optional(z.string().check(z.maxLength(300))),
 });
 const RawQuery = z.object({ generation: z.optional(z.string().check(z.regex(/^\d{1,9}$/))) });
 const CreateForm = z.object({
@@ -93,16 +103,13 @@ function filterOf(q: z.infer<typeof ListQuery>): LibraryFilter {
   return { cwd: q.cwd || undefined, model: q.model || undefined, from: q.from || undefined, to: q.to || undefined };
 }
 
-/** A card's title: its name, its first message, or its id. */
-const titleOf = (card: SessionCard | undefined, id: string) => card?.name || card?.firstMessage || id;
-
 /**
  * The library's routes, mounted at the root. Every page needs a signed-in user (see
  * `signedIn`); another user's session or share answers 404 exactly like a missing one.
  */
 export function libraryRoutes(services: Services, deps: LibraryDeps) {
   const { reader, reading, work } = services;
-  const library = new Library(deps.meta, reader, reading);
+  const { library } = deps;
   const app = new Hono<LibraryEnv>();
   const pages = ["/", "/library/*", "/sessions/*", "/shares", "/shares/*", "/insights", "/insights.csv"];
   for (const path of [...pages, "/assets/library.css", "/assets/library.js"]) {
@@ -265,12 +272,15 @@ export function libraryRoutes(services: Services, deps: LibraryDeps) {
   app.get("/shares", async (c) => {
     const userId = c.get("userId");
     const origin = publicOrigin(c, services.publicUrl);
-    const [list, cards] = await Promise.all([deps.shares.list(userId), deps.meta.listCards(userId)]);
-    const byId = new Map(cards.map((card) => [card.sessionId, card]));
-    const shares: ShareRow[] = list.map((s) => ({
+    const params = parseQuery(SharesQuery, c);
+    const [page, latest] = await Promise.all([
+      library.shares(userId, { limit: SHARES_PAGE, cursor: params.cursor }),
+      library.latest(userId, SESSIONS_OFFERED),
+    ]);
+    const shares: ShareRow[] = page.shares.map((s) => ({
       id: s.id,
       sessionId: s.sessionId,
-      sessionTitle: byId.has(s.sessionId) ? titleOf(byId.get(s.sessionId), s.sessionId) : undefined,
+      sessionTitle: page.titles.get(s.sessionId),
       leafId: s.leafId,
       status: deps.shares.statusOf(s),
       createdAt: s.createdAt,
@@ -281,20 +291,21 @@ export function libraryRoutes(services: Services, deps: LibraryDeps) {
       downloads: s.downloads ?? 0,
       lastViewedAt: s.lastViewedAt,
     }));
-    const createdId = c.req.query("created");
-    const made = createdId ? list.find((s) => s.id === createdId && deps.shares.statusOf(s) === "active") : undefined;
+    // The link just made is read by its id: it may not be on this page.
+    const made = params.created ? await library.share(userId, params.created) : undefined;
+    const active = made && deps.shares.statusOf(made) === "active" ? made : undefined;
     // Only a count is said: the address must not put words in the page's mouth.
-    const revoked = /^\d{1,6}$/.exec(c.req.query("revoked") ?? "")?.[0];
-    const newest = cards.sort((a, b) => (a.lastAt < b.lastAt ? 1 : -1)).slice(0, 200);
+    const revoked = /^\d{1,6}$/.exec(params.revoked ?? "")?.[0];
     const maxDays = Math.floor(deps.shares.limits.maxSeconds / 86400);
     return c.html(
       renderSharesPage(chrome(c), {
         shares,
-        created: made
-          ? { url: (await shareView(deps.shares, made, origin)).url, sessionId: made.sessionId }
+        next: page.cursor ? `/shares?cursor=${encodeURIComponent(page.cursor)}` : undefined,
+        created: active
+          ? { url: (await shareView(deps.shares, active, origin)).url, sessionId: active.sessionId }
           : undefined,
-        sessions: newest.map((card) => ({ id: card.sessionId, title: titleOf(card, card.sessionId) })),
-        form: { session: c.req.query("session"), leaf: c.req.query("leaf") },
+        sessions: latest.map((card) => ({ id: card.sessionId, title: titleOf(card) })),
+        form: { session: params.session, leaf: params.leaf },
         expiryDays: [...new Set([...EXPIRY_DAYS.filter((d) => d <= maxDays), maxDays])],
         message: revoked === undefined ? undefined : `${revoked} link${revoked === "1" ? "" : "s"} revoked.`,
       }),

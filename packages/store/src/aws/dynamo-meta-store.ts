@@ -7,6 +7,10 @@
  * Items (user and session ids are validated to [A-Za-z0-9._-], so `#` separates safely):
  * - head:    pk `U#<user>`, sk `S#<session>`; gsi1 `U#<user>` / `<updatedAt>#<session>`; `card`, the
  *            library's small view of it (JSON), read alone when a whole list is wanted
+ * - list entry: pk `U#<user>`, sk `C#<session>`; gsi1 `UL#<user>` / `<lastAt>#<session>`; `card`
+ *            without its usage, `cwd` and `mk` (the model names it answers to) for the filters:
+ *            the library's list read a page at a time in its order, written (and deleted) in the
+ *            same transaction as the head
  * - page:    pk `P#<user>#<session>`, sk `G#<generation:8 hex>#<start:16 hex>`
  * - archive: pk `P#<user>#<session>`, sk `A#<generation:8 hex>`
  * - token:   pk `T#<hash>`, sk `T`; gsi1 `UT#<user>` / `<token id>`
@@ -26,6 +30,7 @@ import { randomUUID } from "node:crypto";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { ConditionalCheckFailedException, TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import {
+  BatchGetCommand,
   BatchWriteCommand,
   type BatchWriteCommandInput,
   type BatchWriteCommandOutput,
@@ -43,6 +48,18 @@ import {
 import { cardOf } from "../card.js";
 import { RevisionConflictError, StorageUnavailableError } from "../errors.js";
 import { TABLE_SCHEMA } from "../layout.js";
+import {
+  type CardFilter,
+  type CardPage,
+  type CardPageRequest,
+  decodeListCursor,
+  encodeListCursor,
+  type ListPosition,
+  lastAtRange,
+  listedCard,
+  modelKeys,
+  readCardPage,
+} from "../listing.js";
 import type {
   BrowserSessionRecord,
   Commit,
@@ -67,6 +84,52 @@ type Item = Record<string, unknown>;
 
 const key = (pk: string, sk: string) => ({ pk, sk });
 const headKey = (userId: string, sessionId: string) => key(`U#${userId}`, `S#${sessionId}`);
+const listKey = (userId: string, sessionId: string) => key(`U#${userId}`, `C#${sessionId}`);
+const listPk = (userId: string) => `UL#${userId}`;
+/**
+ * A session's entry in the library's list (see the items above), with its folder (`cwd`) and
+ * the model names it answers to (`mk`, a string set) apart, for the list's filter expression.
+ */
+function listItem(userId: string, card: SessionCard): Item {
+  const models = modelKeys(card);
+  return {
+    ...listKey(userId, card.sessionId),
+    gsi1pk: listPk(userId),
+    gsi1sk: `${card.lastAt}#${card.sessionId}`,
+    card: JSON.stringify(listedCard(card)),
+    ...(card.cwd ? { cwd: card.cwd } : {}),
+    // A set cannot be empty: a card without models has none.
+    ...(models.length ? { mk: new Set(models) } : {}),
+  };
+}
+
+/**
+ * The folder and model filters as a DynamoDB filter expression: the items read are the same,
+ * but only matches come back (a page that skips many costs its matches, not its reads).
+ * `cardMatches` still checks each card: the expression only narrows.
+ */
+function filterExpression(filter: CardFilter | undefined) {
+  const parts: string[] = [];
+  const values: Record<string, string> = {};
+  if (filter?.cwd) {
+    parts.push("(cwd = :cwd OR begins_with(cwd, :folder))");
+    values[":cwd"] = filter.cwd;
+    values[":folder"] = `${filter.cwd.replace(/\/+$/, "")}/`;
+  }
+  if (filter?.model) {
+    parts.push("contains(mk, :model)");
+    values[":model"] = filter.model;
+  }
+  return parts.length ? { FilterExpression: parts.join(" AND "), values } : { values };
+}
+
+/** The place in the list a `LastEvaluatedKey` of the list's index names. */
+function positionOf(key: Item | undefined): ListPosition | undefined {
+  const sk = key?.gsi1sk;
+  if (typeof sk !== "string") return undefined;
+  const at = sk.lastIndexOf("#");
+  return [sk.slice(0, at), sk.slice(at + 1)];
+}
 /** The JSON body of an item (`data`). */
 const dataOf = <T>(stored: Item): T => JSON.parse(stored.data as string) as T;
 /** The JSON body of a token or browser session item, with its last use (kept beside it). */
@@ -100,6 +163,8 @@ function decodeCursor(cursor: string | undefined, gsi1pk: string): Item | undefi
 /** The metadata port on one DynamoDB table of `TABLE_SCHEMA` (see {@link MetaStore} for the contract). */
 export class DynamoMetaStore implements MetaStore {
   private readonly client: DynamoDBDocumentClient;
+  /** Items the list queries have read (their `ScannedCount`), for tests and benchmarks. */
+  readonly listReads = { items: 0, queries: 0 };
 
   constructor(
     connection: AwsConnection,
@@ -176,6 +241,8 @@ export class DynamoMetaStore implements MetaStore {
           ReturnValuesOnConditionCheckFailure: "ALL_OLD",
         },
       },
+      // Its list entry: the head's condition guards the whole transaction.
+      { Put: { TableName: this.table, Item: listItem(head.userId, cardOf(head)) } },
     ];
     const pk = sessionPk(head.userId, head.sessionId);
     for (const page of commit.pages ?? []) {
@@ -259,6 +326,96 @@ export class DynamoMetaStore implements MetaStore {
     return cards.filter((card) => card !== undefined);
   }
 
+  listCardPage(userId: string, request: CardPageRequest): Promise<CardPage> {
+    const gsi1pk = listPk(userId);
+    const { low, high } = lastAtRange(request.filter);
+    const filter = filterExpression(request.filter);
+    return readCardPage(userId, request, async (after, count) => {
+      let start: Item | undefined;
+      if (after) {
+        const at = `${after[0]}#${after[1]}`;
+        if (at < low) return { cards: [], scanned: 0, end: true };
+        // A place above the range (a cursor of another filter) starts at the range's top.
+        if (at < high) start = { ...listKey(userId, after[1]), gsi1pk, gsi1sk: at };
+      }
+      const result = await this.query({
+        IndexName: GSI,
+        KeyConditionExpression: "gsi1pk = :pk AND gsi1sk BETWEEN :low AND :high",
+        ...(filter.FilterExpression ? { FilterExpression: filter.FilterExpression } : {}),
+        ExpressionAttributeValues: { ":pk": gsi1pk, ":low": low, ":high": high, ...filter.values },
+        ProjectionExpression: "card",
+        ScanIndexForward: false,
+        Limit: count,
+        ExclusiveStartKey: start,
+      });
+      const scanned = result.ScannedCount ?? 0;
+      this.listReads.items += scanned;
+      this.listReads.queries++;
+      const cards = (result.Items ?? []).map((item) => JSON.parse(item.card as string) as SessionCard);
+      const last = positionOf(result.LastEvaluatedKey);
+      return { cards, scanned, ...(last ? { last } : {}), end: !result.LastEvaluatedKey };
+    });
+  }
+
+  /** Items by key, 100 to a BatchGetItem; unprocessed keys are asked again. */
+  private async batchGet(keys: Item[], ProjectionExpression: string): Promise<Item[]> {
+    const items: Item[] = [];
+    for (let i = 0; i < keys.length; i += 100) {
+      let pending: Item[] | undefined = keys.slice(i, i + 100);
+      for (let attempt = 0; pending?.length && attempt < 8; attempt++) {
+        if (attempt) await new Promise((r) => setTimeout(r, 50 * 2 ** attempt));
+        const result = await this.client.send(
+          new BatchGetCommand({ RequestItems: { [this.table]: { Keys: pending, ProjectionExpression } } }),
+        );
+        items.push(...(result.Responses?.[this.table] ?? []));
+        pending = result.UnprocessedKeys?.[this.table]?.Keys as Item[] | undefined;
+      }
+      if (pending?.length) throw new StorageUnavailableError(`DynamoDB left ${pending.length} keys unread`);
+    }
+    return items;
+  }
+
+  async getCards(userId: string, sessionIds: readonly string[]): Promise<SessionCard[]> {
+    const ids = [...new Set(sessionIds)];
+    const listed = await this.batchGet(
+      ids.map((id) => listKey(userId, id)),
+      "card",
+    );
+    const cards = listed.map((item) => JSON.parse(item.card as string) as SessionCard);
+    // A session not in the list yet (written before it was kept): its card from the head.
+    const found = new Set(cards.map((card) => card.sessionId));
+    for (const id of ids.filter((id) => !found.has(id))) {
+      const head = await this.getHead(userId, id);
+      if (head) cards.push(listedCard(cardOf(head)));
+    }
+    return cards;
+  }
+
+  async fillCardList(userId: string, options: { check?: boolean } = {}): Promise<number> {
+    const listed = await this.queryAll({
+      KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+      ExpressionAttributeValues: { ":pk": `U#${userId}`, ":prefix": "C#" },
+      ProjectionExpression: "sk",
+    });
+    const have = new Set(listed.map((item) => String(item.sk).slice(2)));
+    const missing = (await this.listCards(userId)).filter((card) => !have.has(card.sessionId));
+    for (const card of options.check ? [] : missing) {
+      try {
+        // Only where none is: a commit meanwhile wrote a newer entry, which stays.
+        await this.client.send(
+          new PutCommand({
+            TableName: this.table,
+            Item: listItem(userId, card),
+            ConditionExpression: "attribute_not_exists(pk)",
+          }),
+        );
+      } catch (error) {
+        if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      }
+    }
+    return missing.length;
+  }
+
   async getPages(userId: string, sessionId: string, generation: number, from = 0): Promise<IndexPage[]> {
     // Fixed-width hex keeps sort keys in byte order: one range query, from `from` to the generation's end.
     const items = await this.queryAll({
@@ -288,8 +445,11 @@ export class DynamoMetaStore implements MetaStore {
     const revoked = (await this.listShares(userId))
       .filter((share) => share.sessionId === sessionId && !share.revokedAt)
       .map((share) => ({ Update: { TableName: this.table, ...this.shareUpdate({ ...share, revokedAt }) } }));
-    const commitHead = [{ Delete: { TableName: this.table, Key: headKey(userId, sessionId) } }];
-    const early = revoked.slice(0, Math.max(0, revoked.length - 99));
+    const commitHead = [
+      { Delete: { TableName: this.table, Key: headKey(userId, sessionId) } },
+      { Delete: { TableName: this.table, Key: listKey(userId, sessionId) } },
+    ];
+    const early = revoked.slice(0, Math.max(0, revoked.length - 98));
     for (let i = 0; i < early.length; i += 100) {
       await this.client.send(new TransactWriteCommand({ TransactItems: early.slice(i, i + 100) }));
     }
@@ -439,6 +599,26 @@ export class DynamoMetaStore implements MetaStore {
       ScanIndexForward: false,
     });
     return items.map((stored) => DynamoMetaStore.shareOf(stored));
+  }
+
+  async listSharePage(userId: string, page: { limit: number; cursor?: string }) {
+    const gsi1pk = `UH#${userId}`;
+    const after = page.cursor ? decodeListCursor(userId, page.cursor) : undefined;
+    const result = await this.query({
+      IndexName: GSI,
+      KeyConditionExpression: "gsi1pk = :pk",
+      ExpressionAttributeValues: { ":pk": gsi1pk },
+      ScanIndexForward: false,
+      // One more than the page: whether another page follows.
+      Limit: page.limit + 1,
+      ExclusiveStartKey: after
+        ? { ...key(`H#${after[1]}`, "H"), gsi1pk, gsi1sk: `${after[0]}#${after[1]}` }
+        : undefined,
+    });
+    const shares = (result.Items ?? []).map((stored) => DynamoMetaStore.shareOf(stored));
+    if (shares.length <= page.limit) return { shares };
+    const last = shares[page.limit - 1];
+    return { shares: shares.slice(0, page.limit), cursor: encodeListCursor(userId, [last.createdAt, last.id]) };
   }
 
   recordShareView(id: string, at: string): Promise<void> {

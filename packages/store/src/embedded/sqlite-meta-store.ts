@@ -6,6 +6,15 @@
 import Database from "better-sqlite3";
 import { cardOf } from "../card.js";
 import { RevisionConflictError } from "../errors.js";
+import {
+  type CardPage,
+  type CardPageRequest,
+  decodeListCursor,
+  encodeListCursor,
+  lastAtRange,
+  listedCard,
+  readCardPage,
+} from "../listing.js";
 import type {
   BrowserSessionRecord,
   Commit,
@@ -48,7 +57,17 @@ const ADDED_COLUMNS: Array<[string, string, string]> = [
   ["shares", "views", "INTEGER NOT NULL DEFAULT 0"],
   ["shares", "last_viewed_at", "TEXT"],
   ["shares", "downloads", "INTEGER NOT NULL DEFAULT 0"],
+  // The library list's order (the card's `lastAt`), indexed below.
+  ["heads", "last_at", "TEXT"],
 ];
+
+/** Run after the columns are added: fills what older files lack, and the indexes on added columns. */
+const MIGRATIONS = `
+UPDATE heads SET last_at = coalesce(json_extract(card, '$.lastAt'), json_extract(data, '$.summary.lastEntryAt'), updated_at)
+  WHERE last_at IS NULL;
+CREATE INDEX IF NOT EXISTS heads_by_last ON heads (user_id, last_at DESC, session_id DESC);
+CREATE INDEX IF NOT EXISTS shares_by_created ON shares (user_id, json_extract(data, '$.createdAt') DESC, id DESC);
+`;
 
 type ShareRow = { data: string; views: number; last_viewed_at: string | null; downloads: number };
 
@@ -107,6 +126,7 @@ export class SqliteMetaStore implements MetaStore {
       const columns = this.db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[];
       if (!columns.some((c) => c.name === column)) this.db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
     }
+    this.db.exec(MIGRATIONS);
   }
 
   close(): void {
@@ -130,20 +150,30 @@ export class SqliteMetaStore implements MetaStore {
     const { head } = commit;
     const run = this.db.transaction(() => {
       const data = JSON.stringify(head);
-      const card = JSON.stringify(cardOf(head));
+      const made = cardOf(head);
+      const card = JSON.stringify(made);
       if (commit.expectedRevision === null) {
         const inserted = this.db
           .prepare(
-            "INSERT INTO heads (user_id, session_id, revision, updated_at, data, card) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            "INSERT INTO heads (user_id, session_id, revision, updated_at, data, card, last_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
           )
-          .run(head.userId, head.sessionId, head.revision, head.updatedAt, data, card);
+          .run(head.userId, head.sessionId, head.revision, head.updatedAt, data, card, made.lastAt);
         if (inserted.changes === 0) return false;
       } else {
         const updated = this.db
           .prepare(
-            "UPDATE heads SET revision = ?, updated_at = ?, data = ?, card = ? WHERE user_id = ? AND session_id = ? AND revision = ?",
+            "UPDATE heads SET revision = ?, updated_at = ?, data = ?, card = ?, last_at = ? WHERE user_id = ? AND session_id = ? AND revision = ?",
           )
-          .run(head.revision, head.updatedAt, data, card, head.userId, head.sessionId, commit.expectedRevision);
+          .run(
+            head.revision,
+            head.updatedAt,
+            data,
+            card,
+            made.lastAt,
+            head.userId,
+            head.sessionId,
+            commit.expectedRevision,
+          );
         if (updated.changes === 0) return false;
       }
       // A page at the same start can only be left by a head that went back (its commit's record
@@ -228,6 +258,48 @@ export class SqliteMetaStore implements MetaStore {
     return [...cards];
   }
 
+  async listCardPage(userId: string, request: CardPageRequest): Promise<CardPage> {
+    const { low, high } = lastAtRange(request.filter);
+    // Rows after a place, in the index's order (heads_by_last); a head without a card is made one.
+    const after = this.db.prepare(
+      `SELECT card, CASE WHEN card IS NULL THEN data END AS data FROM heads
+       WHERE user_id = ? AND last_at BETWEEN ? AND ? AND (last_at < ? OR (last_at = ? AND session_id < ?))
+       ORDER BY last_at DESC, session_id DESC LIMIT ?`,
+    );
+    return readCardPage(userId, request, async (position, count) => {
+      // Nothing sorts above the range's top: with no place yet, start there.
+      const [at, id] = position ?? [high, ""];
+      const rows = after.all(userId, low, high, at, at, id, count) as { card: string | null; data: string | null }[];
+      const cards = rows.map((row) =>
+        listedCard(
+          row.card ? (JSON.parse(row.card) as SessionCard) : cardOf(JSON.parse(row.data as string) as SessionHead),
+        ),
+      );
+      const last = cards[cards.length - 1];
+      return {
+        cards,
+        scanned: cards.length,
+        last: last && [last.lastAt, last.sessionId],
+        end: rows.length < count,
+      };
+    });
+  }
+
+  async getCards(userId: string, sessionIds: readonly string[]): Promise<SessionCard[]> {
+    const get = this.db.prepare("SELECT card, data FROM heads WHERE user_id = ? AND session_id = ?");
+    const cards: SessionCard[] = [];
+    for (const id of new Set(sessionIds)) {
+      const row = get.get(userId, id) as { card: string | null; data: string } | undefined;
+      if (row) cards.push(listedCard(row.card ? (JSON.parse(row.card) as SessionCard) : cardOf(JSON.parse(row.data))));
+    }
+    return cards;
+  }
+
+  /** Every head is in the list's index (the column is filled when the file is opened). */
+  async fillCardList(_userId: string, _options?: { check?: boolean }): Promise<number> {
+    return 0;
+  }
+
   async getPages(userId: string, sessionId: string, generation: number, from = 0): Promise<IndexPage[]> {
     // SQLite answers synchronously: a large session's pages are read and parsed a few at a
     // time, letting other requests run in between (a million lines' pages take seconds).
@@ -309,6 +381,21 @@ export class SqliteMetaStore implements MetaStore {
       .prepare("SELECT data, views, last_viewed_at, downloads FROM shares WHERE user_id = ?")
       .all(userId) as ShareRow[];
     return rows.map(shareOf).sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+  }
+
+  async listSharePage(userId: string, page: { limit: number; cursor?: string }) {
+    const [at, id] = page.cursor ? decodeListCursor(userId, page.cursor) : ["\u{10FFFF}", ""];
+    const rows = this.db
+      .prepare(
+        `SELECT data, views, last_viewed_at, downloads FROM shares WHERE user_id = ?
+         AND (json_extract(data, '$.createdAt') < ? OR (json_extract(data, '$.createdAt') = ? AND id < ?))
+         ORDER BY json_extract(data, '$.createdAt') DESC, id DESC LIMIT ?`,
+      )
+      .all(userId, at, at, id, page.limit + 1) as ShareRow[];
+    const shares = rows.slice(0, page.limit).map(shareOf);
+    if (rows.length <= page.limit) return { shares };
+    const last = shares[shares.length - 1];
+    return { shares, cursor: encodeListCursor(userId, [last.createdAt, last.id]) };
   }
 
   async recordShareView(id: string, at: string): Promise<void> {

@@ -47,7 +47,7 @@ export interface SessionsFilter {
 export interface SessionsPageInput {
   filter: SessionsFilter;
   /** The list (when there is no search). */
-  list?: { sessions: SessionRow[]; cursor?: string; matching: number; folders: string[]; models: string[] };
+  list?: { sessions: SessionRow[]; cursor?: string; folders: string[]; models: string[] };
   /** Search results (when `q` is given). */
   search?: { sessions: SessionHitRow[]; cursor?: string };
   /** Why the search could not run (a malformed query), said to the reader. */
@@ -126,6 +126,14 @@ function titleOf(row: SessionRow): string {
 
 function renderList(input: SessionsPageInput): string {
   const list = input.list;
+  const f = input.filter;
+  const next = list?.cursor
+    ? `<p class="more"><a rel="next" href="/${escapeHtml(query({ cwd: f.cwd, model: f.model, from: f.from, to: f.to, cursor: list.cursor }))}">Older sessions</a></p>`
+    : "";
+  if (list?.cursor && !list.sessions.length) {
+    // A filter that matches little: each page looks through a bounded stretch of the list.
+    return `<p class="empty">No session matches these filters in this stretch of the list.</p>${next}`;
+  }
   if (!list?.sessions.length) {
     const filtered = Object.values(input.filter).some(Boolean);
     return `<p class="empty">${filtered ? "No session matches these filters." : "No sessions yet: run <code>pisync push</code> or <code>pisync watch</code> on a machine with pi sessions."}</p>`;
@@ -146,11 +154,7 @@ function renderList(input: SessionsPageInput): string {
 </li>`,
     )
     .join("\n");
-  const f = input.filter;
-  const next = list.cursor
-    ? `<p class="more"><a rel="next" href="/${escapeHtml(query({ cwd: f.cwd, model: f.model, from: f.from, to: f.to, cursor: list.cursor }))}">Older sessions</a></p>`
-    : "";
-  return `<p class="muted">${count(list.matching, "session")}, latest conversation first</p>
+  return `<p class="muted">Latest conversation first</p>
 <ul class="sessions">${rows}</ul>${next}`;
 }
 

@@ -38,6 +38,8 @@ export interface SharesPageInput {
   expiryDays: number[];
   /** A sentence about the last change (revoked, …). */
   message?: string;
+  /** The address of the next (older) page of links, when there is one. */
+  next?: string;
 }
 
 function renderCreated(created: SharesPageInput["created"]): string {
@@ -99,12 +101,15 @@ export function renderSharesPage(chrome: Omit<LibraryChrome, "title" | "section"
 <tbody>${input.shares.map((s) => renderRow(s, csrf)).join("\n")}</tbody>
 </table></div>`
     : `<p class="empty">No links yet.</p>`;
-  const revokeAll = active
-    ? `<form method="post" action="/shares/revoke-all" class="revoke-all">${csrf}<button type="submit" class="danger">Revoke all ${count(active, "active link")}</button></form>`
-    : "";
+  const next = input.next ? `<p class="more"><a rel="next" href="${escapeHtml(input.next)}">Older links</a></p>` : "";
+  // With more pages, this page's count is not all of them.
+  const revokeAll =
+    active || input.next
+      ? `<form method="post" action="/shares/revoke-all" class="revoke-all">${csrf}<button type="submit" class="danger">Revoke all ${input.next ? "active links" : count(active, "active link")}</button></form>`
+      : "";
   const body = `${input.message ? `<p class="notice-line" role="status">${escapeHtml(input.message)}</p>` : ""}${renderCreated(input.created)}
 ${renderForm(input, csrf)}
-${table}
+${table}${next}
 ${revokeAll}`;
   return renderLibraryPage({ ...chrome, title: "Shares", section: "shares" }, body);
 }

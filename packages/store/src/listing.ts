@@ -1,0 +1,164 @@
+/**
+ * The library's paged list of a user's session cards, the same on every adapter: ordered
+ * latest conversation first (`lastAt`, then session id, both descending), read from an index
+ * on that order a batch at a time. The date range narrows what the index reads; the folder and
+ * model filters cannot be index keys (a folder matches its subfolders, a model its short name),
+ * so each page scans ahead at most {@link LIST_SCAN_BUDGET} cards and, when the page is not full
+ * by then, stops with a cursor that resumes where the scan stopped. No request reads more.
+ */
+import { InvalidCursorError } from "./errors.js";
+import type { SessionCard } from "./ports.js";
+
+/** What the list may be narrowed to; every field is optional and they combine (and). */
+export interface CardFilter {
+  /** The session's folder is this one, or inside it. */
+  cwd?: string;
+  /** One of the models the session used (`provider/model`, or the model alone). */
+  model?: string;
+  /** Sessions whose last entry is on or after this day (`YYYY-MM-DD`, UTC). */
+  from?: string;
+  /** Sessions whose last entry is on or before this day (`YYYY-MM-DD`, UTC). */
+  to?: string;
+}
+
+/** What a page of cards is asked for. */
+export interface CardPageRequest {
+  /** Cards in the page at most (1 to {@link LIST_SCAN_BUDGET}). */
+  limit: number;
+  /** A cursor a previous page of this user's list gave. */
+  cursor?: string;
+  filter?: CardFilter;
+}
+
+/** One page of cards; `cursor` is absent when nothing is left after it. */
+export interface CardPage {
+  cards: SessionCard[];
+  cursor?: string;
+}
+
+/**
+ * The most cards one page request reads from the index: a filter that matches little returns a
+ * short (even empty) page with a cursor, never a read of the whole list.
+ */
+export const LIST_SCAN_BUDGET = 1000;
+
+/** A place in the list: the `lastAt` and session id of the last card read. */
+export type ListPosition = [lastAt: string, sessionId: string];
+
+/** The highest code point: a bound above every string that starts with a given day. */
+const TOP = "\u{10FFFF}";
+
+/**
+ * The `lastAt` range a filter's dates allow, both bounds inclusive (a space is below every
+ * timestamp, and never empty: DynamoDB refuses an empty key value).
+ */
+export function lastAtRange(filter: CardFilter | undefined): { low: string; high: string } {
+  return { low: filter?.from || " ", high: filter?.to ? `${filter.to}${TOP}` : TOP };
+}
+
+/** Whether a card passes a filter. */
+export function cardMatches(card: SessionCard, filter: CardFilter | undefined): boolean {
+  if (!filter) return true;
+  if (filter.cwd) {
+    const cwd = card.cwd ?? "";
+    const folder = filter.cwd.replace(/\/+$/, "");
+    if (cwd !== filter.cwd && !cwd.startsWith(`${folder}/`)) return false;
+  }
+  if (filter.model && !card.models.some((m) => m === filter.model || m.endsWith(`/${filter.model}`))) return false;
+  const day = card.lastAt.slice(0, 10);
+  if (filter.from && day < filter.from) return false;
+  if (filter.to && day > filter.to) return false;
+  return true;
+}
+
+/** Whether a filter narrows anything. */
+const narrows = (filter: CardFilter | undefined) =>
+  filter !== undefined && Object.values(filter).some((value) => value !== undefined && value !== "");
+
+/** A card as the list keeps it: without its usage rollup (insights read that from the head). */
+export function listedCard(card: SessionCard): SessionCard {
+  const { usage: _usage, ...listed } = card;
+  return listed;
+}
+
+/** A cursor names its user: one from another user's list is refused, never read. */
+export function encodeListCursor(userId: string, position: ListPosition): string {
+  return Buffer.from(JSON.stringify([1, userId, ...position])).toString("base64url");
+}
+
+/** The position a cursor names. @throws InvalidCursorError for one this user's list did not give */
+export function decodeListCursor(userId: string, cursor: string): ListPosition {
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+  } catch {
+    throw new InvalidCursorError();
+  }
+  if (
+    !Array.isArray(value) ||
+    value.length !== 4 ||
+    value[0] !== 1 ||
+    value[1] !== userId ||
+    typeof value[2] !== "string" ||
+    typeof value[3] !== "string"
+  ) {
+    throw new InvalidCursorError();
+  }
+  return [value[2], value[3]];
+}
+
+/**
+ * Reads cards after `after` (strictly older in list order) within the filter's `lastAt` range,
+ * looking at most `count` of them, in list order. An adapter may leave out cards that do not
+ * match (a filter applied where they are stored); it says how many it looked at (`scanned`),
+ * where it stopped (`last`), and `end` when the range has no more.
+ */
+export type CardBatchReader = (
+  after: ListPosition | undefined,
+  count: number,
+) => Promise<{ cards: SessionCard[]; scanned: number; last?: ListPosition; end: boolean }>;
+
+/** The model names a card answers to: each model, and each part of it after a `/` (see {@link cardMatches}). */
+export function modelKeys(card: SessionCard): string[] {
+  const keys = new Set<string>();
+  for (const model of card.models) {
+    keys.add(model);
+    for (let at = model.indexOf("/"); at >= 0; at = model.indexOf("/", at + 1)) keys.add(model.slice(at + 1));
+  }
+  return [...keys];
+}
+
+/** Cards read by a filtered page's first batch; a filter that skips more reads the rest of its budget at once. */
+const FILTERED_BATCH = 250;
+
+/**
+ * One page of the list, read through `read` (an adapter's ordered index): at most
+ * {@link LIST_SCAN_BUDGET} cards are read, whatever the filter.
+ */
+export async function readCardPage(userId: string, request: CardPageRequest, read: CardBatchReader): Promise<CardPage> {
+  const limit = Math.max(1, Math.min(Math.floor(request.limit), LIST_SCAN_BUDGET));
+  let position = request.cursor ? decodeListCursor(userId, request.cursor) : undefined;
+  const filtered = narrows(request.filter);
+  const cards: SessionCard[] = [];
+  let scanned = 0;
+  for (;;) {
+    // Unfiltered, one card past the page tells whether another page follows. Filtered, a first
+    // batch; then the rest of the budget in one read (a round trip costs more than its items).
+    const want = filtered ? (scanned === 0 ? FILTERED_BATCH : LIST_SCAN_BUDGET) : limit + 1 - cards.length;
+    const batch = await read(position, Math.min(want, LIST_SCAN_BUDGET + 1 - scanned));
+    for (const card of batch.cards) {
+      if (!cardMatches(card, request.filter)) continue;
+      cards.push(card);
+      if (cards.length > limit) {
+        const last = cards[limit - 1];
+        return { cards: cards.slice(0, limit), cursor: encodeListCursor(userId, [last.lastAt, last.sessionId]) };
+      }
+    }
+    scanned += batch.scanned;
+    position = batch.last ?? position;
+    if (batch.end || !position) return { cards };
+    if (cards.length === limit || scanned > LIST_SCAN_BUDGET) {
+      return { cards, cursor: encodeListCursor(userId, position) };
+    }
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * The library's list on DynamoDB Local reads a bounded number of items per page, however many
+ * sessions the user has and whatever the filter: counted from DynamoDB's own `ScannedCount`.
+ */
+import { testAwsConfig } from "@pisync/testing";
+import { beforeAll, describe, expect, it } from "vitest";
+import { DynamoMetaStore } from "../src/aws/index.js";
+import { type CardFilter, LIST_SCAN_BUDGET, type SessionHead } from "../src/index.js";
+import { head } from "./contract.js";
+
+const SESSIONS = 1200;
+const USER = "heavy";
+
+describe("the library's list on DynamoDB Local: bounded reads per page", () => {
+  let meta: DynamoMetaStore;
+  beforeAll(async () => {
+    const config = await testAwsConfig();
+    meta = new DynamoMetaStore(config, config.table);
+    const heads: SessionHead[] = Array.from({ length: SESSIONS }, (_, i) => {
+      const h = head(USER, `s${String(i).padStart(5, "0")}`, 1, "2026-06-01T00:00:00.000Z");
+      const day = new Date(Date.UTC(2025, 0, 1) + i * 3_600_000).toISOString();
+      // One session in a hundred is in the rare folder; one in three used the other model.
+      const cwd = i % 100 === 7 ? "/w/rare" : "/w/common";
+      return { ...h, summary: { ...h.summary, cwd, models: [i % 3 ? "p/a" : "p/b"], lastEntryAt: day } };
+    });
+    for (let i = 0; i < heads.length; i += 25) {
+      await Promise.all(heads.slice(i, i + 25).map((h) => meta.commit({ head: h, expectedRevision: null })));
+    }
+  }, 300_000);
+
+  /** Reads one page, returning it with the items DynamoDB read for it. */
+  async function counted(filter: CardFilter | undefined, limit: number, cursor?: string) {
+    const before = meta.listReads.items;
+    const page = await meta.listCardPage(USER, { limit, cursor, filter });
+    return { page, read: meta.listReads.items - before };
+  }
+
+  it("the first page reads the page and one more, not the user's 1,200 sessions", async () => {
+    const { page, read } = await counted(undefined, 50);
+    expect(page.cards).toHaveLength(50);
+    expect(page.cards[0].sessionId).toBe(`s${String(SESSIONS - 1).padStart(5, "0")}`);
+    expect(read).toBeLessThanOrEqual(51);
+    const next = await counted(undefined, 50, page.cursor);
+    expect(next.page.cards[0].sessionId).toBe(`s${String(SESSIONS - 51).padStart(5, "0")}`);
+    expect(next.read).toBeLessThanOrEqual(51);
+  });
+
+  it("a date range is read from the index's keys: only its own items", async () => {
+    // 2025-01-10 holds 24 sessions (one an hour).
+    const { page, read } = await counted({ from: "2025-01-10", to: "2025-01-10" }, 50);
+    expect(page.cards).toHaveLength(24);
+    expect(page.cursor).toBeUndefined();
+    expect(read).toBeLessThanOrEqual(25);
+  });
+
+  it("a rare folder reads at most the scan budget per page, and every page together finds all of it", async () => {
+    const found: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const { page, read } = await counted({ cwd: "/w/rare" }, 50, cursor);
+      expect(read).toBeLessThanOrEqual(LIST_SCAN_BUDGET + 1);
+      found.push(...page.cards.map((c) => c.sessionId));
+      cursor = page.cursor;
+      pages++;
+    } while (cursor && pages < 10);
+    expect(found).toHaveLength(SESSIONS / 100);
+    // More sessions than one page may look through: the list took more than one page.
+    expect(pages).toBeGreaterThan(1);
+  });
+
+  it("a filter nothing matches answers a short page with a cursor, never a read of everything", async () => {
+    const { page, read } = await counted({ cwd: "/nowhere" }, 50);
+    expect(page.cards).toEqual([]);
+    expect(page.cursor).toBeDefined();
+    expect(read).toBeLessThanOrEqual(LIST_SCAN_BUDGET + 1);
+    const rest = await counted({ cwd: "/nowhere" }, 50, page.cursor);
+    expect(rest.page).toEqual({ cards: [] });
+    expect(rest.read).toBeLessThanOrEqual(SESSIONS - LIST_SCAN_BUDGET);
+  });
+});
