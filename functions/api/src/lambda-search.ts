@@ -8,6 +8,7 @@ import { SearchIndexer } from "@pisync/core";
 import type { SearchIndex } from "@pisync/search";
 import type { SearchMarks, SessionMark } from "@pisync/search/aws";
 import type { Stores } from "@pisync/store";
+import { lazy } from "./lazy.js";
 import type { SearchDeps } from "./routes/search.js";
 
 /** An indexer whose `markDirty` writes a durable mark; the answer waits for it ({@link MarkingIndexer.settle}). */
@@ -143,19 +144,6 @@ export type ClosableIndex = SearchIndex & { close(): void };
  * it only writes a mark) neither reads nor sets it up. A failed load is tried again on the next call.
  */
 export function lazySearchIndex(load: () => Promise<ClosableIndex>): ClosableIndex {
-  let loading: Promise<ClosableIndex> | undefined;
-  let loaded: ClosableIndex | undefined;
-  const get = () => {
-    if (!loading) {
-      loading = load().then((index) => {
-        loaded = index;
-        return index;
-      });
-      loading.catch(() => {
-        loading = undefined;
-      });
-    }
-    return loading;
-  };
-  return { ...forwardTo(get), close: () => loaded?.close() };
+  const index = lazy(load);
+  return { ...forwardTo(() => index.load()), close: () => index.loaded()?.close() };
 }
