@@ -160,11 +160,14 @@ let cached: ReturnType<typeof createSearchingHandler> | undefined;
 export function init(): ReturnType<typeof createSearchingHandler> {
   if (!cached) {
     const config = lambdaConfig();
+    // One DynamoDB client for the metadata, the search marks and the index: one set of
+    // settings resolved, one connection opened, on the first request.
+    const connection = { ...config.connection, shared: {} };
     cached = createSearchingHandler(
-      awsStores({ ...config.connection, bucket: config.bucket, table: config.table }),
-      { connection: config.connection, table: config.table },
+      awsStores({ ...connection, bucket: config.bucket, table: config.table }),
+      { connection, table: config.table },
       {
-        shareKeys: secretKeys(config.connection, config.shareKeySecret),
+        shareKeys: secretKeys(connection, config.shareKeySecret),
         maxShareDays: config.maxShareDays,
         publicUrl: config.publicUrl,
       },
