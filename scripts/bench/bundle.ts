@@ -15,7 +15,10 @@
  *   no pisync code (`floors/sdk.ts`), bundled with the shipped options;
  * - (h) Hono alone: a bare app answering the append's request from memory through
  *   `hono/aws-lambda` (`floors/hono.ts`), bundled with the shipped options;
- * (g) and (h) are floors: what any function built on the SDK, or on Hono, pays before its own code.
+ * - (i) pisync's append alone: the smallest app answering the append as the function does (auth,
+ *   the session routes, the search mark; `floors/append.ts`), bundled with the shipped options;
+ * (g) and (h) are floors: what any function built on the SDK, or on Hono, pays before its own code;
+ * (i) / (g) is what the append's own code costs over the SDK, (a) / (i) what the rest of the app adds.
  * Each run also notes whether Node's fetch implementation (undici) was loaded by the end of the
  * first request: Hono's `Request` and `Response`, and importing `node:http` as an ES module (its
  * lazy `WebSocket` export), load it, about 14 ms of a cold start.
@@ -137,6 +140,8 @@ interface Variant extends Run {
   coldMs: number;
   /** Each round's cold start, in round order (to pair with another variant's). */
   colds: number[];
+  /** Each round's CPU time, in round order. */
+  cpus: number[];
 }
 
 /**
@@ -345,6 +350,7 @@ const { variants: results, raw } = await withAwsServers(async (config) => {
     },
     { name: "(g) the AWS SDK alone (the append's 4 calls)", build: (f) => build(floor("sdk.ts", f)) },
     { name: "(h) Hono alone (one route, from memory)", build: (f) => build(floor("hono.ts", f)) },
+    { name: "(i) pisync's append alone (auth, session routes, mark)", build: (f) => build(floor("append.ts", f)) },
   ];
   const chosen = variants.filter(({ name }) => !ONLY || ONLY.some((letter) => name.startsWith(letter)));
   const built: { name: string; outfile: string; env: Record<string, string>; coldBytes: number; bytes: number }[] = [];
@@ -399,6 +405,7 @@ const { variants: results, raw } = await withAwsServers(async (config) => {
       undici: timed.some((r) => r.undici),
       coldMs: of(coldOf),
       colds: timed.map(coldOf),
+      cpus: timed.map((r) => r.cpuMs),
     };
   });
   return {
@@ -437,13 +444,23 @@ for (const r of results) {
       (ratios.some(Boolean) ? ` (${ratios.filter(Boolean).join(", ")})` : ""),
   );
 }
+/** The median of the rounds' ratios of `of` between two variants: a round's load falls on both. */
+const pairedRatio = (a: Variant, b: Variant, of: (v: Variant) => number[]) =>
+  median(of(a).map((value, round) => value / (of(b)[round] ?? Number.NaN)));
 if (shipped && floor) {
-  // Rounds pair the two: a round's load falls on both, so its ratio is steadier than either time.
-  const paired = median(shipped.colds.map((cold, round) => cold / (floor.colds[round] ?? Number.NaN)));
   const ratio = shipped.coldMs / floor.coldMs;
+  const paired = pairedRatio(shipped, floor, (v) => v.colds);
   console.log(
     `shipped ${shipped.name.slice(0, 3)} / SDK alone (g): ${ms(shipped.coldMs)} / ${ms(floor.coldMs)} ms = ${ratio.toFixed(2)}× ` +
-      `(median of the rounds' ratios ${paired.toFixed(2)}×); target ≤ ${TARGET_RATIO}×: ` +
-      `${Math.max(ratio, paired) <= TARGET_RATIO ? "met" : "NOT met"}`,
+      `(median of the rounds' ratios ${paired.toFixed(2)}×, of their CPU times ${pairedRatio(shipped, floor, (v) => v.cpus).toFixed(2)}×); ` +
+      `target ≤ ${TARGET_RATIO}×: ${Math.max(ratio, paired) <= TARGET_RATIO ? "met" : "NOT met"}`,
+  );
+}
+const appendAlone = find("(i)");
+if (shipped && floor && appendAlone) {
+  console.log(
+    `pisync's append alone (i) / SDK alone (g): ${pairedRatio(appendAlone, floor, (v) => v.colds).toFixed(2)}× ` +
+      `(CPU ${pairedRatio(appendAlone, floor, (v) => v.cpus).toFixed(2)}×); shipped / (i): ` +
+      `${pairedRatio(shipped, appendAlone, (v) => v.colds).toFixed(2)}× (CPU ${pairedRatio(shipped, appendAlone, (v) => v.cpus).toFixed(2)}×)`,
   );
 }
