@@ -164,8 +164,10 @@ export function dynamoClient(connection: AwsConnection): DynamoDBClient {
  */
 export function documentClient(connection: AwsConnection): DynamoDBDocumentClient {
   const { shared } = connection;
-  if (shared) return (shared.dynamodb ??= DynamoDBDocumentClient.from(dynamoClient(connection)));
-  return DynamoDBDocumentClient.from(dynamoClient(connection));
+  if (shared?.dynamodb) return shared.dynamodb;
+  const client = DynamoDBDocumentClient.from(dynamoClient(connection));
+  if (shared) shared.dynamodb = client;
+  return client;
 }
 
 /**
