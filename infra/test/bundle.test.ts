@@ -5,7 +5,7 @@
  * Manager stand-in (signatures checked on all three). Proves that what the bundle leaves out
  * (node-forge's chunk; the SDK's credential chain beyond the environment) is not needed, and that
  * what it loads on demand (its `chunks/`: the viewer, the OpenAPI document, Secrets Manager)
- * loads: append, a presigned upload, a share page with a credential masked, /openapi.json. Its size and cold start are measured by `npm run bench:bundle` (target ≤ 100 ms), not
+ * loads: append, a presigned upload, a share page with a credential masked, /openapi.json. Its size and cold start are measured by `npm run bench:bundle` (target ≤ 1.15× the SDK alone), not
  * asserted here.
  */
 import { type ChildProcess, spawn } from "node:child_process";

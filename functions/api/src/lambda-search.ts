@@ -8,6 +8,7 @@ import { SearchIndexer } from "@pisync/core";
 import type { SearchIndex } from "@pisync/search";
 import type { SearchMarks, SessionMark } from "@pisync/search/aws";
 import type { Stores } from "@pisync/store";
+import { lazy } from "./lazy.js";
 import type { SearchDeps } from "./routes/search.js";
 
 /** An indexer whose `markDirty` writes a durable mark; the answer waits for it ({@link MarkingIndexer.settle}). */
@@ -105,14 +106,7 @@ export class MarkingIndexer extends SearchIndexer {
  */
 export function lambdaSearch(index: SearchIndex, indexer: MarkingIndexer, log = console.error): SearchDeps {
   const searching: SearchIndex = {
-    state: (userId, sessionId) => index.state(userId, sessionId),
-    sessions: (userId) => index.sessions(userId),
-    users: () => index.users(),
-    apply: (batch) => index.apply(batch),
-    applyAll: (batches) => index.applyAll(batches),
-    remove: (userId, sessionId) => index.remove(userId, sessionId),
-    clear: (userId) => index.clear(userId),
-    files: (userId, sessionId, limit) => index.files(userId, sessionId, limit),
+    ...forwardTo(async () => index),
     async search(userId, query, options) {
       await indexer
         .catchUpUser(userId)
@@ -121,4 +115,35 @@ export function lambdaSearch(index: SearchIndex, indexer: MarkingIndexer, log = 
     },
   };
   return { index: searching, indexer };
+}
+
+/**
+ * A search index whose every call goes to the index `get` gives (`applyLines` aside, which an
+ * index may lack: callers then fall back to `applyAll`).
+ */
+function forwardTo(get: () => Promise<SearchIndex>): SearchIndex {
+  return {
+    state: async (userId, sessionId) => (await get()).state(userId, sessionId),
+    sessions: async (userId) => (await get()).sessions(userId),
+    users: async () => (await get()).users(),
+    apply: async (batch) => (await get()).apply(batch),
+    applyAll: async (batches) => (await get()).applyAll(batches),
+    remove: async (userId, sessionId) => (await get()).remove(userId, sessionId),
+    clear: async (userId) => (await get()).clear(userId),
+    files: async (userId, sessionId, limit) => (await get()).files(userId, sessionId, limit),
+    search: async (userId, query, options) => (await get()).search(userId, query, options),
+  };
+}
+
+/** A search index that can be closed (its open files and database handles). */
+export type ClosableIndex = SearchIndex & { close(): void };
+
+/**
+ * The index `load` makes, made on its first call: its module (SQLite on WebAssembly, the
+ * index files) is imported then, so a cold start whose request does not search (an append:
+ * it only writes a mark) neither reads nor sets it up. A failed load is tried again on the next call.
+ */
+export function lazySearchIndex(load: () => Promise<ClosableIndex>): ClosableIndex {
+  const index = lazy(load);
+  return { ...forwardTo(() => index.load()), close: () => index.loaded()?.close() };
 }

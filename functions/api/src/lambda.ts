@@ -6,13 +6,14 @@
  */
 import { parseShareKeys, type ShareKeys, SWEEP_MIN_AGE_MS, storedLines, verifyStores } from "@pisync/core";
 import { SAFE_ID } from "@pisync/protocol";
-import { S3SearchIndex, SearchMarks } from "@pisync/search/aws";
+// The marks alone: the index's module (`@pisync/search/aws`) is a chunk loaded on the first search.
+import { SearchMarks } from "@pisync/search/aws/marks";
 import type { Stores } from "@pisync/store";
 import { type AwsConnection, awsStores, readSecretString } from "@pisync/store/aws";
 import { handle, type LambdaContext, type LambdaEvent } from "hono/aws-lambda";
 import { type AppDeps, createApp } from "./app.js";
 import { lambdaConfig } from "./config.js";
-import { lambdaSearch, MarkingIndexer } from "./lambda-search.js";
+import { lambdaSearch, lazySearchIndex, MarkingIndexer } from "./lambda-search.js";
 
 /** The handler for a store pair (tests give it the test servers' stores). */
 export function createHandler(stores: Stores, options: Omit<AppDeps, "stores"> = {}) {
@@ -89,11 +90,15 @@ export function createSearchingHandler(
   search: LambdaSearchConfig,
   options: Omit<AppDeps, "stores" | "search"> = {},
 ) {
-  const index = new S3SearchIndex({
-    connection: search.connection,
-    table: search.table,
-    blobs: stores.blobs,
-    lines: storedLines(stores),
+  // Made when first searched, indexed or cleared: an append only writes a mark.
+  const index = lazySearchIndex(async () => {
+    const { S3SearchIndex } = await import("@pisync/search/aws");
+    return new S3SearchIndex({
+      connection: search.connection,
+      table: search.table,
+      blobs: stores.blobs,
+      lines: storedLines(stores),
+    });
   });
   const indexer = new MarkingIndexer(stores, index, new SearchMarks(search.connection, search.table));
   const http = handle(createApp({ stores, search: lambdaSearch(index, indexer), ...options }));
@@ -155,11 +160,14 @@ let cached: ReturnType<typeof createSearchingHandler> | undefined;
 export function init(): ReturnType<typeof createSearchingHandler> {
   if (!cached) {
     const config = lambdaConfig();
+    // One DynamoDB client for the metadata, the search marks and the index: one set of
+    // settings resolved, one connection opened, on the first request.
+    const connection = { ...config.connection, shared: {} };
     cached = createSearchingHandler(
-      awsStores({ ...config.connection, bucket: config.bucket, table: config.table }),
-      { connection: config.connection, table: config.table },
+      awsStores({ ...connection, bucket: config.bucket, table: config.table }),
+      { connection, table: config.table },
       {
-        shareKeys: secretKeys(config.connection, config.shareKeySecret),
+        shareKeys: secretKeys(connection, config.shareKeySecret),
         maxShareDays: config.maxShareDays,
         publicUrl: config.publicUrl,
       },

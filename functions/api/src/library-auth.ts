@@ -5,13 +5,13 @@
  * and the session's CSRF token in the `csrf` form field or the `X-CSRF-Token` header.
  */
 import { csrfMatches, Forbidden, TooLarge, Unauthorized } from "@pisync/core";
-import { renderSignInHint } from "@pisync/viewer/library";
 import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { getCookie } from "hono/cookie";
 import { createMiddleware } from "hono/factory";
 import type { Services } from "./app.js";
 import { LIBRARY_SECURITY_HEADERS, wantsHtml } from "./html.js";
+import { libraryPages } from "./library-pages.js";
 import { admit } from "./rate-limit.js";
 
 /** The browser session cookie's name. */
@@ -109,7 +109,7 @@ export function signedIn(services: Services) {
     if (!browser || !secret) {
       if (wantsHtml(c)) {
         for (const [name, value] of Object.entries(LIBRARY_SECURITY_HEADERS)) c.header(name, value);
-        return c.html(renderSignInHint(), 401);
+        return c.html((await libraryPages()).renderSignInHint(), 401);
       }
       throw new Unauthorized("sign in first: a browser session (pisync open) or a bearer token");
     }

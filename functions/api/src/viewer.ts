@@ -5,33 +5,20 @@
  * share work load it here.
  */
 import type { MiddlewareHandler } from "hono";
+import { lazy } from "./lazy.js";
 
-type Viewer = typeof import("@pisync/viewer");
-
-let loaded: Viewer | undefined;
-let loading: Promise<Viewer> | undefined;
+const viewerModule = lazy(() => import("@pisync/viewer"));
 
 /** Loads the viewer, once; from then on {@link viewer} returns it. */
-export function loadViewer(): Promise<Viewer> {
-  if (!loading) {
-    loading = import("@pisync/viewer").then((module) => {
-      loaded = module;
-      return module;
-    });
-    // A failed load (it should not fail) is tried again on the next request.
-    loading.catch(() => {
-      loading = undefined;
-    });
-  }
-  return loading;
-}
+export const loadViewer = () => viewerModule.load();
 
 /**
  * The loaded viewer, for code that runs synchronously behind {@link viewerLoaded} (the share
  * pages' routes).
  * @throws Error when called before {@link loadViewer} resolved (a route not behind the middleware).
  */
-export function viewer(): Viewer {
+export function viewer(): typeof import("@pisync/viewer") {
+  const loaded = viewerModule.loaded();
   if (!loaded) throw new Error("the viewer is used before loadViewer() resolved");
   return loaded;
 }

@@ -4,11 +4,11 @@
  */
 import { NotFound } from "@pisync/core";
 import { DEVICE_ID } from "@pisync/protocol";
-import { renderDevicesPage } from "@pisync/viewer/library";
 import { Hono } from "hono";
 import type { Services } from "../app.js";
 import { LIBRARY_SECURITY_HEADERS } from "../html.js";
 import { type LibraryEnv, signedIn } from "../library-auth.js";
+import { libraryPages } from "../library-pages.js";
 import { clearSessionCookie } from "./sign-in.js";
 
 /** A device id from the path; anything else is missing, like another user's. */
@@ -25,7 +25,7 @@ export function deviceRoutes(services: Services) {
   app.get("/devices", async (c) => {
     const devices = await services.browserSessions.devices(c.get("userId"), c.get("signedInWith"));
     for (const [name, value] of Object.entries(LIBRARY_SECURITY_HEADERS)) c.header(name, value);
-    return c.html(renderDevicesPage({ devices, csrfToken: c.get("csrfToken") }));
+    return c.html((await libraryPages()).renderDevicesPage({ devices, csrfToken: c.get("csrfToken") }));
   });
   app.post("/devices/tokens/:id/revoke", async (c) => {
     const id = deviceId(c.req.param("id"), "token");

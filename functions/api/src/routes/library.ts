@@ -20,23 +20,14 @@ import {
 } from "@pisync/core";
 import { InsightsQuery, SESSION_ID, SharePageQuery, TreeFindQuery } from "@pisync/protocol";
 import { parseQuery as parseSearch, QueryError, type SearchPage } from "@pisync/search";
-import {
-  insightsCsv,
-  LIBRARY_CSS,
-  LIBRARY_JS,
-  renderDeletePage,
-  renderInsightsPage,
-  renderSessionsPage,
-  renderSharesPage,
-  type ShareRow,
-  sessionPageHost,
-} from "@pisync/viewer/library";
+import type { ShareRow } from "@pisync/viewer/library";
 import { type Context, Hono } from "hono";
 import { compress } from "hono/compress";
 import * as z from "zod/mini";
 import type { Services } from "../app.js";
 import { LIBRARY_SECURITY_HEADERS } from "../html.js";
 import { type LibraryEnv, publicOrigin, signedIn } from "../library-auth.js";
+import { libraryPages } from "../library-pages.js";
 import { started, textStream } from "../stream.js";
 import { parseQuery } from "../validate.js";
 import { viewerLoaded } from "../viewer.js";
@@ -118,8 +109,12 @@ export function libraryRoutes(services: Services, deps: LibraryDeps) {
       for (const [name, value] of Object.entries(LIBRARY_SECURITY_HEADERS)) c.header(name, value);
     });
   }
-  app.get("/assets/library.css", (c) => c.body(LIBRARY_CSS, 200, { "Content-Type": "text/css; charset=utf-8" }));
-  app.get("/assets/library.js", (c) => c.body(LIBRARY_JS, 200, { "Content-Type": "text/javascript; charset=utf-8" }));
+  app.get("/assets/library.css", async (c) =>
+    c.body((await libraryPages()).LIBRARY_CSS, 200, { "Content-Type": "text/css; charset=utf-8" }),
+  );
+  app.get("/assets/library.js", async (c) =>
+    c.body((await libraryPages()).LIBRARY_JS, 200, { "Content-Type": "text/javascript; charset=utf-8" }),
+  );
 
   const auth = signedIn(services);
   for (const path of pages) app.use(path, auth);
@@ -139,13 +134,13 @@ export function libraryRoutes(services: Services, deps: LibraryDeps) {
     const userId = c.get("userId");
     const list = await library.list(userId, filter, { limit: PAGE_SIZE, cursor: params.q ? undefined : params.cursor });
     const input = { filter: { ...filter, q: params.q }, list, searchable: deps.search !== undefined };
-    if (!params.q?.trim()) return c.html(renderSessionsPage(chrome(c), input));
+    if (!params.q?.trim()) return c.html((await libraryPages()).renderSessionsPage(chrome(c), input));
     try {
       const found = await search(userId, params.q, filter, params.cursor);
-      return c.html(renderSessionsPage(chrome(c), { ...input, search: found }));
+      return c.html((await libraryPages()).renderSessionsPage(chrome(c), { ...input, search: found }));
     } catch (error) {
       if (!(error instanceof QueryError)) throw error;
-      return c.html(renderSessionsPage(chrome(c), { ...input, error: error.message }), 400);
+      return c.html((await libraryPages()).renderSessionsPage(chrome(c), { ...input, error: error.message }), 400);
     }
   });
 
@@ -176,11 +171,11 @@ export function libraryRoutes(services: Services, deps: LibraryDeps) {
   };
   app.get("/insights", compress(), async (c) => {
     const { per, report: made } = report(c);
-    return c.html(renderInsightsPage(chrome(c), { report: await made, per: per ?? "day" }));
+    return c.html((await libraryPages()).renderInsightsPage(chrome(c), { report: await made, per: per ?? "day" }));
   });
   app.get("/insights.csv", async (c) => {
     const made = await report(c).report;
-    return c.body(insightsCsv(made), 200, {
+    return c.body((await libraryPages()).insightsCsv(made), 200, {
       "Content-Type": "text/csv; charset=utf-8",
       "Content-Disposition": `attachment; filename="pisync-insights-${made.from}-to-${made.to}.csv"`,
       "Cache-Control": "no-store",
@@ -198,7 +193,7 @@ export function libraryRoutes(services: Services, deps: LibraryDeps) {
     const id = c.req.param("id");
     const view = await library.page(userId, id, `/sessions/${encodeURIComponent(id)}`, pageQuery(c));
     const generations = await reader.generations(userId, id);
-    view.host = sessionPageHost({
+    view.host = (await libraryPages()).sessionPageHost({
       sessionId: id,
       // The list is the search index's: the page still shows when the index cannot answer.
       files: (await deps.search?.index.files(userId, id, FILES_LISTED).catch(() => undefined)) ?? [],
@@ -255,14 +250,14 @@ export function libraryRoutes(services: Services, deps: LibraryDeps) {
 
   app.get("/sessions/:id/delete", async (c) => {
     const { head } = await session(c);
-    return c.html(renderDeletePage(chrome(c), deletion(head)));
+    return c.html((await libraryPages()).renderDeletePage(chrome(c), deletion(head)));
   });
   app.post("/sessions/:id/delete", async (c) => {
     const { head } = await session(c);
     const { confirm } = await parseForm(DeleteForm, c);
     if ((confirm ?? "").trim() !== head.sessionId) {
       const error = "The id typed is not this session's: nothing was deleted.";
-      return c.html(renderDeletePage(chrome(c), { ...deletion(head), error }), 400);
+      return c.html((await libraryPages()).renderDeletePage(chrome(c), { ...deletion(head), error }), 400);
     }
     await reader.delete(c.get("userId"), head.sessionId, services.clock());
     deps.search?.indexer.markDirty(c.get("userId"), head.sessionId);
@@ -298,7 +293,7 @@ export function libraryRoutes(services: Services, deps: LibraryDeps) {
     const revoked = /^\d{1,6}$/.exec(params.revoked ?? "")?.[0];
     const maxDays = Math.floor(deps.shares.limits.maxSeconds / 86400);
     return c.html(
-      renderSharesPage(chrome(c), {
+      (await libraryPages()).renderSharesPage(chrome(c), {
         shares,
         next: page.cursor ? `/shares?cursor=${encodeURIComponent(page.cursor)}` : undefined,
         created: active

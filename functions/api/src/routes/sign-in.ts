@@ -6,13 +6,13 @@
  */
 import { Forbidden, Gone, NotFound } from "@pisync/core";
 import { CreateLoginLink, LOGIN_SECRET } from "@pisync/protocol";
-import { renderConfirmSignIn, renderLinkRefused } from "@pisync/viewer/library";
 import { type Context, Hono } from "hono";
 import { deleteCookie, setCookie } from "hono/cookie";
 import type { Services } from "../app.js";
 import type { AuthEnv } from "../auth.js";
 import { LIBRARY_SECURITY_HEADERS, wantsHtml } from "../html.js";
 import { fromThisOrigin, isHttps, type LibraryEnv, publicOrigin, SESSION_COOKIE, signedIn } from "../library-auth.js";
+import { libraryPages } from "../library-pages.js";
 import { parseJson } from "../validate.js";
 
 /** The cookie outlives any session: the server's 30-day idle rule is what ends one. */
@@ -54,7 +54,7 @@ export function signInRoutes(services: Services) {
     } catch (error) {
       if (!(error instanceof NotFound || error instanceof Gone) || !wantsHtml(c)) throw error;
       return c.html(
-        renderLinkRefused(error instanceof Gone ? "expired" : "unknown"),
+        (await libraryPages()).renderLinkRefused(error instanceof Gone ? "expired" : "unknown"),
         error instanceof Gone ? 410 : 404,
       );
     }
@@ -76,7 +76,7 @@ export function signInRoutes(services: Services) {
       withLibraryHeaders(c);
       // Kept within this origin (it has the link in it), so the form's POST carries our Origin.
       c.header("Referrer-Policy", "same-origin");
-      return c.html(renderConfirmSignIn(new URL(c.req.url).pathname));
+      return c.html((await libraryPages()).renderConfirmSignIn(new URL(c.req.url).pathname));
     }
     // Typed, opened by `pisync open`, or from this site: signed in at once.
     return redeem(c);

@@ -39,6 +39,18 @@ export interface AwsConnection {
   maxAttempts?: number;
   /** Bounds of each attempt, by service (defaults: {@link DEFAULT_TIMEOUTS}). */
   timeouts?: Partial<Record<Service, AttemptTimeouts>>;
+  /**
+   * Where clients made from this connection (and from copies of it) are kept, to be shared:
+   * one DynamoDB client for every store and index, its settings resolved and its connection
+   * opened once (the Lambda function's). A shared client destroyed (a store's `close`) is
+   * destroyed for all: share only where nothing is closed before the process ends.
+   */
+  shared?: SharedClients;
+}
+
+/** The clients a connection shares (see {@link AwsConnection.shared}), made on first use. */
+export interface SharedClients {
+  dynamodb?: DynamoDBDocumentClient;
 }
 
 type Service = "s3" | "dynamodb" | "secretsmanager";
@@ -146,9 +158,16 @@ export function dynamoClient(connection: AwsConnection): DynamoDBClient {
   return classifying(client);
 }
 
-/** A DynamoDB client taking and giving plain JavaScript values (strings, numbers, bytes). */
+/**
+ * A DynamoDB client taking and giving plain JavaScript values (strings, numbers, bytes): the
+ * connection's shared one if it shares them ({@link AwsConnection.shared}), else a new one.
+ */
 export function documentClient(connection: AwsConnection): DynamoDBDocumentClient {
-  return DynamoDBDocumentClient.from(dynamoClient(connection));
+  const { shared } = connection;
+  if (shared?.dynamodb) return shared.dynamodb;
+  const client = DynamoDBDocumentClient.from(dynamoClient(connection));
+  if (shared) shared.dynamodb = client;
+  return client;
 }
 
 /**

@@ -14,6 +14,7 @@ export {
   documentClient,
   dynamoClient,
   isUnavailable,
+  type SharedClients,
   s3Client,
   secretsClient,
 } from "./client.js";

@@ -1,0 +1,66 @@
+/**
+ * What the shipped Lambda bundle reads at a cold start: its entry and the chunks the entry
+ * imports statically (`lambdaBuildOptions`, as the stack builds it). Code an append never runs
+ * (the search index and its SQLite, the library's pages, the share viewer, the OpenAPI
+ * document, Secrets Manager) must be in chunks loaded on demand: in the bundle, not in that set.
+ * Its time is measured by `npm run bench:bundle`; the bundle's behaviour by `bundle.test.ts`.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { build, type Metafile } from "esbuild";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { lambdaBuildOptions } from "../lib/bundling.js";
+
+const entry = new URL("../../functions/api/src/lambda.ts", import.meta.url).pathname;
+
+/** The source files in the outputs `from` imports statically (`from` included). */
+function inputsReadFrom(metafile: Metafile, from: string): Set<string> {
+  const outputs = new Set<string>();
+  const visit = (path: string) => {
+    if (outputs.has(path)) return;
+    outputs.add(path);
+    for (const imported of metafile.outputs[path]?.imports ?? []) {
+      if (imported.kind === "import-statement" && !imported.external) visit(imported.path);
+    }
+  };
+  visit(from);
+  return new Set([...outputs].flatMap((path) => Object.keys(metafile.outputs[path]?.inputs ?? {})));
+}
+
+describe("the Lambda bundle's cold start", () => {
+  let out: string;
+  let cold: Set<string>;
+  let all: Set<string>;
+
+  beforeAll(async () => {
+    out = mkdtempSync(join(tmpdir(), "pisync-bundle-cold-"));
+    const outfile = join(out, "index.mjs");
+    const { metafile } = await build({ ...lambdaBuildOptions(entry, outfile), metafile: true, write: false });
+    const entryOutput = Object.keys(metafile.outputs).find((path) => path.endsWith("/index.mjs"));
+    if (!entryOutput) throw new Error("no entry among the outputs");
+    cold = inputsReadFrom(metafile, entryOutput);
+    all = new Set(Object.values(metafile.outputs).flatMap((output) => Object.keys(output.inputs)));
+  });
+  afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+  const matching = (files: Set<string>, pattern: RegExp) => [...files].filter((file) => pattern.test(file));
+
+  it.each([
+    ["the search index and its SQLite", /packages\/search\/src\/aws\/s3-search-index\.ts$/],
+    ["the embedded SQLite driver", /node_modules\/better-sqlite3\//],
+    ["the library's pages", /packages\/viewer\/src\/library\//],
+    ["the share viewer", /packages\/viewer\/src\/render\.ts$/],
+    ["the OpenAPI document", /functions\/api\/src\/openapi\.ts$/],
+    ["the Secrets Manager client", /node_modules\/@aws-sdk\/client-secrets-manager\//],
+  ])("loads %s on demand only", (_what, pattern) => {
+    expect(matching(all, pattern), "in the bundle").not.toEqual([]);
+    expect(matching(cold, pattern), "read at a cold start").toEqual([]);
+  });
+
+  it("reads what an append needs at a cold start", () => {
+    for (const needed of [/packages\/core\/src\/append\.ts$/, /packages\/search\/src\/aws\/marks\.ts$/]) {
+      expect(matching(cold, needed)).not.toEqual([]);
+    }
+  });
+});
