@@ -49,6 +49,12 @@ const BATCH_BYTES = 4 * 1024 * 1024;
 /** Ranged GETs one read may cost at most. */
 const MAX_READS = 10;
 
+/**
+ * Ranged GETs a read of a few scattered lines (a share's branch tips) may cost: one each, rather
+ * than ranges merged across the megabytes between them.
+ */
+const MAX_SCATTERED_READS = 64;
+
 /** The pages of a generation read so far, up to `length` bytes. */
 interface KnownPages {
   length: number;
@@ -289,15 +295,16 @@ export class Reader {
 
   /**
    * The bytes of records' lines, by line number: one ranged GET per segment they lie in.
-   * Read again with a fresh head when a segment was swept meanwhile.
+   * Read again with a fresh head when a segment was swept meanwhile. `budget` bounds the GETs
+   * (lines far apart beyond it are read with the bytes between them).
    */
-  async lines(head: SessionHead, records: readonly LineRecord[]): Promise<Map<number, Uint8Array>> {
+  async lines(head: SessionHead, records: readonly LineRecord[], budget = MAX_READS): Promise<Map<number, Uint8Array>> {
     const wanted = [...records].sort((a, b) => a.offset - b.offset);
     return withFreshHead(
       async () => this.head(head.userId, head.sessionId),
       async (fresh) => {
         const out = new Map<number, Uint8Array>();
-        const ranges = rangesToRead(wanted, fresh.current.segments, MAX_READS);
+        const ranges = rangesToRead(wanted, fresh.current.segments, budget);
         await Promise.all(
           ranges.map(async (range) => {
             const bytes = await readRange(this.stores.blobs, [range.segment], range.start, range.end);
@@ -374,7 +381,8 @@ export class Reader {
   ): Promise<Map<number, string>> {
     const out = new Map<number, string>();
     if (records.length === 0) return out;
-    for (const [line, bytes] of await this.lines(head, records)) {
+    const budget = Math.max(MAX_READS, Math.min(records.length, MAX_SCATTERED_READS));
+    for (const [line, bytes] of await this.lines(head, records, budget)) {
       let entry: unknown;
       try {
         entry = JSON.parse(decodeUtf8(bytes));
