@@ -5,7 +5,8 @@
  * stale, corrupt or of another session is never served, the pages are read instead.
  *
  * An object is gzip'd JSON: a header line (whose session, generation, length and SHA-256 of the
- * body are checked against the head asking) and the body (records, problems, previews).
+ * body are checked against the head asking) and the body: the records as columns (see
+ * index-columns.ts), the problems, and the previews.
  */
 import { createHash } from "node:crypto";
 import { promisify } from "node:util";
@@ -22,6 +23,7 @@ import {
   type Stores,
 } from "@pisync/store";
 import * as z from "zod/mini";
+import { fromColumns, type RecordColumns, toColumns } from "./index-columns.js";
 
 const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
@@ -79,15 +81,24 @@ export function keyOf(owner: IndexOwner, length: number): string {
 
 const createdMs = (owner: IndexOwner) => Math.max(0, Date.parse(owner.sessionCreatedAt) || 0);
 
-/** Index fields the build adds to a record: not part of what a page holds. */
-const BUILT_FIELDS = new Set(["index", "v1"]);
+/** The previews as a column beside the records (by their position), and those of no record's line. */
+function previewColumn(records: readonly LineRecord[], previews: Record<number, string>) {
+  const column: (string | null)[] = records.map((r) => previews[r.line] ?? null);
+  const lines = new Set(records.map((r) => r.line));
+  const other: Record<number, string> = {};
+  for (const [line, preview] of Object.entries(previews)) if (!lines.has(Number(line))) other[Number(line)] = preview;
+  return { column, other };
+}
 
 /** The object holding `pages` as the index of `owner`. */
 export async function encodeIndex(owner: IndexOwner, pages: MergedPages): Promise<Uint8Array> {
-  const body = JSON.stringify(
-    { records: pages.records, problems: pages.problems, previews: pages.previews },
-    (key, value) => (BUILT_FIELDS.has(key) ? undefined : value),
-  );
+  const previews = previewColumn(pages.records, pages.previews);
+  const body = JSON.stringify({
+    columns: toColumns(pages.records),
+    problems: pages.problems,
+    previews: previews.column,
+    otherPreviews: previews.other,
+  });
   const sha256 = createHash("sha256").update(body).digest("hex");
   const header: z.infer<typeof Header> = {
     format: FORMAT,
@@ -125,11 +136,22 @@ export async function decodeIndex(bytes: Uint8Array, owner: IndexOwner, maxLengt
     }
     const body = text.slice(newline + 1);
     if (createHash("sha256").update(body).digest("hex") !== h.sha256) return undefined;
-    const parsed = JSON.parse(body) as Partial<MergedPages>;
-    const { records, problems, previews } = parsed;
-    if (!Array.isArray(records) || records.length !== h.records || !Array.isArray(problems)) return undefined;
-    if (typeof previews !== "object" || previews === null || Array.isArray(previews)) return undefined;
+    const parsed = JSON.parse(body) as {
+      columns: RecordColumns;
+      problems: Problem[];
+      previews: (string | null)[];
+      otherPreviews: Record<number, string>;
+    };
+    const records = fromColumns(parsed.columns);
+    const { problems } = parsed;
+    if (!records || records.length !== h.records || !Array.isArray(problems)) return undefined;
+    if (!Array.isArray(parsed.previews) || parsed.previews.length !== records.length) return undefined;
     if (!inOrder(records, h.length)) return undefined;
+    const previews: Record<number, string> = {};
+    for (const [line, preview] of Object.entries(parsed.otherPreviews ?? {})) previews[Number(line)] = String(preview);
+    parsed.previews.forEach((preview, i) => {
+      if (typeof preview === "string") previews[(records[i] as LineRecord).line] = preview;
+    });
     return { length: h.length, records, problems, previews } satisfies MergedPages;
   } catch {
     return undefined;
