@@ -93,12 +93,14 @@ function previewColumn(records: readonly LineRecord[], previews: Record<number, 
 /** The object holding `pages` as the index of `owner`. */
 export async function encodeIndex(owner: IndexOwner, pages: MergedPages): Promise<Uint8Array> {
   const previews = previewColumn(pages.records, pages.previews);
-  const body = JSON.stringify({
-    columns: toColumns(pages.records),
-    problems: pages.problems,
-    previews: previews.column,
-    otherPreviews: previews.other,
-  });
+  const body = Buffer.from(
+    JSON.stringify({
+      columns: toColumns(pages.records),
+      problems: pages.problems,
+      previews: previews.column,
+      otherPreviews: previews.other,
+    }),
+  );
   const sha256 = createHash("sha256").update(body).digest("hex");
   const header: z.infer<typeof Header> = {
     format: FORMAT,
@@ -108,7 +110,7 @@ export async function encodeIndex(owner: IndexOwner, pages: MergedPages): Promis
     records: pages.records.length,
     sha256,
   };
-  return gzipAsync(`${JSON.stringify(header)}\n${body}`);
+  return gzipAsync(Buffer.concat([Buffer.from(`${JSON.stringify(header)}\n`), body]));
 }
 
 /**
@@ -118,10 +120,11 @@ export async function encodeIndex(owner: IndexOwner, pages: MergedPages): Promis
  */
 export async function decodeIndex(bytes: Uint8Array, owner: IndexOwner, maxLength: number) {
   try {
-    const text = (await gunzipAsync(bytes)).toString("utf8");
-    const newline = text.indexOf("\n");
+    // Bytes, not text, until the body is parsed: the checksum is of the bytes as written.
+    const all = await gunzipAsync(bytes);
+    const newline = all.indexOf(10);
     if (newline < 0) return undefined;
-    const header = Header.safeParse(JSON.parse(text.slice(0, newline)));
+    const header = Header.safeParse(JSON.parse(all.subarray(0, newline).toString("utf8")));
     if (!header.success) return undefined;
     const h = header.data;
     if (
@@ -134,9 +137,9 @@ export async function decodeIndex(bytes: Uint8Array, owner: IndexOwner, maxLengt
     ) {
       return undefined;
     }
-    const body = text.slice(newline + 1);
+    const body = all.subarray(newline + 1);
     if (createHash("sha256").update(body).digest("hex") !== h.sha256) return undefined;
-    const parsed = JSON.parse(body) as {
+    const parsed = JSON.parse(body.toString("utf8")) as {
       columns: RecordColumns;
       problems: Problem[];
       previews: (string | null)[];
