@@ -14,22 +14,15 @@ import { gzipSync } from "node:zlib";
 import { createApp } from "@pisync/api";
 import { newShareKeys, Tokens } from "@pisync/core";
 import { splitLines } from "@pisync/format";
-import { PREFIXES, type Stores, sessionIndexPrefix } from "@pisync/store";
+import { type Stores, sessionIndexPrefix } from "@pisync/store";
 import { awsStores } from "@pisync/store/aws";
 import { embeddedStores } from "@pisync/store/embedded";
+import { withoutPersistedIndexes } from "@pisync/testing/index-reads";
 import { withAwsServers } from "./aws-servers.js";
 import { cachedSession } from "./generate-session.js";
 
 /** Runs of each kind (fresh apps each); the median and the slowest are reported. */
 const RUNS = 7;
-
-/** The stores as if no tree index were persisted: a fresh instance rebuilds from the pages. */
-function withoutPersisted(stores: Stores): Stores {
-  const blobs = Object.create(stores.blobs) as Stores["blobs"];
-  blobs.list = async (prefix) => (prefix.startsWith(PREFIXES.indexes) ? [] : stores.blobs.list(prefix));
-  blobs.put = async (key, body) => (key.startsWith(PREFIXES.indexes) ? undefined : stores.blobs.put(key, body));
-  return { meta: stores.meta, blobs };
-}
 
 /** What one pair measured, in ms. */
 export interface FreshShareFigures {
@@ -81,7 +74,7 @@ export async function measureFreshShare(
   const firstPage = async (persisted: boolean) => {
     const fresh = open();
     try {
-      const instance = appOver(persisted ? fresh.stores : withoutPersisted(fresh.stores));
+      const instance = appOver(persisted ? fresh.stores : withoutPersistedIndexes(fresh.stores));
       const cpu = process.cpuUsage();
       const t = performance.now();
       const res = await instance.request(path, { headers: { "Accept-Encoding": "gzip" } });

@@ -5,22 +5,10 @@
  */
 import { newShareKeys, PERSIST_MIN_LINES, type ShareKeys } from "@pisync/core";
 import { type Stores, sessionIndexPrefix } from "@pisync/store";
-import { describeOnEveryStore, line, sessionHeader, userLine } from "@pisync/testing";
+import { countingPages, describeOnEveryStore, line, sessionHeader, userLine } from "@pisync/testing";
 import { beforeAll, expect, it } from "vitest";
 import { createApp } from "../src/index.js";
 import { client, eventually, userToken } from "./harness.js";
-
-/** The stores with the index page records they read counted. */
-function countingPages(stores: Stores) {
-  const read = { records: 0 };
-  const meta = Object.create(stores.meta) as Stores["meta"];
-  meta.getPages = async (...args) => {
-    const pages = await stores.meta.getPages(...args);
-    read.records += pages.reduce((n, p) => n + p.records.length, 0);
-    return pages;
-  };
-  return { stores: { meta, blobs: stores.blobs }, read };
-}
 
 describeOnEveryStore("a large share on a fresh instance", (pair, name) => {
   let keys: ShareKeys;

@@ -6,7 +6,7 @@
  */
 import { gzipSync } from "node:zlib";
 import { PREFIXES, parsePersistedIndexKey, type Stores, sessionIndexPrefix } from "@pisync/store";
-import { describeOnEveryStore } from "@pisync/testing";
+import { countingPages, describeOnEveryStore, withoutPersistedIndexes } from "@pisync/testing";
 import { expect, it } from "vitest";
 import { Reader } from "../src/index.js";
 import { decodeIndex, keyOf, ownerOf, PERSIST_MIN_LINES } from "../src/persisted-index.js";
@@ -14,28 +14,14 @@ import { append } from "./large-session.js";
 
 /** The stores with what they read counted: index page records, and blob reads by key. */
 function counting(stores: Stores) {
-  const read = { records: 0, pages: 0, gets: [] as string[] };
-  const meta = Object.create(stores.meta) as Stores["meta"];
-  meta.getPages = async (...args) => {
-    const pages = await stores.meta.getPages(...args);
-    read.pages += pages.length;
-    read.records += pages.reduce((n, p) => n + p.records.length, 0);
-    return pages;
-  };
+  const pages = countingPages(stores);
+  const read = Object.assign(pages.read, { gets: [] as string[] });
   const blobs = Object.create(stores.blobs) as Stores["blobs"];
   blobs.get = (key, range) => {
     read.gets.push(key);
     return stores.blobs.get(key, range);
   };
-  return { stores: { meta, blobs }, read };
-}
-
-/** The stores as if no index were ever persisted: what a rebuild from the pages answers. */
-function withoutPersisted(stores: Stores): Stores {
-  const blobs = Object.create(stores.blobs) as Stores["blobs"];
-  blobs.list = async (prefix) => (prefix.startsWith(PREFIXES.indexes) ? [] : stores.blobs.list(prefix));
-  blobs.put = async (key, body) => (key.startsWith(PREFIXES.indexes) ? undefined : stores.blobs.put(key, body));
-  return { meta: stores.meta, blobs };
+  return { stores: { meta: pages.stores.meta, blobs }, read };
 }
 
 /** What a reader answers of a session: its tree, and the context of its default leaf and of a branch. */
@@ -82,7 +68,7 @@ describeOnEveryStore("persisted tree indexes", (pair) => {
     const [persisted] = await indexKeys(stores, "alice", "grows");
     await append(stores, "alice", "grows", "g", N, N + 1200);
 
-    const rebuilt = await answers(new Reader(withoutPersisted(stores)), "alice", "grows");
+    const rebuilt = await answers(new Reader(withoutPersistedIndexes(stores)), "alice", "grows");
     const counted = counting(stores);
     const fresh = new Reader(counted.stores);
     expect(await answers(fresh, "alice", "grows")).toEqual(rebuilt);
@@ -101,7 +87,7 @@ describeOnEveryStore("persisted tree indexes", (pair) => {
   it("never serves a corrupt or altered persisted index: it reads the pages and writes the index again", async () => {
     const { stores } = pair();
     await append(stores, "alice", "torn", "t", 0, N);
-    const rebuilt = await answers(new Reader(withoutPersisted(stores)), "alice", "torn");
+    const rebuilt = await answers(new Reader(withoutPersistedIndexes(stores)), "alice", "torn");
     const first = new Reader(stores);
     await first.tree("alice", "torn");
     await first.settled();
@@ -137,7 +123,7 @@ describeOnEveryStore("persisted tree indexes", (pair) => {
     await alice.tree("alice", "same");
     await alice.settled();
     const [aliceKey] = (await indexKeys(stores, "alice", "same")) as [string];
-    const bobRebuilt = await answers(new Reader(withoutPersisted(stores)), "bob", "same");
+    const bobRebuilt = await answers(new Reader(withoutPersistedIndexes(stores)), "bob", "same");
 
     // Bob's own index is missing: his fresh reader reads only under his own prefix.
     const counted = counting(stores);

@@ -4,8 +4,8 @@
  * none of them); the sweep removes the ones no head can use and keeps the one readers use.
  */
 import { randomUUID } from "node:crypto";
-import { PREFIXES, persistedIndexKey, type Stores, sessionIndexPrefix } from "@pisync/store";
-import { describeOnEveryStore } from "@pisync/testing";
+import { PREFIXES, persistedIndexKey, sessionIndexPrefix } from "@pisync/store";
+import { countingPages, describeOnEveryStore } from "@pisync/testing";
 import { expect, it } from "vitest";
 import { Reader } from "../src/index.js";
 import { decodeIndex, keyOf, ownerOf, PERSIST_MIN_LINES } from "../src/persisted-index.js";
@@ -13,18 +13,6 @@ import { verifyStores } from "../src/verify.js";
 import { append } from "./large-session.js";
 
 const N = PERSIST_MIN_LINES + 100;
-
-/** Reads that go to the index pages, counted. */
-function countingPages(stores: Stores) {
-  const read = { records: 0 };
-  const meta = Object.create(stores.meta) as Stores["meta"];
-  meta.getPages = async (...args) => {
-    const pages = await stores.meta.getPages(...args);
-    read.records += pages.reduce((n, p) => n + p.records.length, 0);
-    return pages;
-  };
-  return { stores: { meta, blobs: stores.blobs }, read };
-}
 
 const finding = (report: { findings: { kind: string; repaired: boolean; problem: boolean }[] }, kind: string) =>
   report.findings.filter((f) => f.kind === kind).map(({ repaired, problem }) => ({ repaired, problem }));
