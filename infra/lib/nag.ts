@@ -41,6 +41,11 @@ const ACKNOWLEDGED: { id: string; reason: string }[] = [
       "Object ARNs of users' search index files (derived from the sessions): the function reads, writes and deletes only under search/.",
   },
   {
+    id: objectsUnder(PREFIXES.indexes),
+    reason:
+      "Object ARNs of sessions' persisted tree indexes (derived from the index pages): the function reads, writes and deletes only under indexes/.",
+  },
+  {
     id: "AwsSolutions::AwsSolutions-L1",
     reason:
       "Node.js 22 is the runtime pisync is built and tested for (esbuild target node22); moving runtimes is a tested change.",

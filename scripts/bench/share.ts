@@ -4,7 +4,9 @@
  * for requests of another window each (no kept page serves them), and the tree the navigator
  * loads after it, against pi's own HTML export of the same file
  * (`pi --export`), in the same run. pi's export is a file written locally (its time is the
- * whole export); ours is served over HTTP from the one-machine server.
+ * whole export); ours is served over HTTP from the one-machine server. Then the first page of
+ * the same session on a fresh instance, embedded and on the AWS pair, with its persisted tree
+ * index and rebuilt from the index pages (share-fresh.ts).
  */
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
@@ -16,6 +18,7 @@ import { startNodeServer } from "@pisync/api";
 import { splitLines } from "@pisync/format";
 import { freePort } from "@pisync/testing/servers";
 import { cachedSession } from "./generate-session.js";
+import { freshShareBench } from "./share-fresh.js";
 
 const benchDir = join(process.cwd(), ".bench");
 mkdirSync(benchDir, { recursive: true });
@@ -136,3 +139,5 @@ console.log(
 console.log(
   `ratios to pi's export: warm p95 ${(warmP95 / piMs).toFixed(3)}× its time, first screen ${(firstScreen / piBytes).toFixed(4)}× its bytes, first screen + tree ${((firstScreen + tree.bytes) / piBytes).toFixed(3)}×`,
 );
+
+await freshShareBench(bytes, id);

@@ -43,6 +43,7 @@ export {
   titleOf,
 } from "./library.js";
 export { Memo } from "./memo.js";
+export { PERSIST_MIN_LINES } from "./persisted-index.js";
 export { DEFAULT_READER_CACHE, Reader, type ReaderCacheLimits } from "./reader.js";
 export { type IndexFailure, SearchIndexer, storedLines } from "./search-indexer.js";
 export { MAX_SEGMENTS } from "./segments.js";

@@ -6,7 +6,7 @@
 import { SAFE_ID, SESSION_ID } from "@pisync/protocol";
 import { BadRequest } from "./errors.js";
 
-export { blobKey, segmentKey, sessionPrefix, uploadKey } from "@pisync/store";
+export { blobKey, segmentKey, sessionIndexPrefix, sessionPrefix, uploadKey } from "@pisync/store";
 export { SAFE_ID, SESSION_ID };
 
 /** Checks a user id (or another name we give out) against {@link SAFE_ID}. @throws BadRequest `invalid_id` */

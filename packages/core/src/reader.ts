@@ -23,8 +23,16 @@ import { boundedNode } from "./bounds.js";
 import { BadRequest, NotFound } from "./errors.js";
 import { type BuiltIndex, IndexCache } from "./index-cache.js";
 import { previewOf } from "./ingest.js";
-import { checkSessionId, sessionPrefix } from "./keys.js";
+import { checkSessionId, sessionIndexPrefix, sessionPrefix } from "./keys.js";
 import { Lru } from "./lru.js";
+import {
+  type Found,
+  mergePages,
+  ownerOf,
+  PERSIST_MIN_LINES,
+  PersistedIndexes,
+  worthPersisting,
+} from "./persisted-index.js";
 import { rangesToRead } from "./read-plan.js";
 import { readRange, withFreshHead } from "./segments.js";
 import { type TreeNode, viewOf } from "./views.js";
@@ -40,6 +48,12 @@ const BATCH_BYTES = 4 * 1024 * 1024;
 
 /** Ranged GETs one read may cost at most. */
 const MAX_READS = 10;
+
+/**
+ * Ranged GETs a read of a few scattered lines (a share's branch tips) may cost: one each, rather
+ * than ranges merged across the megabytes between them.
+ */
+const MAX_SCATTERED_READS = 64;
 
 /** The pages of a generation read so far, up to `length` bytes. */
 interface KnownPages {
@@ -81,6 +95,9 @@ export class Reader {
   private readonly pages: Lru<KnownPages>;
   private readonly loading = new Map<string, { length: number; pages: Promise<KnownPages> }>();
   private readonly indexes: IndexCache;
+  private readonly persisted: PersistedIndexes;
+  /** Persisted indexes being written, by generation. */
+  private readonly persisting = new Map<string, Promise<void>>();
 
   constructor(
     private readonly stores: Stores,
@@ -89,6 +106,7 @@ export class Reader {
     const l = { ...DEFAULT_READER_CACHE, ...limits };
     this.pages = new Lru(l.pageGenerations, l.pageRecords, (known) => known.records.length);
     this.indexes = new IndexCache(l.indexGenerations, l.indexRecords);
+    this.persisted = new PersistedIndexes(stores);
   }
 
   async head(userId: string, sessionId: string): Promise<SessionHead> {
@@ -186,28 +204,71 @@ export class Reader {
   }
 
   /**
-   * The pages of a generation up to at least `state.length`: those kept, and those appended
-   * since. The answer is the kept object itself, which later loads extend (synchronously, with
-   * its `length`): a reader copies what it needs right away.
+   * The pages of a generation up to at least `state.length`: those kept, else the persisted
+   * index of a large session (see {@link PersistedIndexes}), and those appended since. The
+   * answer is the kept object itself, which later loads extend (synchronously, with its
+   * `length`): a reader copies what it needs right away.
    */
   private async loadPages(head: SessionHead, state: GenerationState, key: string): Promise<KnownPages> {
     let known = this.pages.get(key);
     if (known && known.length > state.length) known = undefined;
-    const fresh = await this.stores.meta.getPages(head.userId, head.sessionId, state.generation, known?.length ?? 0);
+    const large = state.lines >= PERSIST_MIN_LINES;
+    const found = !known && large ? await this.findPersisted(head, state) : undefined;
+    const from = known?.length ?? found?.pages?.length ?? 0;
+    const fresh =
+      from === state.length ? [] : await this.stores.meta.getPages(head.userId, head.sessionId, state.generation, from);
     // A kept object is extended in one go (others may be reading it); a new one is built a
     // few pages at a time, letting other requests run in between (a million lines take seconds).
-    const loaded: KnownPages = known ?? { length: 0, records: [], problems: [], previews: {} };
+    const loaded: KnownPages = known ?? found?.pages ?? { length: 0, records: [], problems: [], previews: {} };
+    const before = loaded.records.length;
     let merged = 0;
     for (const page of fresh) {
-      if (page.start >= state.length) continue; // never committed: cannot happen, but never trust it
-      for (const record of page.records) loaded.records.push(record);
-      for (const problem of page.problems) loaded.problems.push(problem);
-      Object.assign(loaded.previews, page.previews ?? {});
+      mergePages([page], state.length, loaded);
       if (!known && ++merged % 64 === 0) await turn();
     }
     loaded.length = state.length;
     this.pages.set(key, loaded);
+    if (found && worthPersisting(found, loaded.records.length - before)) this.persistLater(head, state, loaded, found);
     return loaded;
+  }
+
+  /** The persisted index of a large generation, if one is intact; a store failing here only costs the rebuild. */
+  private async findPersisted(head: SessionHead, state: GenerationState): Promise<Found> {
+    try {
+      return await this.persisted.find(ownerOf(head, state), state.length);
+    } catch {
+      return { keys: [] };
+    }
+  }
+
+  /**
+   * Writes the index of `state` once the request that built it has its answer (derived data: a
+   * write that fails is written again by the next fresh reader, or by `verify --repair`).
+   */
+  private persistLater(head: SessionHead, state: GenerationState, loaded: KnownPages, found: Found): void {
+    const owner = ownerOf(head, state);
+    const at = `${owner.userId}/${owner.sessionId}/${owner.sessionCreatedAt}/${owner.generation}`;
+    if (this.persisting.has(at)) return;
+    // A copy as of now: the kept object grows with later appends.
+    const pages = {
+      length: state.length,
+      records: loaded.records.filter((r) => r.offset < state.length),
+      problems: [...loaded.problems],
+      previews: { ...loaded.previews },
+    };
+    const write = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => this.persisted.save(owner, pages, found.keys))
+      .then(
+        () => {},
+        () => {},
+      )
+      .finally(() => this.persisting.delete(at));
+    this.persisting.set(at, write);
+  }
+
+  /** Resolves once the persisted indexes being written are written (tests, benchmarks, a graceful stop). */
+  async settled(): Promise<void> {
+    await Promise.all([...this.persisting.values()]);
   }
 
   async tree(userId: string, sessionId: string): Promise<{ leafId: string | null; entries: TreeNode[] }> {
@@ -234,15 +295,16 @@ export class Reader {
 
   /**
    * The bytes of records' lines, by line number: one ranged GET per segment they lie in.
-   * Read again with a fresh head when a segment was swept meanwhile.
+   * Read again with a fresh head when a segment was swept meanwhile. `budget` bounds the GETs
+   * (lines far apart beyond it are read with the bytes between them).
    */
-  async lines(head: SessionHead, records: readonly LineRecord[]): Promise<Map<number, Uint8Array>> {
+  async lines(head: SessionHead, records: readonly LineRecord[], budget = MAX_READS): Promise<Map<number, Uint8Array>> {
     const wanted = [...records].sort((a, b) => a.offset - b.offset);
     return withFreshHead(
       async () => this.head(head.userId, head.sessionId),
       async (fresh) => {
         const out = new Map<number, Uint8Array>();
-        const ranges = rangesToRead(wanted, fresh.current.segments, MAX_READS);
+        const ranges = rangesToRead(wanted, fresh.current.segments, budget);
         await Promise.all(
           ranges.map(async (range) => {
             const bytes = await readRange(this.stores.blobs, [range.segment], range.start, range.end);
@@ -319,7 +381,8 @@ export class Reader {
   ): Promise<Map<number, string>> {
     const out = new Map<number, string>();
     if (records.length === 0) return out;
-    for (const [line, bytes] of await this.lines(head, records)) {
+    const budget = Math.max(MAX_READS, Math.min(records.length, MAX_SCATTERED_READS));
+    for (const [line, bytes] of await this.lines(head, records, budget)) {
       let entry: unknown;
       try {
         entry = JSON.parse(decodeUtf8(bytes));
@@ -462,7 +525,10 @@ export class Reader {
     await this.head(userId, sessionId);
     await this.stores.meta.deleteSession(userId, sessionId, now.toISOString());
     this.indexes.forget(`${userId}/${sessionId}/`);
-    const keys = await this.stores.blobs.list(sessionPrefix(userId, sessionId));
+    const keys = [
+      ...(await this.stores.blobs.list(sessionPrefix(userId, sessionId))),
+      ...(await this.stores.blobs.list(sessionIndexPrefix(userId, sessionId))),
+    ];
     await this.stores.blobs.delete(keys);
   }
 }

@@ -9,6 +9,8 @@
  * - segments no head names and uploads no append took, older than `minAgeMs`, are removed
  *   (younger ones may belong to a request still running); so are the embedded store's stale
  *   temporary files.
+ * Persisted tree indexes (`indexes/`) no head can use are removed; a deep pass rebuilds a large
+ * session's missing or corrupt one from its pages (see verify-index.ts).
  * Attachments (`blobs/`) and search index files (`search/`) are known but never removed here:
  * entries and the search index own them. Keys of no known kind are reported and left alone.
  */
@@ -17,6 +19,7 @@ import {
   type ObjectInfo,
   PREFIXES,
   parseBlobKey,
+  parsePersistedIndexKey,
   parseSearchIndexKey,
   parseSegmentKey,
   parseUploadKey,
@@ -26,6 +29,7 @@ import {
 } from "@pisync/store";
 import { Appender } from "./append.js";
 import { checkBytes, checkSegments, type GenerationProblem } from "./verify-generation.js";
+import { checkIndexes, type IndexFinding, indexesByKey, type ListedIndex } from "./verify-index.js";
 
 /** How old an unreferenced object must be before it is removed, by default. */
 export const SWEEP_MIN_AGE_MS = 3600_000;
@@ -40,6 +44,7 @@ const CLOCK_SKEW_MS = 60_000;
 export interface Finding {
   kind:
     | GenerationProblem["kind"]
+    | IndexFinding["kind"]
     | "generation-count"
     | "head-behind"
     | "orphan"
@@ -102,16 +107,18 @@ interface Listed {
   segments: Map<string, { info: ObjectInfo; key: SegmentKey }[]>;
   uploads: ObjectInfo[];
   unknown: ObjectInfo[];
+  /** Persisted tree indexes by `user/session`. */
+  indexes: Map<string, ListedIndex[]>;
 }
 
 const sessionKey = (userId: string, sessionId: string) => `${userId}/${sessionId}`;
 
 /** Lists the objects a pass looks at and sorts them by kind. */
 async function listObjects(stores: Stores, options: VerifyOptions): Promise<Listed> {
-  const owned = [PREFIXES.sessions, PREFIXES.uploads];
+  const owned = [PREFIXES.sessions, PREFIXES.uploads, PREFIXES.indexes];
   const prefixes = options.deep ? (options.userId ? Object.values(PREFIXES) : [""]) : owned;
   const scoped = prefixes.map((prefix) => (options.userId && prefix ? `${prefix}${options.userId}/` : prefix));
-  const listed: Listed = { objects: new Map(), segments: new Map(), uploads: [], unknown: [] };
+  const listed: Listed = { objects: new Map(), segments: new Map(), uploads: [], unknown: [], indexes: new Map() };
   for (const info of (await Promise.all(scoped.map((prefix) => stores.blobs.listObjects(prefix)))).flat()) {
     listed.objects.set(info.key, info);
     const segment = parseSegmentKey(info.key);
@@ -119,14 +126,17 @@ async function listObjects(stores: Stores, options: VerifyOptions): Promise<List
       const at = sessionKey(segment.userId, segment.sessionId);
       listed.segments.set(at, [...(listed.segments.get(at) ?? []), { info, key: segment }]);
     } else if (parseUploadKey(info.key)) listed.uploads.push(info);
-    else if (!parseBlobKey(info.key) && !parseSearchIndexKey(info.key)) listed.unknown.push(info);
+    else if (!parseBlobKey(info.key) && !parseSearchIndexKey(info.key) && !parsePersistedIndexKey(info.key)) {
+      listed.unknown.push(info);
+    }
   }
+  listed.indexes = indexesByKey(listed.objects.values());
   return listed;
 }
 
 /** Every session a pass visits: those with heads (when deep) and those with segments. */
 async function sessionsToVisit(stores: Stores, listed: Listed, options: VerifyOptions): Promise<[string, string][]> {
-  const found = new Set(listed.segments.keys());
+  const found = new Set([...listed.segments.keys(), ...listed.indexes.keys()]);
   if (options.deep) {
     const users = options.userId ? [options.userId] : await stores.meta.users();
     for (const userId of users) {
@@ -172,6 +182,18 @@ class SessionPass {
       archived = head ? await this.stores.meta.getArchived(userId, sessionId) : [];
     }
     if (head) await this.checkHead(head, archived);
+    await checkIndexes(
+      {
+        stores: this.stores,
+        repair: this.options.repair ?? false,
+        deep: this.options.deep ?? false,
+        cutoff: this.cutoff,
+        young: this.young,
+        report: (finding) => this.report({ ...finding, ...at }),
+      },
+      head,
+      this.listed.indexes.get(sessionKey(userId, sessionId)) ?? [],
+    );
     const inChain = new Set(chain.map((link) => link.info.key));
     for (const { info } of unreferencedBy(referenced(head, archived))) {
       // A chain not rolled forward is reported as a head behind its bytes, not as orphans.

@@ -15,6 +15,11 @@ export const PREFIXES = {
   blobs: "blobs/",
   /** A user's search index (derived from the sessions' bytes): `search/<user>/<version>-<nonce>.sqlite`. */
   search: "search/",
+  /**
+   * Sessions' tree indexes as of one version (derived from the index pages, rebuilt when lost):
+   * `indexes/<user>/<session>/<created>/<generation>/<length>.json.gz`.
+   */
+  indexes: "indexes/",
 } as const;
 
 /** The metadata table: one table, `pk`/`sk` keys, one index for "by user, newest first" listings. */
@@ -124,4 +129,58 @@ export function parseSearchIndexKey(key: string): { userId: string; version: num
   return m
     ? { userId: m[1] as string, version: Number.parseInt(m[2] as string, 16), nonce: m[3] as string }
     : undefined;
+}
+
+/** Prefix of every persisted tree index of a session, of any life of it. */
+export function sessionIndexPrefix(userId: string, sessionId: string): string {
+  return `${PREFIXES.indexes}${userId}/${sessionId}/`;
+}
+
+/** The parts of a persisted tree index's key. */
+export interface PersistedIndexKey {
+  userId: string;
+  sessionId: string;
+  /** The session head's `createdAt`, in epoch milliseconds: a session deleted and made again is another one. */
+  sessionCreated: number;
+  generation: number;
+  /** The index covers bytes [0, length) of the generation. */
+  length: number;
+}
+
+/**
+ * Where the tree index of bytes [0, length) of a generation is kept; in key order the longest
+ * comes last. {@link parsePersistedIndexKey} reads it back.
+ * @example persistedIndexKey("u", "s", 0, 1, 16) // "indexes/u/s/000000000000/00000001/0000000000000010.json.gz"
+ */
+export function persistedIndexKey(
+  userId: string,
+  sessionId: string,
+  sessionCreated: number,
+  generation: number,
+  length: number,
+): string {
+  return `${persistedIndexPrefix(userId, sessionId, sessionCreated, generation)}${hex(length, 16)}.json.gz`;
+}
+
+/** Prefix of the persisted tree indexes of one generation of one life of a session. */
+export function persistedIndexPrefix(userId: string, sessionId: string, sessionCreated: number, generation: number) {
+  return `${sessionIndexPrefix(userId, sessionId)}${hex(sessionCreated, 12)}/${hex(generation, 8)}/`;
+}
+
+const PERSISTED_INDEX = new RegExp(
+  `^${PREFIXES.indexes}${ID}/${ID}/([0-9a-f]{12})/([0-9a-f]{8})/([0-9a-f]{16})\\.json\\.gz$`,
+);
+
+/** The parts of a persisted tree index's key, or undefined when `key` is not one. */
+export function parsePersistedIndexKey(key: string): PersistedIndexKey | undefined {
+  const m = PERSISTED_INDEX.exec(key);
+  if (!m) return undefined;
+  const [, userId, sessionId, created, generation, length] = m as unknown as string[];
+  return {
+    userId: userId as string,
+    sessionId: sessionId as string,
+    sessionCreated: Number.parseInt(created as string, 16),
+    generation: Number.parseInt(generation as string, 16),
+    length: Number.parseInt(length as string, 16),
+  };
 }

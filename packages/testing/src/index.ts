@@ -6,5 +6,6 @@
  */
 export { testAwsConfig, testAwsStores } from "./aws.js";
 export { type FullDisk, fullDisk } from "./full-disk.js";
+export { countingPages, withoutPersistedIndexes } from "./index-reads.js";
 export * from "./sessions.js";
 export { describeOnEveryStore, openPair, type Pair, type PairName, STORE_NAMES } from "./stores.js";

@@ -108,11 +108,11 @@ export function sharePageRoutes(services: Services, shares: Shares) {
       };
       return work.renderPage(view);
     });
-    // The page's script asks for the tree next: a whole share's starts being made now (errors
-    // are the tree request's to answer).
-    if (share.leafId === undefined) treeOf(share, head).catch(() => {});
     // One view per page load the reader got (a GET, not a HEAD, not an error): the owner sees it.
     await count(c, () => shares.recordView(share));
+    // The page's script asks for the tree next: a whole share's starts being made once this
+    // answer is out, so that its work never delays it (errors are the tree request's to answer).
+    if (share.leafId === undefined) setImmediate(() => treeOf(share, head).catch(() => {}));
     const answer = KeptBodies.respond(c, page, "text/html; charset=UTF-8");
     // The same address answers Markdown to clients that ask for it.
     answer.headers.set("Vary", "Accept, Accept-Encoding");
