@@ -12,7 +12,7 @@ import { type AwsConnection, awsStores, readSecretString } from "@pisync/store/a
 import { handle, type LambdaContext, type LambdaEvent } from "hono/aws-lambda";
 import { type AppDeps, createApp } from "./app.js";
 import { lambdaConfig } from "./config.js";
-import { lambdaSearch, MarkingIndexer } from "./lambda-search.js";
+import { lambdaSearch, MarkingIndexer, maintainSearch } from "./lambda-search.js";
 
 /** The handler for a store pair (tests give it the test servers' stores). */
 export function createHandler(stores: Stores, options: Omit<AppDeps, "stores"> = {}) {
@@ -105,7 +105,7 @@ export function createSearchingHandler(
       await indexer.catchUpMarked();
       return undefined;
     }
-    if (isSweep(event)) return sweep(stores);
+    if (isSweep(event)) return { ...(await sweep(stores)), search: await maintainSearch(index) };
     if (isReindex(event)) {
       const users = usersOf(event);
       await indexer.rebuildUsers(users);

@@ -14,10 +14,10 @@
  */
 import {
   type GenerationState,
+  isSearchObjectKey,
   type ObjectInfo,
   PREFIXES,
   parseBlobKey,
-  parseSearchIndexKey,
   parseSegmentKey,
   parseUploadKey,
   type SegmentKey,
@@ -118,7 +118,7 @@ async function listObjects(stores: Stores, options: VerifyOptions): Promise<List
       const at = sessionKey(segment.userId, segment.sessionId);
       listed.segments.set(at, [...(listed.segments.get(at) ?? []), { info, key: segment }]);
     } else if (parseUploadKey(info.key)) listed.uploads.push(info);
-    else if (!parseBlobKey(info.key) && !parseSearchIndexKey(info.key)) listed.unknown.push(info);
+    else if (!parseBlobKey(info.key) && !isSearchObjectKey(info.key)) listed.unknown.push(info);
   }
   return listed;
 }
