@@ -259,7 +259,7 @@ describe("the aws search index's cost follows the change", () => {
     const stored = await baseBytes(writer, lazy);
     expect(stored).toBeGreaterThan(1_000_000);
     const { blobs, counted } = counting(awsStores(config).blobs);
-    expect(await found(newIndex({ blobs, chunkBytes: 32 * 1024 }), lazy, "wryneck")).toEqual(["needle"]);
+    expect(await found(newIndex({ blobs, eagerBytes: 0 }), lazy, "wryneck")).toEqual(["needle"]);
     expect(counted.down).toBeLessThan(stored / 2);
   });
 

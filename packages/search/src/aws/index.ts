@@ -4,6 +4,7 @@
  * of sessions written since they were indexed ({@link SearchMarks}).
  */
 export { SearchMarks, type SessionMark } from "./marks.js";
+export { decodeManifest, type Manifest } from "./objects.js";
 export { AmbiguousPointerWrite, type Pointer, Pointers } from "./pointers.js";
 export {
   type CompactionReport,

@@ -22,6 +22,8 @@ import type { LogEntry } from "./pointers.js";
 import { SparseFile } from "./sparse-file.js";
 import { WasmSqlite } from "./wasm-sqlite.js";
 
+/** Chunks fetched at once when a whole base is fetched. */
+const PARALLEL_FETCHES = 8;
 /** SQLite's page size in a file without a base yet (SQLite's default). */
 const NEW_FILE_PAGE_BYTES = 4096;
 
@@ -45,15 +47,18 @@ export class Replica {
 
   /**
    * A copy of the base `base` names (empty when none) at change `seq`: its manifest and first
-   * chunk (SQLite's header and schema) are fetched now, the rest when read.
+   * chunk (SQLite's header and schema) are fetched now, the rest when read — or all of it now,
+   * in parallel, when the base is at most `eagerBytes` (a small index costs one round trip, not
+   * one per chunk its first query touches).
    */
   static async open(
     blobs: BlobStore,
     lines: LineSource,
     path: string,
     base: { key: string; seq: number } | undefined,
-    chunkBytes: number,
+    sizes: { chunkBytes: number; eagerBytes: number },
   ): Promise<Replica> {
+    const { chunkBytes, eagerBytes } = sizes;
     const manifest = base ? decodeManifest(await blobs.get(base.key)) : undefined;
     const file = manifest
       ? new SparseFile(path, manifest.length, manifest.pageBytes, manifest.chunkBytes)
@@ -67,7 +72,8 @@ export class Replica {
       refs,
     );
     try {
-      if (manifest && manifest.chunks.length > 0) await replica.fetch(0);
+      if (manifest && manifest.length <= eagerBytes) await replica.materialize();
+      else if (manifest && manifest.chunks.length > 0) await replica.fetch(0);
       refs.driver = new WasmSqlite(path);
       await replica.run(async () => {
         refs.index ??= new SqliteSearchIndex(refs.driver as WasmSqlite, lines);
@@ -172,10 +178,15 @@ export class Replica {
     return { key, manifest, uploaded: uploaded + body.length };
   }
 
-  /** Fetches every chunk not here yet (before a VACUUM, which reads every page). */
+  /** Fetches every chunk not here yet, a few at a time (a small base whole; before a VACUUM, which reads every page). */
   async materialize(): Promise<void> {
     const chunks = this.base?.manifest.chunks.length ?? 0;
-    for (let chunk = 0; chunk < chunks; chunk++) if (!this.file.has(chunk)) await this.fetch(chunk);
+    const wanted = Array.from({ length: chunks }, (_, chunk) => chunk).filter((chunk) => !this.file.has(chunk));
+    let next = 0;
+    const worker = async () => {
+      while (next < wanted.length) await this.fetch(wanted[next++] as number);
+    };
+    await Promise.all(Array.from({ length: Math.min(PARALLEL_FETCHES, wanted.length) }, worker));
   }
 
   /** Takes a base {@link compact} made from this copy as its own: nothing is dirty against it. */
