@@ -38,6 +38,10 @@ import { loadWasmSqlite, WasmSqlite } from "./wasm-sqlite.js";
 const MAX_ATTEMPTS = 8;
 /** Attempts of one read when an object its pointer named was removed meanwhile. */
 const READ_ATTEMPTS = 4;
+/** How long the pointer names a retired object (the sweep's default minimum age): readers' requests take seconds. */
+const RETIRED_KEPT_MS = 15 * 60_000;
+/** Retired objects the pointer names at most (its item must stay far below DynamoDB's 400 KB). */
+const MAX_RETIRED = 1500;
 /** A file whose free pages are more than this share of it is rewritten by a compaction asked to vacuum. */
 const VACUUM_FREE_SHARE = 0.25;
 
@@ -182,7 +186,7 @@ export class S3SearchIndex implements SearchIndex {
    * Removes the user's objects no pointer names, once older than `minAgeMs`, and forgets retired
    * objects past that age. For a scheduled pass, never a request: it lists the user's objects.
    */
-  sweep(userId: string, minAgeMs = 15 * 60_000): Promise<{ removed: number }> {
+  sweep(userId: string, minAgeMs = RETIRED_KEPT_MS): Promise<{ removed: number }> {
     return this.exclusive(userId, () => sweepUser(this.config.blobs, this.pointers, userId, minAgeMs));
   }
 
@@ -252,14 +256,19 @@ export class S3SearchIndex implements SearchIndex {
         try {
           published = await this.publish(userId, pointer, replica, outcome.change);
         } finally {
-          if (published) replica.driver.commit();
-          else replica.driver.rollbackAll();
+          if (!published) replica.driver.rollbackAll();
         }
         if (published) {
-          replica.seq += 1;
-          const held = this.replicas.get(userId);
-          if (held) held.epoch = published.epoch;
-          await this.maybeCompact(userId, published, replica);
+          try {
+            replica.driver.commit();
+            replica.seq += 1;
+            const held = this.replicas.get(userId);
+            if (held) held.epoch = published.epoch;
+            await this.maybeCompact(userId, published, replica);
+          } catch {
+            // Published, so in the log: a copy opened again replays it.
+            this.drop(userId);
+          }
           return outcome.result;
         }
         if (attempt >= MAX_ATTEMPTS) throw new Error(`the search index of ${userId} kept changing: gave up`);
@@ -346,7 +355,8 @@ export class S3SearchIndex implements SearchIndex {
         base: { key: made.key, seq: replica.seq },
         log: [],
         retired: [
-          ...pointer.retired,
+          // Past the sweep's age a retired object is unprotected anyway: the item stays small.
+          ...pointer.retired.filter((r) => at - r.at < RETIRED_KEPT_MS).slice(-MAX_RETIRED),
           ...pointer.log.map((entry) => ({ key: entry.key, at })),
           ...(pointer.base ? [{ key: pointer.base.key, at }] : []),
         ],
@@ -379,14 +389,10 @@ export class S3SearchIndex implements SearchIndex {
       held = undefined;
     }
     if (!held) {
-      const chunkBytes = this.config.chunkBytes ?? S3_SEARCH_DEFAULTS.chunkBytes;
-      const replica = await Replica.open(
-        this.config.blobs,
-        this.config.lines,
-        this.scratch(),
-        pointer?.base,
-        chunkBytes,
-      );
+      const replica = await Replica.open(this.config.blobs, this.config.lines, this.scratch(), pointer?.base, {
+        chunkBytes: this.config.chunkBytes ?? S3_SEARCH_DEFAULTS.chunkBytes,
+        eagerBytes: this.config.eagerBytes ?? S3_SEARCH_DEFAULTS.eagerBytes,
+      });
       held = { replica, epoch: pointer?.epoch };
     }
     this.replicas.delete(userId);

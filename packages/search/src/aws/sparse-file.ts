@@ -77,6 +77,9 @@ export class SparseFile {
     readonly blockBytes: number,
     readonly chunkBytes: number,
   ) {
+    if (!(chunkBytes > 0 && Number.isInteger(chunkBytes / blockBytes))) {
+      throw new Error(`a chunk (${chunkBytes} bytes) must be a whole number of pages (${blockBytes} bytes)`);
+    }
     install();
     this.fd = original.openSync(path, "w+", 0o600);
     fs.ftruncateSync(this.fd, baseLength);
