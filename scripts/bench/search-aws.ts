@@ -13,7 +13,7 @@
  *   included as they fall;
  * - local disk of the copies and the process's peak memory.
  *
- * Usage: node --conditions=source --import tsx scripts/bench/search-aws.ts [SESSIONS=300] [CHUNK_KIB=128] [TEXT_SCALE=1] [EAGER_MIB=2]
+ * Usage: node --conditions=source --import tsx scripts/bench/search-aws.ts [SESSIONS=300] [CHUNK_KIB=128] [TEXT_SCALE=1] [EAGER_MIB=16]
  */
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -33,8 +33,8 @@ const CHUNK_KIB = Number(process.argv[3] ?? 128);
 /** Words per turn, times this (a library whose sessions hold more text). */
 const TEXT_SCALE = Number(process.argv[4] ?? 1);
 const COLD_INSTANCES = 20;
-/** Bases up to this size are fetched whole by a fresh instance (the adapter's default: 2 MiB). */
-const EAGER_MIB = Number(process.argv[5] ?? 2);
+/** Bases up to this size are fetched whole by a fresh instance (the adapter's default: 16 MiB). */
+const EAGER_MIB = Number(process.argv[5] ?? 16);
 const APPENDS = 60;
 const USER = "bench";
 const random = seeded(23);

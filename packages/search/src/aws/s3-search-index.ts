@@ -76,7 +76,7 @@ export interface S3SearchIndexConfig {
   cacheBytes?: number;
   /** Bytes per chunk of a base: a multiple of SQLite's page size (default 128 KiB). */
   chunkBytes?: number;
-  /** A base of at most this many bytes is fetched whole, in parallel, when first read (default 2 MiB). */
+  /** A base of at most this many bytes is fetched whole, in parallel, when first read (default 16 MiB). */
   eagerBytes?: number;
   /** A log of this many entries, or of this many bytes, is folded into a new base (default 32, 4 MiB). */
   compactAfter?: { entries: number; bytes: number };
@@ -88,7 +88,7 @@ export interface S3SearchIndexConfig {
 export const S3_SEARCH_DEFAULTS = {
   cacheBytes: 1024 * 1024 * 1024,
   chunkBytes: 128 * 1024,
-  eagerBytes: 2 * 1024 * 1024,
+  eagerBytes: 16 * 1024 * 1024,
   compactAfter: { entries: 32, bytes: 4 * 1024 * 1024 },
 };
 
