@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { storedLines } from "@pisync/core";
-import { type BlobStore, searchIndexKey } from "@pisync/store";
+import { type BlobStore, isSearchObjectKey, searchIndexKey } from "@pisync/store";
 import { type AwsStoresConfig, awsStores } from "@pisync/store/aws";
 import { testAwsConfig } from "@pisync/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -98,6 +98,7 @@ describe("the aws search index", () => {
     await index.sweep("tidy", 0);
     const kept = await stores.blobs.list("search/tidy/");
     expect(kept.sort()).toEqual((await named(index, "tidy")).sort());
+    for (const key of kept) expect(isSearchObjectKey(key), key).toBe(true); // what verify knows, not "unknown"
     expect(kept.filter((key) => key.includes("/log/"))).toEqual([]);
     expect(await found(newIndex(), "tidy", "two")).toEqual(["s2"]);
     await index.clear("tidy");
