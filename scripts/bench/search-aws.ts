@@ -1,30 +1,41 @@
 /**
  * Search benchmark, AWS adapter against the embedded one, in the same run, on one generated
  * library stored in the AWS stores (DynamoDB Local, s3rver behind the SigV4 gate):
- * - initial indexing from the stored bytes (rebuild): the AWS adapter publishes one file per
- *   drain step of 64 sessions (upload + conditional pointer write) as the reindex event does,
- *   and one per session when the core indexer syncs session by session;
- * - warm search latency p50/p95/p99 (same queries), and a cold one (a fresh instance: the
- *   pointer read and the file's download included);
- * - an append made searchable by the next search (the Lambda path: its mark, then a search that
- *   indexes the user's marks first);
- * - the index object's size against the text it indexes.
+ * - initial indexing from the stored bytes (the reindex event's drains): each drain step is one
+ *   log entry, folded into the chunked base when the log passes its threshold (the longest
+ *   step, compaction included, is what one invocation would take);
+ * - the base's size against the text it indexes, and the bytes uploaded;
+ * - warm search latency p50/p95/p99 (same queries; the answers compared with the embedded
+ *   adapter's), and fresh instances' first searches (pointer, manifest, the chunks the query
+ *   touches), with the bytes they fetched;
+ * - appends made searchable by the next search (the Lambda path: a mark, then a search that
+ *   indexes the user's marks first): latency p50/p95 and bytes uploaded per append, compactions
+ *   included as they fall;
+ * - local disk of the copies and the process's peak memory.
  *
- * Usage: node --conditions=source --import tsx scripts/bench/search-aws.ts [SESSIONS=300]
+ * Usage: node --conditions=source --import tsx scripts/bench/search-aws.ts [SESSIONS=300] [CHUNK_KIB=128] [TEXT_SCALE=1] [EAGER_MIB=16]
  */
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Appender, SearchIndexer, storedLines } from "@pisync/core";
 import { batchOf, parseQuery, type SearchIndex } from "@pisync/search";
-import { S3SearchIndex, SearchMarks } from "@pisync/search/aws";
+import { type CompactionReport, decodeManifest, S3SearchIndex, SearchMarks } from "@pisync/search/aws";
 import { SqliteSearchIndex } from "@pisync/search/embedded";
+import type { BlobStore } from "@pisync/store";
 import { awsStores } from "@pisync/store/aws";
 import { lambdaSearch, MarkingIndexer } from "../../functions/api/src/lambda-search.js";
 import { withAwsServers } from "./aws-servers.js";
 import { seeded } from "./generate-session.js";
 
 const SESSIONS = Number(process.argv[2] ?? 300);
+const CHUNK_KIB = Number(process.argv[3] ?? 128);
+/** Words per turn, times this (a library whose sessions hold more text). */
+const TEXT_SCALE = Number(process.argv[4] ?? 1);
+const COLD_INSTANCES = 20;
+/** Bases up to this size are fetched whole by a fresh instance (the adapter's default: 16 MiB). */
+const EAGER_MIB = Number(process.argv[5] ?? 16);
+const APPENDS = 60;
 const USER = "bench";
 const random = seeded(23);
 const SYLLABLES = "ka lo mi ne ru sa ti vo ze pa qu do fe gi ha ju ly mo nu ox".split(" ");
@@ -46,7 +57,7 @@ function session(id: string, at: number): Uint8Array {
   for (let t = 0; t < turns; t++) {
     const entryId = `${id.slice(-4)}${t.toString(16).padStart(4, "0")}`;
     const role = t % 2 ? "assistant" : "user";
-    const text = prose(30 + Math.floor(random() * 200));
+    const text = prose(Math.round((30 + Math.floor(random() * 200)) * TEXT_SCALE));
     const message =
       role === "user"
         ? { role, content: text, timestamp: at }
@@ -82,18 +93,53 @@ function session(id: string, at: number): Uint8Array {
 const quantile = (sorted: number[], q: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number;
 const ms = (n: number) => `${n.toFixed(1)} ms`;
+const mb = (n: number) => `${(n / 1e6).toFixed(2)} MB`;
+const kb = (n: number) => `${(n / 1e3).toFixed(1)} kB`;
+const percentiles = (times: number[]) => {
+  const sorted = [...times].sort((a, b) => a - b);
+  return `p50 ${ms(quantile(sorted, 0.5))} p95 ${ms(quantile(sorted, 0.95))} p99 ${ms(quantile(sorted, 0.99))}`;
+};
 
-async function latencies(index: SearchIndex, queries: string[]): Promise<number[]> {
-  for (const q of queries.slice(0, 20)) await index.search(USER, parseQuery(q), { limit: 20 }); // warm
-  const times: number[] = [];
-  for (const q of queries) {
-    const t0 = performance.now();
-    await index.search(USER, parseQuery(q), { limit: 20 });
-    times.push(performance.now() - t0);
-  }
-  return times.sort((a, b) => a - b);
+/** The bucket through a counter of the bytes each way. */
+function counting(blobs: BlobStore) {
+  const counted = { up: 0, down: 0 };
+  const wrapped: BlobStore = {
+    ...blobs,
+    put: async (key, body) => {
+      counted.up += body.length;
+      return blobs.put(key, body);
+    },
+    get: async (key, range) => {
+      const bytes = await blobs.get(key, range);
+      counted.down += bytes.length;
+      return bytes;
+    },
+    delete: (keys) => blobs.delete(keys),
+    list: (prefix) => blobs.list(prefix),
+    listObjects: (prefix) => blobs.listObjects(prefix),
+    uploadUrl: (key, expires, max) => blobs.uploadUrl(key, expires, max),
+  };
+  return { blobs: wrapped, counted };
 }
 
+/** Answers of every query (warmed first), with their latencies. */
+async function latencies(index: SearchIndex, queries: string[]) {
+  for (const q of queries.slice(0, 20)) await index.search(USER, parseQuery(q), { limit: 20 }); // warm
+  const times: number[] = [];
+  const answers: string[] = [];
+  for (const q of queries) {
+    const t0 = performance.now();
+    const page = await index.search(USER, parseQuery(q), { limit: 20 });
+    times.push(performance.now() - t0);
+    answers.push(JSON.stringify(page));
+  }
+  return { times, answers };
+}
+
+let peakRss = 0;
+const sampler = setInterval(() => {
+  peakRss = Math.max(peakRss, process.memoryUsage().rss);
+}, 50);
 const dir = mkdtempSync(join(tmpdir(), "pisync-bench-search-aws-"));
 try {
   await withAwsServers(async (config) => {
@@ -111,36 +157,53 @@ try {
         textBytes += Buffer.byteLength(doc.text);
     }
     console.log(
-      `library: ${SESSIONS} sessions, ${(totalBytes / 1e6).toFixed(1)} MB, ${(textBytes / 1e6).toFixed(1)} MB of text`,
+      `library: ${SESSIONS} sessions, ${mb(totalBytes)}, ${mb(textBytes)} of text; chunks of ${CHUNK_KIB} KiB`,
     );
 
     const lines = storedLines(stores);
+    const compactions: CompactionReport[] = [];
+    const open = (blobs: BlobStore, cacheDir: string) =>
+      new S3SearchIndex({
+        connection: config,
+        table: config.table,
+        blobs,
+        lines,
+        cacheDir: join(dir, cacheDir),
+        chunkBytes: CHUNK_KIB * 1024,
+        eagerBytes: EAGER_MIB * 1024 * 1024,
+        onCompaction: (report) => compactions.push(report),
+      });
     const embedded = new SqliteSearchIndex(join(dir, "embedded.sqlite"), lines);
-    const aws = new S3SearchIndex({
-      connection: config,
-      table: config.table,
-      blobs: stores.blobs,
-      lines,
-      cacheDir: join(dir, "cache"),
-    });
+    const writer = counting(stores.blobs);
+    const aws = open(writer.blobs, "writer");
+    // Each drain step (one applyAll) is what one invocation of the reindex would do at most.
+    const steps: number[] = [];
+    const applyAll = aws.applyAll.bind(aws);
+    aws.applyAll = async (batches) => {
+      const t0 = performance.now();
+      try {
+        return await applyAll(batches);
+      } finally {
+        steps.push(performance.now() - t0);
+      }
+    };
     const timed = async (work: () => Promise<void>) => {
       const t0 = performance.now();
       await work();
       return (performance.now() - t0) / 1000;
     };
     const marks = new SearchMarks(config, config.table);
-    // Embedded: the one-machine rebuild. AWS: the reindex event's (drains of 64 sessions, one
-    // file published per drain step), and the session-by-session sync (one file per session).
     const embeddedSeconds = await timed(() => new SearchIndexer(stores, embedded).rebuild([USER]));
     const awsSeconds = await timed(() => new MarkingIndexer(stores, aws, marks).rebuildUsers([USER]));
-    const perSessionSeconds = await timed(() => new SearchIndexer(stores, aws).rebuild([USER]));
+    await aws.compact(USER);
     console.log(
-      `initial indexing of ${(totalBytes / 1e6).toFixed(1)} MB: embedded ${embeddedSeconds.toFixed(1)} s; aws ${awsSeconds.toFixed(1)} s in drains (${(awsSeconds / embeddedSeconds).toFixed(2)}× the embedded), ${perSessionSeconds.toFixed(1)} s session by session (${(perSessionSeconds / embeddedSeconds).toFixed(2)}×)`,
+      `initial indexing of ${mb(totalBytes)}: embedded ${embeddedSeconds.toFixed(1)} s; aws ${awsSeconds.toFixed(1)} s (${(awsSeconds / embeddedSeconds).toFixed(2)}×) in ${steps.length} drain steps, longest ${ms(Math.max(...steps))}; ${compactions.length} compactions, longest ${ms(Math.max(...compactions.map((c) => c.ms)))}; uploaded ${mb(writer.counted.up)}`,
     );
-    const [key] = await stores.blobs.list(`search/${USER}/`);
-    const objectBytes = (await stores.blobs.get(key as string)).length;
+    const pointer = await aws.pointers.get(USER);
+    const manifest = pointer?.base ? decodeManifest(await stores.blobs.get(pointer.base.key)) : undefined;
+    const baseBytes = manifest?.length ?? 0;
     console.log(
-      `index object: ${(objectBytes / 1e6).toFixed(1)} MB for ${(textBytes / 1e6).toFixed(1)} MB of text: ${(objectBytes / textBytes).toFixed(2)}× (embedded file ${(statSync(join(dir, "embedded.sqlite")).size / textBytes).toFixed(2)}×)`,
+      `index base: ${mb(baseBytes)} in ${manifest?.chunks.length} chunks for ${mb(textBytes)} of text: ${(baseBytes / textBytes).toFixed(2)}× (embedded file ${(statSync(join(dir, "embedded.sqlite")).size / textBytes).toFixed(2)}×)`,
     );
 
     const queries = Array.from(
@@ -149,46 +212,68 @@ try {
     );
     const e = await latencies(embedded, queries);
     const a = await latencies(aws, queries);
+    const differ = a.answers.filter((answer, i) => answer !== e.answers[i]).length;
     console.log(
-      `search (warm, ${queries.length} queries): embedded p50 ${ms(quantile(e, 0.5))} p95 ${ms(quantile(e, 0.95))} p99 ${ms(quantile(e, 0.99))}; aws p50 ${ms(quantile(a, 0.5))} p95 ${ms(quantile(a, 0.95))} p99 ${ms(quantile(a, 0.99))} (p95 ${(quantile(a, 0.95) / quantile(e, 0.95)).toFixed(2)}× the embedded)`,
+      `search (warm, ${queries.length} queries): embedded ${percentiles(e.times)}; aws ${percentiles(a.times)}; answers that differ: ${differ}`,
     );
 
-    const cold = new S3SearchIndex({
-      connection: config,
-      table: config.table,
-      blobs: stores.blobs,
-      lines,
-      cacheDir: join(dir, "cold"),
-    });
-    let t0 = performance.now();
-    await cold.search(USER, parseQuery(word()), { limit: 20 });
-    console.log(`search (cold instance: pointer, download, first query): ${ms(performance.now() - t0)}`);
+    // Fresh instances: each one's first search, on its own empty cache.
+    const cold: number[] = [];
+    const fetched: number[] = [];
+    for (let i = 0; i < COLD_INSTANCES; i++) {
+      const reader = counting(stores.blobs);
+      const fresh = open(reader.blobs, `cold-${i}`);
+      const t0 = performance.now();
+      await fresh.search(USER, parseQuery(queries[i % queries.length] as string), { limit: 20 });
+      cold.push(performance.now() - t0);
+      fetched.push(reader.counted.down);
+      fresh.close();
+    }
+    fetched.sort((x, y) => x - y);
+    console.log(
+      `search (fresh instance's first, ${COLD_INSTANCES} instances): ${percentiles(cold)}; fetched p50 ${mb(quantile(fetched, 0.5))} max ${mb(fetched.at(-1) as number)} of the ${mb(baseBytes)} base`,
+    );
 
     // The Lambda path: an append leaves a mark; the next search indexes it first.
-    const indexer = new MarkingIndexer(stores, cold, marks);
-    const { index: searching } = lambdaSearch(cold, indexer);
-    const last = library[0] as { id: string; bytes: Uint8Array };
-    const line = `${JSON.stringify({ type: "message", id: "zz000001", parentId: null, timestamp: "2026-02-01T00:00:00.000Z", message: { role: "user", content: "a freshly appended ocelot", timestamp: 1 } })}\n`;
-    await appender.append({
-      userId: USER,
-      sessionId: last.id,
-      offset: last.bytes.length,
-      body: new TextEncoder().encode(line),
-    });
-    indexer.markDirty(USER, last.id);
-    await indexer.settle();
-    t0 = performance.now();
-    const page = await searching.search(USER, parseQuery("ocelot"), { limit: 20 });
-    const caughtUp = performance.now() - t0;
-    const t1 = performance.now();
-    await searching.search(USER, parseQuery("ocelot"), { limit: 20 });
+    const searcher = counting(stores.blobs);
+    const lambdaIndex = open(searcher.blobs, "lambda");
+    const indexer = new MarkingIndexer(stores, lambdaIndex, marks);
+    const { index: searching } = lambdaSearch(lambdaIndex, indexer);
+    await searching.search(USER, parseQuery("warm"), { limit: 20 });
+    const offsets = new Map(library.map((s) => [s.id, s.bytes.length]));
+    const made: number[] = [];
+    const uploads: number[] = [];
+    let appended = 0;
+    compactions.length = 0;
+    for (let i = 0; i < APPENDS; i++) {
+      const target = library[Math.floor(random() * library.length)] as { id: string };
+      const line = `${JSON.stringify({ type: "message", id: `zz${i.toString(16).padStart(6, "0")}`, parentId: null, timestamp: "2026-02-01T00:00:00.000Z", message: { role: "user", content: `a freshly appended ocelot${i} ${prose(40)}`, timestamp: 1 } })}\n`;
+      const body = new TextEncoder().encode(line);
+      const offset = offsets.get(target.id) as number;
+      await appender.append({ userId: USER, sessionId: target.id, offset, body });
+      offsets.set(target.id, offset + body.length);
+      appended += body.length;
+      indexer.markDirty(USER, target.id);
+      await indexer.settle();
+      searcher.counted.up = 0;
+      const t0 = performance.now();
+      const page = await searching.search(USER, parseQuery(`ocelot${i}`), { limit: 20 });
+      made.push(performance.now() - t0);
+      uploads.push(searcher.counted.up);
+      if (page.sessions[0]?.sessionId !== target.id) throw new Error(`append ${i} was not found by the next search`);
+    }
+    const sortedUploads = [...uploads].sort((x, y) => x - y);
     console.log(
-      `append then search: ${page.sessions.length} hit, the search that indexed its mark first took ${ms(caughtUp)} (the next one ${ms(performance.now() - t1)}): one upload of the ${(objectBytes / 1e6).toFixed(1)} MB file`,
+      `append then search (${APPENDS} appends of ${(appended / APPENDS / 1000).toFixed(1)} kB): ${percentiles(made)}; uploaded per append p50 ${kb(quantile(sortedUploads, 0.5))} max ${kb(sortedUploads.at(-1) as number)} mean ${kb(uploads.reduce((n, u) => n + u, 0) / APPENDS)} (${compactions.length} compactions among them, ${compactions.map((c) => `${ms(c.ms)} ${mb(c.uploaded)}`).join(", ")})`,
+    );
+    console.log(
+      `local copies: writer ${mb(aws.localBytes(USER))}, the Lambda instance ${mb(lambdaIndex.localBytes(USER))}; peak RSS ${mb(peakRss)}`,
     );
     embedded.close();
     aws.close();
-    cold.close();
+    lambdaIndex.close();
   });
 } finally {
+  clearInterval(sampler);
   rmSync(dir, { recursive: true, force: true });
 }

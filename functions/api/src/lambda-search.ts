@@ -6,7 +6,7 @@
  */
 import { SearchIndexer } from "@pisync/core";
 import type { SearchIndex } from "@pisync/search";
-import type { SearchMarks, SessionMark } from "@pisync/search/aws";
+import type { S3SearchIndex, SearchMarks, SessionMark } from "@pisync/search/aws";
 import type { Stores } from "@pisync/store";
 import { lazy } from "./lazy.js";
 import type { SearchDeps } from "./routes/search.js";
@@ -146,4 +146,43 @@ export type ClosableIndex = SearchIndex & { close(): void };
 export function lazySearchIndex(load: () => Promise<ClosableIndex>): ClosableIndex {
   const index = lazy(load);
   return { ...forwardTo(() => index.load()), close: () => index.loaded()?.close() };
+}
+
+/** What {@link maintainSearch} did. */
+export interface SearchUpkeep {
+  compacted: number;
+  removed: number;
+  /** Users left for the next run (the time budget ran out). */
+  left: number;
+}
+
+/**
+ * The search index's upkeep, on the sweep's schedule (never a request): each user's log folded
+ * into a new base, then the objects no pointer names any more (and older than the sweep's
+ * minimum age) removed. Users are visited from a random one on, until `budgetMs` is spent, so a
+ * run that stops early leaves others first for the next.
+ */
+export async function maintainSearch(
+  index: S3SearchIndex,
+  options: { budgetMs?: number; minAgeMs?: number; log?: (line: string) => void } = {},
+): Promise<SearchUpkeep> {
+  const { budgetMs = 10_000, minAgeMs, log = console.error } = options;
+  const deadline = Date.now() + budgetMs;
+  const users = await index.users();
+  const start = Math.floor(Math.random() * users.length);
+  const upkeep: SearchUpkeep = { compacted: 0, removed: 0, left: 0 };
+  for (let i = 0; i < users.length; i++) {
+    if (Date.now() >= deadline) {
+      upkeep.left = users.length - i;
+      break;
+    }
+    const userId = users[(start + i) % users.length] as string;
+    try {
+      if (await index.compact(userId)) upkeep.compacted++;
+      upkeep.removed += (await index.sweep(userId, minAgeMs)).removed;
+    } catch (error) {
+      log(`pisync: search upkeep of a user failed: ${(error as Error).message}`);
+    }
+  }
+  return upkeep;
 }

@@ -13,7 +13,8 @@ import { type AwsConnection, awsStores, readSecretString } from "@pisync/store/a
 import { handle, type LambdaContext, type LambdaEvent } from "hono/aws-lambda";
 import { type AppDeps, createApp } from "./app.js";
 import { lambdaConfig } from "./config.js";
-import { lambdaSearch, lazySearchIndex, MarkingIndexer } from "./lambda-search.js";
+import { lambdaSearch, lazySearchIndex, MarkingIndexer, maintainSearch } from "./lambda-search.js";
+import { lazy } from "./lazy.js";
 
 /** The handler for a store pair (tests give it the test servers' stores). */
 export function createHandler(stores: Stores, options: Omit<AppDeps, "stores"> = {}) {
@@ -90,8 +91,8 @@ export function createSearchingHandler(
   search: LambdaSearchConfig,
   options: Omit<AppDeps, "stores" | "search"> = {},
 ) {
-  // Made when first searched, indexed or cleared: an append only writes a mark.
-  const index = lazySearchIndex(async () => {
+  // Made when first searched, indexed, cleared or kept up: an append only writes a mark.
+  const s3Index = lazy(async () => {
     const { S3SearchIndex } = await import("@pisync/search/aws");
     return new S3SearchIndex({
       connection: search.connection,
@@ -100,6 +101,7 @@ export function createSearchingHandler(
       lines: storedLines(stores),
     });
   });
+  const index = lazySearchIndex(() => s3Index.load());
   const indexer = new MarkingIndexer(stores, index, new SearchMarks(search.connection, search.table));
   const http = handle(createApp({ stores, search: lambdaSearch(index, indexer), ...options }));
   const handler = async (
@@ -110,7 +112,7 @@ export function createSearchingHandler(
       await indexer.catchUpMarked();
       return undefined;
     }
-    if (isSweep(event)) return sweep(stores);
+    if (isSweep(event)) return { ...(await sweep(stores)), search: await maintainSearch(await s3Index.load()) };
     if (isReindex(event)) {
       const users = usersOf(event);
       await indexer.rebuildUsers(users);
@@ -125,7 +127,8 @@ export function createSearchingHandler(
     }
     return answer;
   };
-  return Object.assign(handler, { index });
+  // `s3Index`: the adapter itself (made on first use), for its upkeep and for tests.
+  return Object.assign(handler, { index, s3Index: () => s3Index.load() });
 }
 
 /** The share keys from Secrets Manager, read once per container, when first needed. */

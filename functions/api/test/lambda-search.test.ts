@@ -4,6 +4,7 @@
  * every mark; a write whose mark could not be written is answered 503 and marked when sent again.
  */
 import { Tokens } from "@pisync/core";
+import { parseQuery } from "@pisync/search";
 import { SearchMarks } from "@pisync/search/aws";
 import { type AwsStoresConfig, awsStores } from "@pisync/store/aws";
 import { testAwsConfig } from "@pisync/testing";
@@ -11,6 +12,7 @@ import { event } from "@pisync/testing/lambda-events";
 import type { LambdaContext } from "hono/aws-lambda";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSearchingHandler } from "../src/lambda.js";
+import { maintainSearch } from "../src/lambda-search.js";
 
 const context = {} as LambdaContext;
 type Answer = { statusCode: number; body: string; headers: Record<string, string> };
@@ -91,6 +93,25 @@ describe("search on the Lambda entry", () => {
     expect(await search("finder", "lamprey")).toEqual(["sess-lam-1"]);
     expect(await search("other", "lamprey")).toEqual([]);
     await expect(handler({ pisync: "reindex", users: ["../x"] }, context)).rejects.toThrow(/user ids/);
+  });
+
+  it("the upkeep folds each user's search log into a base and removes what no pointer names", async () => {
+    expect((await append("finder", "sess-lam-5", "a compacted lungfish")).statusCode).toBe(200);
+    expect(await search("finder", "lungfish")).toEqual(["sess-lam-5"]);
+    expect((await (await handler.s3Index()).pointers.get("finder"))?.log.length).toBeGreaterThan(0);
+    const upkeep = await maintainSearch(await handler.s3Index(), { minAgeMs: 0 });
+    expect(upkeep.compacted).toBeGreaterThanOrEqual(1);
+    expect(upkeep.removed).toBeGreaterThanOrEqual(1); // the folded log entries
+    const pointer = await (await handler.s3Index()).pointers.get("finder");
+    expect(pointer?.log).toEqual([]);
+    expect(pointer?.base).toBeDefined();
+    const fresh = createSearchingHandler(awsStores(config), { connection: config, table: config.table });
+    try {
+      const page = await fresh.index.search("finder", parseQuery("lungfish"), { limit: 10 });
+      expect(page.sessions.map((s) => s.sessionId)).toEqual(["sess-lam-5"]);
+    } finally {
+      fresh.index.close();
+    }
   });
 
   it("answers 503 when a write's mark cannot be written, and marks it when it is sent again", async () => {

@@ -16,11 +16,11 @@
  */
 import {
   type GenerationState,
+  isSearchObjectKey,
   type ObjectInfo,
   PREFIXES,
   parseBlobKey,
   parsePersistedIndexKey,
-  parseSearchIndexKey,
   parseSegmentKey,
   parseUploadKey,
   type SegmentKey,
@@ -126,7 +126,7 @@ async function listObjects(stores: Stores, options: VerifyOptions): Promise<List
       const at = sessionKey(segment.userId, segment.sessionId);
       listed.segments.set(at, [...(listed.segments.get(at) ?? []), { info, key: segment }]);
     } else if (parseUploadKey(info.key)) listed.uploads.push(info);
-    else if (!parseBlobKey(info.key) && !parseSearchIndexKey(info.key) && !parsePersistedIndexKey(info.key)) {
+    else if (!parseBlobKey(info.key) && !isSearchObjectKey(info.key) && !parsePersistedIndexKey(info.key)) {
       listed.unknown.push(info);
     }
   }

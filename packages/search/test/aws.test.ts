@@ -1,9 +1,10 @@
+import { randomBytes } from "node:crypto";
 import { storedLines } from "@pisync/core";
-import { searchIndexKey } from "@pisync/store";
+import { type BlobStore, isSearchObjectKey, searchIndexKey } from "@pisync/store";
 import { type AwsStoresConfig, awsStores } from "@pisync/store/aws";
 import { testAwsConfig } from "@pisync/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { S3SearchIndex, SearchMarks } from "../src/aws/index.js";
+import { AmbiguousPointerWrite, S3SearchIndex, type S3SearchIndexConfig, SearchMarks } from "../src/aws/index.js";
 import { type IndexBatch, parseQuery } from "../src/index.js";
 import { describeSearchContract, type SearchFixture } from "./contract.js";
 
@@ -12,13 +13,14 @@ let fixture: SearchFixture;
 const opened: S3SearchIndex[] = [];
 
 /** Another indexer of the same bucket and table, as another Lambda instance is: its own cache. */
-function newIndex(): S3SearchIndex {
+function newIndex(options: Partial<S3SearchIndexConfig> = {}): S3SearchIndex {
   const stores = awsStores(config);
   const index = new S3SearchIndex({
     connection: config,
     table: config.table,
     blobs: stores.blobs,
     lines: storedLines(stores),
+    ...options,
   });
   opened.push(index);
   return index;
@@ -46,6 +48,25 @@ const batch = (userId: string, sessionId: string, text: string): IndexBatch => (
 const found = async (index: S3SearchIndex, userId: string, q: string) =>
   (await index.search(userId, parseQuery(q), { limit: 50 })).sessions.map((s) => s.sessionId).sort();
 
+/** The objects a user's pointer names: its base's manifest and chunks, its log. */
+async function named(index: S3SearchIndex, userId: string): Promise<string[]> {
+  const pointer = await index.pointers.get(userId);
+  if (!pointer) return [];
+  const keys = pointer.log.map((entry) => entry.key);
+  if (pointer.base) {
+    const manifest = JSON.parse(new TextDecoder().decode(await awsStores(config).blobs.get(pointer.base.key)));
+    keys.push(pointer.base.key, ...manifest.chunks);
+  }
+  return keys;
+}
+
+/** The length of the file a user's base holds (0 before the first compaction). */
+async function baseBytes(index: S3SearchIndex, userId: string): Promise<number> {
+  const pointer = await index.pointers.get(userId);
+  if (!pointer?.base) return 0;
+  return JSON.parse(new TextDecoder().decode(await awsStores(config).blobs.get(pointer.base.key))).length;
+}
+
 describe("the aws search index", () => {
   it("loses no indexer's work when several change one user's index at once", async () => {
     const indexes = [newIndex(), newIndex(), newIndex()];
@@ -54,6 +75,19 @@ describe("the aws search index", () => {
     );
     const expected = Array.from({ length: 12 }, (_, i) => `s${i}`).sort();
     for (const index of indexes) expect(await found(index, "racer", "gannet")).toEqual(expected);
+  });
+
+  it("loses nothing when writers race while their changes keep compacting the log", async () => {
+    const folder = `folder-${randomBytes(4).toString("hex")}`;
+    const indexes = [0, 1, 2].map(() => newIndex({ compactAfter: { entries: 3, bytes: 1 << 30 }, eagerBytes: 0 }));
+    await Promise.all(
+      Array.from({ length: 15 }, (_, i) => indexes[i % 3]?.apply(batch(folder, `s${i}`, `compacted grebe ${i}`))),
+    );
+    const expected = Array.from({ length: 15 }, (_, i) => `s${i}`).sort();
+    for (const index of [...indexes, newIndex()]) expect(await found(index, folder, "grebe")).toEqual(expected);
+    const pointer = await indexes[0]?.pointers.get(folder);
+    expect(pointer?.base?.seq).toBeGreaterThanOrEqual(3); // compactions happened among the races
+    expect((pointer?.base?.seq ?? 0) + (pointer?.log.length ?? 0)).toBe(15);
   });
 
   it("reads the index another instance published, though its own copy was of an older version", async () => {
@@ -66,33 +100,46 @@ describe("the aws search index", () => {
     expect(await found(a, "reader", "puffin")).toEqual(["s2"]);
   });
 
-  it("keeps one object per user: a replaced version's object is deleted", async () => {
+  it("keeps only what the pointer names once swept: a folded log and replaced chunks go, clear removes all", async () => {
     const stores = awsStores(config);
     const index = newIndex();
     await index.apply(batch("tidy", "s1", "one"));
     await index.apply(batch("tidy", "s2", "two"));
+    await index.compact("tidy");
     await index.remove("tidy", "s1");
-    expect(await stores.blobs.list("search/tidy/")).toHaveLength(1);
+    await index.compact("tidy");
+    await index.sweep("tidy", 0);
+    const kept = await stores.blobs.list("search/tidy/");
+    expect(kept.sort()).toEqual((await named(index, "tidy")).sort());
+    for (const key of kept) expect(isSearchObjectKey(key), key).toBe(true); // what verify knows, not "unknown"
+    expect(kept.filter((key) => key.includes("/log/"))).toEqual([]);
+    expect(await found(newIndex(), "tidy", "two")).toEqual(["s2"]);
     await index.clear("tidy");
     expect(await stores.blobs.list("search/tidy/")).toEqual([]);
     expect(await index.users()).not.toContain("tidy");
   });
 
-  it("removes the objects a crash left behind, in time, and never the one the pointer names", async () => {
+  it("sweeps what a crash left behind once old enough, never what the pointer or a recent reader may read", async () => {
     const stores = awsStores(config);
     const index = newIndex();
-    // An upload whose pointer write never happened (the process died between the two).
-    const leftover = searchIndexKey("sweeper", 1, "crashed");
-    await stores.blobs.put(leftover, new TextEncoder().encode("not an index"));
-    for (let i = 0; i < 16; i++) await index.apply(batch("sweeper", `s${i}`, `swept heron ${i}`));
+    // Uploads whose pointer write never happened (the process died between the two), and an index of the older layout.
+    const leftovers = ["search/sweeper/log/0000000000000009-crashed.json.gz", searchIndexKey("sweeper", 1, "old")];
+    for (const key of leftovers) await stores.blobs.put(key, new TextEncoder().encode("not an index"));
+    for (let i = 0; i < 4; i++) await index.apply(batch("sweeper", `s${i}`, `swept heron ${i}`));
+    await index.compact("sweeper");
+    expect((await index.sweep("sweeper")).removed).toBe(0); // all younger than the default minimum age
+    const reader = newIndex();
+    expect(await found(reader, "sweeper", "heron")).toHaveLength(4);
+    await index.apply(batch("sweeper", "s4", "swept heron 4"));
+    await index.sweep("sweeper", 0);
     const kept = await stores.blobs.list("search/sweeper/");
-    expect(kept).toHaveLength(1);
-    expect(kept).not.toContain(leftover);
-    expect(await found(newIndex(), "sweeper", "heron")).toHaveLength(16);
+    for (const key of leftovers) expect(kept).not.toContain(key);
+    expect(kept.sort()).toEqual((await named(index, "sweeper")).sort());
+    expect(await found(reader, "sweeper", "heron")).toHaveLength(5);
+    expect(await found(newIndex(), "sweeper", "heron")).toHaveLength(5);
   });
 
-  it("gives a removed session's pages back: the file shrinks, the rest is still found", async () => {
-    const stores = awsStores(config);
+  it("gives a removed session's pages back when compacted with vacuum: the base shrinks, the rest is still found", async () => {
     const index = newIndex();
     const big: IndexBatch = {
       ...batch("shrinker", "big", ""),
@@ -105,13 +152,14 @@ describe("the aws search index", () => {
       })),
     };
     await index.applyAll([big, batch("shrinker", "small", "a small seal")]);
-    const size = async () =>
-      (await stores.blobs.get((await stores.blobs.list("search/shrinker/"))[0] as string)).length;
-    const before = await size();
+    await index.compact("shrinker");
+    const before = await baseBytes(index, "shrinker");
     await index.remove("shrinker", "big");
-    expect(await size()).toBeLessThan(before / 2);
+    await index.compact("shrinker", { vacuum: true });
+    expect(await baseBytes(index, "shrinker")).toBeLessThan(before / 2);
     expect(await found(index, "shrinker", "seal")).toEqual(["small"]);
     expect(await found(newIndex(), "shrinker", "walrus")).toEqual([]);
+    expect(await found(newIndex(), "shrinker", "seal")).toEqual(["small"]);
   });
 
   it("writes nothing for a change that changes nothing", async () => {
@@ -145,5 +193,110 @@ describe("search marks", () => {
     for (const mark of await marks.ofUser("marker")) await marks.done(mark);
     expect(await marks.ofUser("marker")).toEqual([]);
     expect(await marks.ofUser("marker-2")).toHaveLength(1);
+  });
+});
+
+/** The bucket seen through a counter of the bytes each way (the port is the only way to it). */
+function counting(blobs: BlobStore) {
+  const counted = { up: 0, down: 0, puts: [] as string[], deleted: [] as string[] };
+  const wrapped: BlobStore = {
+    put: async (key, body) => {
+      counted.up += body.length;
+      counted.puts.push(key);
+      return blobs.put(key, body);
+    },
+    get: async (key, range) => {
+      const bytes = await blobs.get(key, range);
+      counted.down += bytes.length;
+      return bytes;
+    },
+    delete: (keys) => {
+      counted.deleted.push(...keys);
+      return blobs.delete(keys);
+    },
+    list: (prefix) => blobs.list(prefix),
+    listObjects: (prefix) => blobs.listObjects(prefix),
+    uploadUrl: (key, expires, max) => blobs.uploadUrl(key, expires, max),
+  };
+  return { blobs: wrapped, counted };
+}
+
+/** A session of `entries` entries of generated prose (a few distinct words each), as one batch. */
+function bulky(userId: string, sessionId: string, entries: number, seed: number): IndexBatch {
+  let state = seed;
+  const next = () => {
+    state = (state * 1103515245 + 12345) % 2147483648;
+    return state;
+  };
+  const word = () => `w${(next() % 50_000).toString(36)}`;
+  return {
+    ...batch(userId, sessionId, ""),
+    documents: Array.from({ length: entries }, (_, i) => ({
+      entryId: `e${i}`,
+      kind: "user" as const,
+      role: "user" as const,
+      text: Array.from({ length: 60 }, word).join(" "),
+      time: i,
+    })),
+  };
+}
+
+describe("the aws search index's cost follows the change", () => {
+  const sized = async (userId: string, sessions: number) => {
+    const { blobs, counted } = counting(awsStores(config).blobs);
+    const index = newIndex({ blobs });
+    for (let s = 0; s < sessions; s++) await index.apply(bulky(userId, `bulk${s}`, 400, s + 1));
+    await index.apply(batch(userId, "probe", "warming up"));
+    await index.compact(userId);
+    counted.up = 0;
+    await index.apply({ ...batch(userId, "probe", "an appended kestrel"), from: 10, to: 20 });
+    const up = counted.up;
+    expect(await found(newIndex(), userId, "kestrel")).toEqual(["probe"]);
+    return { up, stored: await baseBytes(index, userId) };
+  };
+
+  it("uploads for one append about the same bytes on a small index and on a larger one", async () => {
+    const run = randomBytes(4).toString("hex");
+    const small = await sized(`cost-small-${run}`, 1);
+    const large = await sized(`cost-large-${run}`, 12);
+    expect(large.stored).toBeGreaterThan(8 * small.stored); // the indexes differ by a megabyte
+    expect(Math.abs(large.up - small.up)).toBeLessThan(256 * 1024);
+    expect(large.up).toBeLessThan(256 * 1024);
+  });
+
+  it("answers a fresh instance's query by fetching fewer bytes than the index holds", async () => {
+    const lazy = `lazy-${randomBytes(4).toString("hex")}`;
+    const writer = newIndex({ chunkBytes: 32 * 1024 });
+    for (let s = 0; s < 12; s++) await writer.apply(bulky(lazy, `bulk${s}`, 400, 100 + s));
+    await writer.apply(batch(lazy, "needle", "a solitary wryneck"));
+    await writer.compact(lazy);
+    const stored = await baseBytes(writer, lazy);
+    expect(stored).toBeGreaterThan(1_000_000);
+    const { blobs, counted } = counting(awsStores(config).blobs);
+    expect(await found(newIndex({ blobs, eagerBytes: 0 }), lazy, "wryneck")).toEqual(["needle"]);
+    expect(counted.down).toBeLessThan(stored / 2);
+  });
+
+  it("resolves a pointer write whose answer was lost by reading the pointer: applied once, nothing deleted", async () => {
+    const { blobs, counted } = counting(awsStores(config).blobs);
+    const index = newIndex({ blobs });
+    await index.apply(batch("unsure", "s1", "first owl"));
+    const move = index.pointers.move.bind(index.pointers);
+    const faults = ["lost-after", "lost-before"];
+    index.pointers.move = async (userId, from, to) => {
+      const fault = faults.shift();
+      const moved = fault === "lost-before" ? false : await move(userId, from, to);
+      if (fault) throw new AmbiguousPointerWrite("the answer was lost", { cause: new Error("socket hang up") });
+      return moved;
+    };
+    expect(await index.apply({ ...batch("unsure", "s1", "second owl"), from: 10, to: 20 })).toBe(true);
+    expect(await index.apply({ ...batch("unsure", "s1", "third owl"), from: 20, to: 30 })).toBe(true);
+    expect(faults).toEqual([]);
+    expect((await index.pointers.get("unsure"))?.log.map((entry) => entry.seq)).toEqual([1, 2, 3]);
+    expect(counted.deleted).toEqual([]);
+    for (const reader of [index, newIndex()]) {
+      expect(await reader.state("unsure", "s1")).toEqual({ generation: 1, offset: 30 });
+      expect(await found(reader, "unsure", "owl")).toEqual(["s1"]);
+    }
   });
 });

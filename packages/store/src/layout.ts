@@ -123,6 +123,13 @@ export function searchIndexKey(userId: string, version: number, nonce: string): 
 
 const SEARCH_INDEX = new RegExp(`^${PREFIXES.search}${ID}/([0-9a-f]{16})-([A-Za-z0-9_-]+)\\.sqlite$`);
 
+const SEARCH_OBJECT = new RegExp(`^${PREFIXES.search}${ID}/(?:log|chunk|base)/[A-Za-z0-9_.-]+$`);
+
+/** Whether `key` is one of the objects of a user's search index as the AWS adapter keeps it (log, chunk, manifest). */
+export function isSearchObjectKey(key: string): boolean {
+  return SEARCH_OBJECT.test(key) || parseSearchIndexKey(key) !== undefined;
+}
+
 /** The parts of a search index key, or undefined when `key` is not one. */
 export function parseSearchIndexKey(key: string): { userId: string; version: number; nonce: string } | undefined {
   const m = SEARCH_INDEX.exec(key);

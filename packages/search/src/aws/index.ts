@@ -1,7 +1,14 @@
 /**
- * The AWS search adapter: per-user SQLite FTS5 files in S3 behind a DynamoDB pointer
- * ({@link S3SearchIndex}), and the durable marks of sessions written since they were indexed
- * ({@link SearchMarks}).
+ * The AWS search adapter: per-user SQLite FTS5 indexes kept in S3 as a base of immutable chunks
+ * plus a log of changes, behind a DynamoDB pointer ({@link S3SearchIndex}), and the durable marks
+ * of sessions written since they were indexed ({@link SearchMarks}).
  */
 export { SearchMarks, type SessionMark } from "./marks.js";
-export { S3SearchIndex, type S3SearchIndexConfig } from "./s3-search-index.js";
+export { decodeManifest, type Manifest } from "./objects.js";
+export { AmbiguousPointerWrite, type Pointer, Pointers } from "./pointers.js";
+export {
+  type CompactionReport,
+  S3_SEARCH_DEFAULTS,
+  S3SearchIndex,
+  type S3SearchIndexConfig,
+} from "./s3-search-index.js";

@@ -1,7 +1,7 @@
 /**
  * The search adapter's items in the metadata table (beside the store's, which use other key
  * prefixes):
- * - pointer: pk `X#<user>`, sk `X`: `{ version, key }`, the user's current index object;
+ * - pointer: pk `X#<user>`, sk `X`: `{ rev, epoch, base, log, retired }`, the user's index (`pointers.ts`);
  *   gsi1 `XU` / `<user>` (every user with an index);
  * - mark:    pk `X#<user>`, sk `D#<session>`: `{ token }`, a session written since it was
  *   indexed; gsi1 `XD` / `<user>#<session>` (every marked session, for the scheduled pass).

@@ -1,46 +1,66 @@
 /**
- * The AWS search adapter: each user's index is one SQLite FTS5 file (the embedded adapter's
- * schema and statements, run by SQLite compiled to WebAssembly), kept as an immutable object
- * under `search/<user>/` in the bucket; a pointer item in the metadata table names the current
- * one. Nothing runs while nobody searches or writes: idle cost is the objects' storage.
+ * The AWS search adapter: each user's index is a SQLite FTS5 file (the embedded adapter's schema
+ * and statements, run by SQLite compiled to WebAssembly), kept in the bucket as a **base** of
+ * immutable chunks plus a **log** of the changes made since, both named by a pointer item in
+ * the metadata table (`pointers.ts`, `objects.ts`). Nothing runs while nobody searches or
+ * writes: idle cost is the objects' storage.
  *
- * A change copies the current file, applies itself, uploads the copy under a new key, and
- * moves the pointer with a conditional write (the version it started from): two indexers of
- * one user never lose each other's work — the one that loses the race starts again from the
- * winner's file. A query reads the pointer (one GetItem) and the file (fetched once per key,
- * then kept on local disk).
+ * - A change brings this instance's copy of the index up to the pointer (`replica.ts`: the
+ *   base's chunks fetched as SQLite reads them, the log's changes replayed), applies itself in
+ *   a transaction (so `apply` answers from the index as it is now), uploads itself as one small
+ *   log object and moves the pointer with a conditional write on its revision; only then is the
+ *   local transaction committed. The one whose write fails was overtaken: it rolls back and
+ *   starts again from the winner's pointer. Its upload is the change, whatever the index's size.
+ * - When the log passes a threshold, the change that made it so folds it into a new base: it
+ *   uploads the chunks its copy wrote since its base, and a manifest naming them with the
+ *   unchanged ones, and moves the pointer again. No VACUUM: it would rewrite every chunk.
+ * - A read brings the copy up to the pointer the same way, then runs on it: a fresh instance
+ *   fetches the chunks its query touches, not the file.
+ * - What no pointer names any more is removed later by {@link S3SearchIndex.sweep}, once older
+ *   than a minimum age (a reader may still hold the previous pointer).
  */
 import { randomBytes } from "node:crypto";
-import { copyFileSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  DeleteCommand,
-  type DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-} from "@aws-sdk/lib-dynamodb";
-import { type BlobStore, NotFoundError, PREFIXES, parseSearchIndexKey, searchIndexKey } from "@pisync/store";
-import { type AwsConnection, awsErrorName, documentClient } from "@pisync/store/aws";
+import { type BlobStore, NotFoundError } from "@pisync/store";
+import type { AwsConnection } from "@pisync/store/aws";
 import { SqliteSearchIndex } from "../embedded.js";
 import type { FileTouched, IndexBatch, IndexState, LineSource, SearchIndex, SearchPage } from "../port.js";
 import type { SearchQuery } from "../query.js";
-import { IndexFiles } from "./index-files.js";
-import { GSI, POINTER_SK, USERS_PARTITION, userPk } from "./items.js";
+import { type Change, encodeChange, logKey, userPrefix } from "./objects.js";
+import { AmbiguousPointerWrite, headSeq, type Pointer, Pointers } from "./pointers.js";
+import { DivergedError, Replica } from "./replica.js";
+import { sweepUser } from "./sweep.js";
 import { loadWasmSqlite, WasmSqlite } from "./wasm-sqlite.js";
 
 /** Attempts of one change when other indexers keep moving the pointer first. */
 const MAX_ATTEMPTS = 8;
-/** Attempts of one read when the object its pointer named was replaced meanwhile. */
+/** Attempts of one read when an object its pointer named was removed meanwhile. */
 const READ_ATTEMPTS = 4;
-/** A file whose free pages are more than this share of it is vacuumed before it is uploaded. */
+/** How long the pointer names a retired object (the sweep's default minimum age): readers' requests take seconds. */
+const RETIRED_KEPT_MS = 15 * 60_000;
+/** Retired objects the pointer names at most (its item must stay far below DynamoDB's 400 KB). */
+const MAX_RETIRED = 1500;
+/** A file whose free pages are more than this share of it is rewritten by a compaction asked to vacuum. */
 const VACUUM_FREE_SHARE = 0.25;
-/**
- * Every this many versions, a publish also removes the user's objects a crash or a failed
- * pointer write left behind (an upload whose pointer never moved): one LIST now and then.
- */
-const SWEEP_EVERY = 16;
+
+/** The share of a file's pages that are free. */
+function freeShare(driver: WasmSqlite): number {
+  const [free] = driver.pragma("freelist_count") as Array<{ freelist_count: number }>;
+  const [pages] = driver.pragma("page_count") as Array<{ page_count: number }>;
+  return free && pages?.page_count ? free.freelist_count / pages.page_count : 0;
+}
+
+/** What a compaction did (for the bench and the logs). */
+export interface CompactionReport {
+  userId: string;
+  ms: number;
+  /** Bytes of chunks and manifest uploaded. */
+  uploaded: number;
+  /** Whether the pointer now names the new base (false: another writer moved it first). */
+  published: boolean;
+}
 
 export interface S3SearchIndexConfig {
   connection: AwsConnection;
@@ -50,37 +70,52 @@ export interface S3SearchIndexConfig {
   blobs: BlobStore;
   /** Reads stored lines back for snippets. */
   lines: LineSource;
-  /** Where fetched index files are kept (default: a folder of this process in the temp dir). */
+  /** Where this instance's copies of indexes are kept (default: a folder of this process in the temp dir). */
   cacheDir?: string;
-  /** Bytes of index files kept at most (default 256 MiB). */
+  /** Bytes of copies kept on local disk at most, least recently used dropped first (default 1 GiB). */
   cacheBytes?: number;
+  /** Bytes per chunk of a base: a multiple of SQLite's page size (default 128 KiB). */
+  chunkBytes?: number;
+  /** A base of at most this many bytes is fetched whole, in parallel, when first read (default 16 MiB). */
+  eagerBytes?: number;
+  /** A log of this many entries, or of this many bytes, is folded into a new base (default 32, 4 MiB). */
+  compactAfter?: { entries: number; bytes: number };
+  /** Told of each compaction. */
+  onCompaction?: (report: CompactionReport) => void;
 }
 
-interface Pointer {
-  version: number;
-  key: string;
-}
+/** The defaults of {@link S3SearchIndexConfig}. */
+export const S3_SEARCH_DEFAULTS = {
+  cacheBytes: 1024 * 1024 * 1024,
+  chunkBytes: 128 * 1024,
+  eagerBytes: 16 * 1024 * 1024,
+  compactAfter: { entries: 32, bytes: 4 * 1024 * 1024 },
+};
 
-/** The search index of every user on S3 (files) and DynamoDB (pointers). */
+/** The search index of every user on S3 (bases and logs) and DynamoDB (pointers). */
 export class S3SearchIndex implements SearchIndex {
-  private readonly db: DynamoDBDocumentClient;
-  private readonly indexFiles: IndexFiles;
+  /** The pointer items (a test can make their writes fail). */
+  readonly pointers: Pointers;
+  /** Per user, this instance's copy (least recently used first: a Map keeps insertion order). */
+  private readonly replicas = new Map<string, { replica: Replica; epoch: string | undefined }>();
+  /** Per user, the end of this instance's last operation on its copy (the next one starts after it). */
+  private readonly locks = new Map<string, Promise<void>>();
   /** What a user without an index reads: an empty index in memory (made on first use). */
   private empty: SqliteSearchIndex | undefined;
-  /** Per user, the end of this instance's last change (the next one starts after it). */
-  private readonly changing = new Map<string, Promise<void>>();
+  private readonly dir: string;
+  private made = false;
 
   constructor(private readonly config: S3SearchIndexConfig) {
-    this.db = documentClient(config.connection);
-    const dir = config.cacheDir ?? join(tmpdir(), `pisync-search-${process.pid}-${randomBytes(4).toString("hex")}`);
-    this.indexFiles = new IndexFiles(config.blobs, config.lines, dir, config.cacheBytes ?? 256 * 1024 * 1024);
+    this.pointers = new Pointers(config.connection, config.table);
+    this.dir = config.cacheDir ?? join(tmpdir(), `pisync-search-${process.pid}-${randomBytes(4).toString("hex")}`);
   }
 
-  /** Closes the cached files and removes them from disk. */
+  /** Closes the copies and removes them from disk. */
   close(): void {
-    this.indexFiles.close();
+    for (const userId of [...this.replicas.keys()]) this.drop(userId);
+    rmSync(this.dir, { recursive: true, force: true });
     this.empty?.close();
-    this.db.destroy();
+    this.pointers.close();
   }
 
   state(userId: string, sessionId: string): Promise<IndexState | undefined> {
@@ -91,31 +126,15 @@ export class S3SearchIndex implements SearchIndex {
     return this.read(userId, (index) => index.sessions(userId));
   }
 
-  async users(): Promise<string[]> {
-    const users: string[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.db.send(
-        new QueryCommand({
-          TableName: this.config.table,
-          IndexName: GSI,
-          KeyConditionExpression: "gsi1pk = :pk",
-          ExpressionAttributeValues: { ":pk": USERS_PARTITION },
-          ProjectionExpression: "gsi1sk",
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of page.Items ?? []) users.push(item.gsi1sk as string);
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return users;
+  users(): Promise<string[]> {
+    return this.pointers.users();
   }
 
   async apply(batch: IndexBatch): Promise<boolean> {
     return (await this.applyAll([batch]))[0] as boolean;
   }
 
-  /** One new file per user the batches touch (in order within each user). */
+  /** One log entry per user the batches touch (in order within each user). */
   async applyAll(batches: readonly IndexBatch[]): Promise<boolean[]> {
     const results: boolean[] = new Array(batches.length);
     const byUser = new Map<string, number[]>();
@@ -123,7 +142,12 @@ export class S3SearchIndex implements SearchIndex {
       byUser.set(batch.userId, [...(byUser.get(batch.userId) ?? []), i]);
     });
     for (const [userId, positions] of byUser) {
-      const applied = await this.change(userId, (index) => index.applyAll(positions.map((i) => batches[i])));
+      const mine = positions.map((i) => batches[i] as IndexBatch);
+      const applied = await this.change(userId, async (index) => {
+        const answers = await index.applyAll(mine);
+        const logged = mine.filter((_, i) => answers[i]);
+        return { result: answers, change: logged.length ? { apply: logged } : undefined };
+      });
       positions.forEach((at, i) => {
         results[at] = applied[i] as boolean;
       });
@@ -132,19 +156,21 @@ export class S3SearchIndex implements SearchIndex {
   }
 
   async remove(userId: string, sessionId: string): Promise<void> {
-    if ((await this.state(userId, sessionId)) === undefined) return;
-    await this.change(userId, (index) => index.remove(userId, sessionId));
+    await this.change(userId, async (index) => {
+      if ((await index.state(userId, sessionId)) === undefined) return { result: undefined };
+      await index.remove(userId, sessionId);
+      return { result: undefined, change: { remove: { userId, sessionId } } };
+    });
   }
 
+  /** Removes the pointer, then every object of the user's index (a reader that held the pointer reads again). */
   async clear(userId?: string): Promise<void> {
     for (const user of userId === undefined ? await this.users() : [userId]) {
-      const pointer = await this.pointer(user);
-      if (!pointer) continue;
-      await this.db.send(
-        new DeleteCommand({ TableName: this.config.table, Key: { pk: userPk(user), sk: POINTER_SK } }),
-      );
-      this.indexFiles.drop(pointer.key);
-      await this.config.blobs.delete([pointer.key]);
+      await this.exclusive(user, async () => {
+        await this.pointers.delete(user);
+        this.drop(user);
+        await this.config.blobs.delete(await this.config.blobs.list(userPrefix(user)));
+      });
     }
   }
 
@@ -156,161 +182,277 @@ export class S3SearchIndex implements SearchIndex {
     return this.read(userId, (index) => index.search(userId, query, options));
   }
 
-  private async pointer(userId: string): Promise<Pointer | undefined> {
-    const answer = await this.db.send(
-      new GetCommand({
-        TableName: this.config.table,
-        Key: { pk: userPk(userId), sk: POINTER_SK },
-        ConsistentRead: true,
-      }),
-    );
-    return answer.Item ? { version: answer.Item.version as number, key: answer.Item.key as string } : undefined;
+  /**
+   * Removes the user's objects no pointer names, once older than `minAgeMs`, and forgets retired
+   * objects past that age. For a scheduled pass, never a request: it lists the user's objects.
+   */
+  sweep(userId: string, minAgeMs = RETIRED_KEPT_MS): Promise<{ removed: number }> {
+    return this.exclusive(userId, () => sweepUser(this.config.blobs, this.pointers, userId, minAgeMs));
   }
 
-  /** Runs `fn` on the user's current file (an empty index when there is none). */
+  /** Bytes this instance holds of a user's index on local disk (0 when it holds no copy). */
+  localBytes(userId: string): number {
+    return this.replicas.get(userId)?.replica.localBytes() ?? 0;
+  }
+
+  /** Runs `fn` on the user's index as the pointer names it now (an empty index when there is none). */
   private async read<T>(userId: string, fn: (index: SqliteSearchIndex) => Promise<T>): Promise<T> {
     await loadWasmSqlite();
-    for (let attempt = 1; ; attempt++) {
-      const pointer = await this.pointer(userId);
-      if (!pointer) {
-        this.empty ??= new SqliteSearchIndex(new WasmSqlite(":memory:"), this.config.lines);
-        return fn(this.empty);
+    return this.exclusive(userId, async () => {
+      for (let attempt = 1; ; attempt++) {
+        const pointer = await this.pointers.get(userId);
+        if (!pointer) {
+          this.drop(userId);
+          this.empty ??= new SqliteSearchIndex(new WasmSqlite(":memory:"), this.config.lines);
+          return fn(this.empty);
+        }
+        try {
+          const replica = await this.replicaAt(userId, pointer);
+          return await replica.run(() => fn(replica.index));
+        } catch (error) {
+          // An object removed since the pointer was read (a clear, a sweep), or a copy gone astray: start again.
+          if (!this.restartable(userId, error) || attempt >= READ_ATTEMPTS) throw error;
+        }
       }
-      try {
-        return await fn((await this.indexFiles.open(pointer.key)).index);
-      } catch (error) {
-        // Replaced between the pointer's read and the object's: read the new pointer.
-        if (!(error instanceof NotFoundError) || attempt >= READ_ATTEMPTS) throw error;
-      }
-    }
+    });
   }
 
   /**
-   * Applies `fn` to a copy of the user's current file and, when it changed anything, publishes
-   * the copy: upload, then move the pointer if no other indexer moved it first (else again).
-   * One instance changes one user's index one change at a time (its changes would only overtake
-   * each other): only other instances race it.
+   * Applies `fn` to the user's index as the pointer names it, in a transaction held open until
+   * the change it reports is published (see the module's comment); nothing is written when it
+   * reports none.
    */
-  private change<T>(userId: string, fn: (index: SqliteSearchIndex) => Promise<T>): Promise<T> {
-    const result = (this.changing.get(userId) ?? Promise.resolve()).then(() => this.changeNow(userId, fn));
+  private async change<T>(
+    userId: string,
+    fn: (index: SqliteSearchIndex) => Promise<{ result: T; change?: Change }>,
+  ): Promise<T> {
+    await loadWasmSqlite();
+    return this.exclusive(userId, async () => {
+      for (let attempt = 1; ; attempt++) {
+        const pointer = await this.pointers.get(userId);
+        let replica: Replica;
+        let outcome: { result: T; change?: Change };
+        try {
+          replica = await this.replicaAt(userId, pointer);
+          const copy = replica;
+          outcome = await copy.run(async () => {
+            copy.driver.begin();
+            try {
+              return await fn(copy.index);
+            } catch (error) {
+              copy.driver.rollbackAll();
+              throw error;
+            }
+          });
+        } catch (error) {
+          if (!this.restartable(userId, error) || attempt >= READ_ATTEMPTS) throw error;
+          continue;
+        }
+        if (!outcome.change) {
+          replica.driver.rollbackAll();
+          return outcome.result;
+        }
+        let published: Pointer | undefined;
+        try {
+          published = await this.publish(userId, pointer, replica, outcome.change);
+        } finally {
+          if (!published) replica.driver.rollbackAll();
+        }
+        if (published) {
+          try {
+            replica.driver.commit();
+            replica.seq += 1;
+            const held = this.replicas.get(userId);
+            if (held) held.epoch = published.epoch;
+            await this.maybeCompact(userId, published, replica);
+          } catch {
+            // Published, so in the log: a copy opened again replays it.
+            this.drop(userId);
+          }
+          return outcome.result;
+        }
+        if (attempt >= MAX_ATTEMPTS) throw new Error(`the search index of ${userId} kept changing: gave up`);
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 50 * attempt));
+      }
+    });
+  }
+
+  /**
+   * Uploads the change as the log's next entry and moves the pointer to name it: the new
+   * pointer, or undefined when another writer moved it first. A write whose answer was lost is
+   * resolved by reading the pointer: it names the entry exactly when the write applied.
+   */
+  private async publish(
+    userId: string,
+    pointer: Pointer | undefined,
+    replica: Replica,
+    change: Change,
+  ): Promise<Pointer | undefined> {
+    const seq = replica.seq + 1;
+    const key = logKey(userId, seq);
+    const body = encodeChange(change);
+    await this.config.blobs.put(key, body);
+    const next: Pointer = {
+      rev: (pointer?.rev ?? 0) + 1,
+      epoch: pointer?.epoch ?? randomBytes(8).toString("hex"),
+      base: pointer?.base,
+      log: [...(pointer?.log ?? []), { seq, key, bytes: body.length }],
+      retired: pointer?.retired ?? [],
+    };
+    try {
+      return (await this.pointers.move(userId, pointer, next)) ? next : undefined;
+    } catch (error) {
+      if (!(error instanceof AmbiguousPointerWrite)) throw error;
+      const now = await this.pointers.get(userId);
+      return now?.epoch === next.epoch && now.log.some((entry) => entry.key === key) ? now : undefined;
+    }
+  }
+
+  /** Folds the log into a new base when it passed the threshold and this copy is at its head. */
+  private async maybeCompact(userId: string, pointer: Pointer, replica: Replica): Promise<void> {
+    const { entries, bytes } = this.config.compactAfter ?? S3_SEARCH_DEFAULTS.compactAfter;
+    const logBytes = pointer.log.reduce((n, entry) => n + entry.bytes, 0);
+    if (headSeq(pointer) !== replica.seq || (pointer.log.length < entries && logBytes < bytes)) return;
+    await this.fold(userId, pointer, replica).catch(() => {
+      // Best effort: the change is published already; a later change folds the log (its objects wait for the sweep).
+    });
+  }
+
+  /**
+   * Folds the log into a new base now, for a scheduled pass (off the request path). With
+   * `vacuum`, a file whose free pages are more than a quarter of it (sessions removed or
+   * rewritten) is rewritten first: every chunk is then uploaded again. Undefined when there was
+   * nothing to fold. @throws when the pointer moved meanwhile (another writer: try later)
+   */
+  async compact(userId: string, options: { vacuum?: boolean } = {}): Promise<CompactionReport | undefined> {
+    await loadWasmSqlite();
+    return this.exclusive(userId, async () => {
+      const pointer = await this.pointers.get(userId);
+      if (!pointer) return undefined;
+      const replica = await this.replicaAt(userId, pointer);
+      let vacuumed = false;
+      if (options.vacuum && (await replica.run(async () => freeShare(replica.driver))) > VACUUM_FREE_SHARE) {
+        await replica.materialize();
+        replica.driver.exec("VACUUM");
+        vacuumed = true;
+      }
+      if (!vacuumed && pointer.log.length === 0) return undefined;
+      return this.fold(userId, pointer, replica);
+    });
+  }
+
+  /** Uploads what the copy (at `pointer`'s head) wrote since its base, then moves the pointer to the new base. */
+  private async fold(userId: string, pointer: Pointer, replica: Replica): Promise<CompactionReport> {
+    const t0 = performance.now();
+    const report: CompactionReport = { userId, ms: 0, uploaded: 0, published: false };
+    try {
+      const made = await replica.compact(userId);
+      report.uploaded = made.uploaded;
+      const at = Date.now();
+      const next: Pointer = {
+        rev: pointer.rev + 1,
+        epoch: pointer.epoch,
+        base: { key: made.key, seq: replica.seq },
+        log: [],
+        retired: [
+          // Past the sweep's age a retired object is unprotected anyway: the item stays small.
+          ...pointer.retired.filter((r) => at - r.at < RETIRED_KEPT_MS).slice(-MAX_RETIRED),
+          ...pointer.log.map((entry) => ({ key: entry.key, at })),
+          ...(pointer.base ? [{ key: pointer.base.key, at }] : []),
+        ],
+      };
+      try {
+        report.published = await this.pointers.move(userId, pointer, next);
+      } catch (error) {
+        if (!(error instanceof AmbiguousPointerWrite)) throw error;
+        report.published = (await this.pointers.get(userId))?.base?.key === made.key;
+      }
+      if (!report.published) throw new Error(`the search index of ${userId} changed while it was compacted`);
+      replica.rebase({ key: made.key, manifest: made.manifest });
+      return report;
+    } finally {
+      report.ms = performance.now() - t0;
+      this.config.onCompaction?.(report);
+    }
+  }
+
+  /** This instance's copy of the user's index, brought up to `pointer` (a new empty one when undefined). */
+  private async replicaAt(userId: string, pointer: Pointer | undefined): Promise<Replica> {
+    let held = this.replicas.get(userId);
+    if (
+      held &&
+      (held.epoch !== pointer?.epoch ||
+        held.replica.base?.key !== pointer?.base?.key ||
+        held.replica.seq > (pointer ? headSeq(pointer) : 0))
+    ) {
+      this.drop(userId);
+      held = undefined;
+    }
+    if (!held) {
+      const replica = await Replica.open(this.config.blobs, this.config.lines, this.scratch(), pointer?.base, {
+        chunkBytes: this.config.chunkBytes ?? S3_SEARCH_DEFAULTS.chunkBytes,
+        eagerBytes: this.config.eagerBytes ?? S3_SEARCH_DEFAULTS.eagerBytes,
+      });
+      held = { replica, epoch: pointer?.epoch };
+    }
+    this.replicas.delete(userId);
+    this.replicas.set(userId, held);
+    try {
+      await held.replica.replay(pointer?.log ?? []);
+    } finally {
+      this.evict(userId);
+    }
+    return held.replica;
+  }
+
+  /** Whether an operation can start again after `error` (its copy dropped): an object gone, a copy astray. */
+  private restartable(userId: string, error: unknown): boolean {
+    if (!(error instanceof NotFoundError) && !(error instanceof DivergedError)) return false;
+    this.drop(userId);
+    return true;
+  }
+
+  /** Runs operations on one user's copy one at a time (other users' run meanwhile). */
+  private exclusive<T>(userId: string, fn: () => Promise<T>): Promise<T> {
+    const result = (this.locks.get(userId) ?? Promise.resolve()).then(fn);
     const settled = result.then(
       () => undefined,
       () => undefined,
     );
-    this.changing.set(userId, settled);
+    this.locks.set(userId, settled);
     void settled.then(() => {
-      if (this.changing.get(userId) === settled) this.changing.delete(userId);
+      if (this.locks.get(userId) === settled) this.locks.delete(userId);
     });
     return result;
   }
 
-  /** {@link change}, now: retried while other instances publish first. */
-  private async changeNow<T>(userId: string, fn: (index: SqliteSearchIndex) => Promise<T>): Promise<T> {
-    await loadWasmSqlite();
-    for (let attempt = 1; ; attempt++) {
-      const work = this.indexFiles.scratch();
-      let outcome: { result: T } | "overtaken";
-      try {
-        outcome = await this.changeOnce(userId, fn, work);
-      } finally {
-        rmSync(work, { force: true }); // a published file was moved into the cache first
-      }
-      if (outcome !== "overtaken") return outcome.result;
-      if (attempt >= MAX_ATTEMPTS) throw new Error(`the search index of ${userId} kept changing: gave up`);
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * 50 * attempt));
+  /** A fresh path for a copy (the folder is made, emptied, on first use). */
+  private scratch(): string {
+    if (!this.made) {
+      rmSync(this.dir, { recursive: true, force: true });
+      mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+      this.made = true;
     }
+    return join(this.dir, `${randomBytes(8).toString("hex")}.sqlite`);
   }
 
-  /** One attempt of {@link change}, building in `work`; "overtaken" when another indexer published first. */
-  private async changeOnce<T>(
-    userId: string,
-    fn: (index: SqliteSearchIndex) => Promise<T>,
-    work: string,
-  ): Promise<{ result: T } | "overtaken"> {
-    const pointer = await this.pointer(userId);
-    if (pointer) {
-      try {
-        copyFileSync((await this.indexFiles.open(pointer.key)).path, work);
-      } catch (error) {
-        if (error instanceof NotFoundError) return "overtaken"; // replaced since the pointer was read
-        throw error;
-      }
-    }
-    const driver = new WasmSqlite(work);
-    let result: T;
-    let changed: boolean;
-    try {
-      const index = new SqliteSearchIndex(driver, this.config.lines);
-      const before = driver.totalChanges(); // a new file's schema counts as changes
-      result = await fn(index);
-      changed = driver.totalChanges() > before;
-      if (changed) compact(driver);
-    } finally {
-      driver.close();
-    }
-    if (!changed) return { result };
-    const version = (pointer?.version ?? 0) + 1;
-    const next: Pointer = { version, key: searchIndexKey(userId, version, randomBytes(6).toString("hex")) };
-    const bytes = readFileSync(work);
-    await this.config.blobs.put(next.key, bytes);
-    if (!(await this.movePointer(userId, pointer, next))) {
-      await this.config.blobs.delete([next.key]);
-      return "overtaken";
-    }
-    const cached = this.indexFiles.scratch();
-    renameSync(work, cached);
-    this.indexFiles.adopt(next.key, cached, bytes.length);
-    if (pointer) {
-      // Readers holding the old pointer read it again when its object is gone.
-      this.indexFiles.drop(pointer.key);
-      await this.config.blobs.delete([pointer.key]);
-    }
-    if (version % SWEEP_EVERY === 0) await this.sweep(userId, next);
-    return { result };
+  private drop(userId: string): void {
+    const held = this.replicas.get(userId);
+    if (!held) return;
+    this.replicas.delete(userId);
+    held.replica.close();
   }
 
-  /**
-   * Removes the user's objects of versions up to `current`'s other than it: the pointer only
-   * moves forward from `current`, so none of them can ever be named again (a racing indexer's
-   * upload of a later version is left alone).
-   */
-  private async sweep(userId: string, current: Pointer): Promise<void> {
-    const keys = await this.config.blobs.list(`${PREFIXES.search}${userId}/`);
-    const stale = keys.filter((key) => {
-      const parsed = parseSearchIndexKey(key);
-      return key !== current.key && parsed?.userId === userId && parsed.version <= current.version;
-    });
-    if (stale.length) await this.config.blobs.delete(stale);
-  }
-
-  /** The conditional write: false when another indexer moved the pointer since `from` was read. */
-  private async movePointer(userId: string, from: Pointer | undefined, to: Pointer): Promise<boolean> {
-    try {
-      await this.db.send(
-        new PutCommand({
-          TableName: this.config.table,
-          Item: {
-            pk: userPk(userId),
-            sk: POINTER_SK,
-            ...to,
-            gsi1pk: USERS_PARTITION,
-            gsi1sk: userId,
-          },
-          ConditionExpression: from ? "version = :version" : "attribute_not_exists(pk)",
-          ExpressionAttributeValues: from ? { ":version": from.version } : undefined,
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (awsErrorName(error) === "ConditionalCheckFailedException") return false;
-      throw error;
+  /** Drops the least recently used copies of idle users until the copies fit the budget (never `keep`'s). */
+  private evict(keep: string): void {
+    const budget = this.config.cacheBytes ?? S3_SEARCH_DEFAULTS.cacheBytes;
+    let total = 0;
+    for (const held of this.replicas.values()) total += held.replica.localBytes();
+    for (const [userId, held] of [...this.replicas]) {
+      if (total <= budget) return;
+      if (userId === keep || this.locks.has(userId)) continue;
+      total -= held.replica.localBytes();
+      this.drop(userId);
     }
   }
-}
-
-/** Gives a file's free pages back when deletions left many (a rewritten session, a removed one). */
-function compact(driver: WasmSqlite): void {
-  const [free] = driver.pragma("freelist_count") as Array<{ freelist_count: number }>;
-  const [pages] = driver.pragma("page_count") as Array<{ page_count: number }>;
-  if (free && pages && free.freelist_count > pages.page_count * VACUUM_FREE_SHARE) driver.exec("VACUUM");
 }

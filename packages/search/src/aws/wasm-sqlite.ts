@@ -48,11 +48,27 @@ export class WasmSqlite implements SqliteDriver {
     let statement = this.statements.get(sql);
     if (!statement) {
       const prepared = this.db.prepare(sql);
+      // A statement whose step failed (a chunk not fetched yet) is dropped: it cannot be reset cleanly.
+      const guarded =
+        <R>(fn: () => R) =>
+        (): R => {
+          try {
+            return fn();
+          } catch (error) {
+            this.statements.delete(sql);
+            try {
+              prepared.finalize();
+            } catch {
+              // finalize repeats the step's error: already thrown below
+            }
+            throw error;
+          }
+        };
       statement = {
-        run: (...params) => prepared.run(bindOf(params)) as RunResult,
+        run: (...params) => guarded(() => prepared.run(bindOf(params)) as RunResult)(),
         // Read to the end: a statement stopped after its first row stays busy (and VACUUM refuses to run).
-        get: (...params) => prepared.all(bindOf(params))[0],
-        all: (...params) => prepared.all(bindOf(params)),
+        get: (...params) => guarded(() => prepared.all(bindOf(params))[0])(),
+        all: (...params) => guarded(() => prepared.all(bindOf(params)))(),
         finalize: () => prepared.finalize(),
       };
       this.statements.set(sql, statement);
@@ -80,10 +96,32 @@ export class WasmSqlite implements SqliteDriver {
         return result;
       } catch (error) {
         this.depth--;
-        this.db.exec(this.depth === 0 ? "ROLLBACK" : `ROLLBACK TO ${savepoint}; RELEASE ${savepoint}`);
+        // SQLite may have rolled the whole transaction back itself (an I/O error): nothing left to undo.
+        if (this.db.inTransaction) {
+          this.db.exec(this.depth === 0 ? "ROLLBACK" : `ROLLBACK TO ${savepoint}; RELEASE ${savepoint}`);
+        }
         throw error;
       }
     };
+  }
+
+  /** Opens a transaction held across awaits (the AWS adapter commits once its change is published). */
+  begin(): void {
+    if (this.depth !== 0) throw new Error("a transaction is open already");
+    this.db.exec("BEGIN");
+    this.depth = 1;
+  }
+
+  /** Commits the transaction {@link begin} opened. */
+  commit(): void {
+    this.db.exec("COMMIT");
+    this.depth = 0;
+  }
+
+  /** Rolls back whatever transaction is open (none: nothing). */
+  rollbackAll(): void {
+    if (this.db.inTransaction) this.db.exec("ROLLBACK");
+    this.depth = 0;
   }
 
   /** Changes made since the database was opened (SQLite's `total_changes()`). */

@@ -1,0 +1,61 @@
+/**
+ * The objects of a user's index under `search/<user>/` in the bucket, all immutable (a change
+ * writes new ones; the sweep removes those nothing names):
+ * - `log/<seq>-<nonce>.json.gz`: one change (the batches that applied, or a removal), gzipped JSON;
+ * - `chunk/<nonce>`: bytes [n·chunkBytes, (n+1)·chunkBytes) of a base file;
+ * - `base/<seq>-<nonce>.json`: a manifest, which chunks make a base file, in order.
+ */
+import { randomBytes } from "node:crypto";
+import { gunzipSync, gzipSync } from "node:zlib";
+import { PREFIXES } from "@pisync/store";
+import * as z from "zod/mini";
+import type { IndexBatch } from "../port.js";
+
+const nonce = () => randomBytes(6).toString("hex");
+const seqHex = (seq: number) => seq.toString(16).padStart(16, "0");
+
+/** Every object of a user's index is under this prefix. */
+export const userPrefix = (userId: string) => `${PREFIXES.search}${userId}/`;
+export const logKey = (userId: string, seq: number) => `${userPrefix(userId)}log/${seqHex(seq)}-${nonce()}.json.gz`;
+export const chunkKey = (userId: string) => `${userPrefix(userId)}chunk/${nonce()}`;
+export const manifestKey = (userId: string, seq: number) => `${userPrefix(userId)}base/${seqHex(seq)}-${nonce()}.json`;
+
+/** A change, as the log keeps it: replayed, it does to any copy at the previous change what it did to the writer's. */
+export type Change = { apply: IndexBatch[] } | { remove: { userId: string; sessionId: string } };
+
+/** The change's object. */
+export function encodeChange(change: Change): Uint8Array {
+  return gzipSync(JSON.stringify(change));
+}
+
+/** A change read back (the writer's own encoding: the bucket is ours, not a client's). */
+export function decodeChange(bytes: Uint8Array): Change {
+  return JSON.parse(gunzipSync(bytes).toString("utf8")) as Change;
+}
+
+/** Which chunks make a base file. */
+export interface Manifest {
+  /** The file's length in bytes. */
+  length: number;
+  /** SQLite's page size in the file (a block of the sparse copy). */
+  pageBytes: number;
+  /** Bytes per chunk (a multiple of the page size); the last chunk may be shorter. */
+  chunkBytes: number;
+  /** The chunk objects, in order. */
+  chunks: string[];
+}
+
+const ManifestSchema = z.object({
+  length: z.int().check(z.minimum(0)),
+  pageBytes: z.int().check(z.minimum(512)),
+  chunkBytes: z.int().check(z.minimum(512)),
+  chunks: z.array(z.string()),
+});
+
+export function encodeManifest(manifest: Manifest): Uint8Array {
+  return new TextEncoder().encode(JSON.stringify(manifest));
+}
+
+export function decodeManifest(bytes: Uint8Array): Manifest {
+  return ManifestSchema.parse(JSON.parse(new TextDecoder().decode(bytes)));
+}

@@ -1,0 +1,141 @@
+/**
+ * The pointer item of each user's index (see `items.ts`): which base and which log entries make
+ * the index now. Every change of it is a conditional write on its revision, so one writer at a
+ * time moves it: the one whose write fails read an older revision and starts again from the new one.
+ */
+import {
+  DeleteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+} from "@aws-sdk/lib-dynamodb";
+import { type AwsConnection, awsErrorName, documentClient } from "@pisync/store/aws";
+import { GSI, POINTER_SK, USERS_PARTITION, userPk } from "./items.js";
+
+/** A change of the index, in the log: the batches that applied, or a session removed. */
+export interface LogEntry {
+  /** The change's number: the base's `seq` plus its place in the log. */
+  seq: number;
+  /** The object that holds it (`log.ts`). */
+  key: string;
+  /** Its size, for the compaction threshold. */
+  bytes: number;
+}
+
+/** An object that stops being named (folded into a base, or a replaced manifest), and since when. */
+export interface Retired {
+  key: string;
+  /** Epoch ms: readers that read the pointer before this may still fetch it for a while. */
+  at: number;
+}
+
+/** A user's index: a base (a manifest of chunks, `manifest.ts`) and the changes after it. */
+export interface Pointer {
+  /** Counts every write of the item: the condition of the next one. */
+  rev: number;
+  /** Names this history of the index (a cleared index starts another): a copy of another history is dropped. */
+  epoch: string;
+  /** The base's manifest and the last change folded into it; none before the first compaction. */
+  base?: { key: string; seq: number };
+  /** Changes after the base, in order (seq base.seq + 1, + 2, …). */
+  log: LogEntry[];
+  /** What the sweep may remove once old enough (`sweep.ts`). */
+  retired: Retired[];
+}
+
+/** The last change a pointer names. */
+export const headSeq = (pointer: Pointer): number => pointer.log.at(-1)?.seq ?? pointer.base?.seq ?? 0;
+
+/** A pointer write whose answer was lost: it may or may not have applied. */
+export class AmbiguousPointerWrite extends Error {}
+
+/** The pointer items, in the metadata table. */
+export class Pointers {
+  private readonly db: DynamoDBDocumentClient;
+
+  constructor(
+    connection: AwsConnection,
+    private readonly table: string,
+  ) {
+    this.db = documentClient(connection);
+  }
+
+  /** The user's pointer, read consistently; undefined when the user has no index. */
+  async get(userId: string): Promise<Pointer | undefined> {
+    const { Item: item } = await this.db.send(
+      new GetCommand({ TableName: this.table, Key: { pk: userPk(userId), sk: POINTER_SK }, ConsistentRead: true }),
+    );
+    if (!item || typeof item.rev !== "number") return undefined; // none, or an index of the older layout (rebuilt)
+    return {
+      rev: item.rev,
+      epoch: String(item.epoch),
+      base: item.base as Pointer["base"],
+      log: (item.log as LogEntry[] | undefined) ?? [],
+      retired: (item.retired as Retired[] | undefined) ?? [],
+    };
+  }
+
+  /**
+   * Writes `to` if the item is still at `from`'s revision (absent when `from` is undefined):
+   * false when another writer moved it first. @throws AmbiguousPointerWrite (cause: the error)
+   * when the write failed without a "no": it may have applied, and only a read of the item tells.
+   */
+  async move(userId: string, from: Pointer | undefined, to: Pointer): Promise<boolean> {
+    try {
+      await this.db.send(
+        new PutCommand({
+          TableName: this.table,
+          Item: {
+            pk: userPk(userId),
+            sk: POINTER_SK,
+            rev: to.rev,
+            epoch: to.epoch,
+            ...(to.base ? { base: to.base } : {}),
+            log: to.log,
+            retired: to.retired,
+            gsi1pk: USERS_PARTITION,
+            gsi1sk: userId,
+          },
+          // An item without a revision is an index of the older layout (one whole file): replaced.
+          ConditionExpression: from ? "rev = :rev" : "attribute_not_exists(rev)",
+          ExpressionAttributeValues: from ? { ":rev": from.rev } : undefined,
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (awsErrorName(error) === "ConditionalCheckFailedException") return false;
+      throw new AmbiguousPointerWrite(`the search pointer of a user may or may not have moved`, { cause: error });
+    }
+  }
+
+  /** Removes the user's pointer (the index is then empty). */
+  async delete(userId: string): Promise<void> {
+    await this.db.send(new DeleteCommand({ TableName: this.table, Key: { pk: userPk(userId), sk: POINTER_SK } }));
+  }
+
+  /** Every user with a pointer. */
+  async users(): Promise<string[]> {
+    const users: string[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.db.send(
+        new QueryCommand({
+          TableName: this.table,
+          IndexName: GSI,
+          KeyConditionExpression: "gsi1pk = :pk",
+          ExpressionAttributeValues: { ":pk": USERS_PARTITION },
+          ProjectionExpression: "gsi1sk",
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of page.Items ?? []) users.push(item.gsi1sk as string);
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return users;
+  }
+
+  close(): void {
+    this.db.destroy();
+  }
+}
