@@ -250,6 +250,8 @@ class SessionSync {
       return { state: this.save({ sent: this.complete, generation: cloud.generation }), behind: true };
     }
     // The file no longer continues the cloud copy: rewritten here, or written elsewhere too.
+    // The cloud holding just what this file confirmed, byte for byte: rewritten here.
+    if (ours && previous.cloudAt === undefined) return { state: await this.startGeneration("rewritten") };
     const common = completeLengthOf(this.path, differs);
     if (mergeable && common > 0) {
       return this.mergeFrom({ sent: common, cloudAt: common, generation: cloud.generation, differ: false });

@@ -22,6 +22,7 @@ import {
   startServer,
   testAwsEnv,
 } from "@pisync/testing/cli";
+import { piContexts } from "@pisync/testing/pi1";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { piFolderName } from "../src/paths.js";
 
@@ -83,6 +84,28 @@ async function startOn(machines: Machine[], cwd: string) {
   return { id: sm.getSessionId(), writers, files: writers.map((w) => w.getSessionFile() as string) };
 }
 
+/**
+ * The same in pi 1.6.0 (under Node 22): in each merged file, each machine's leaf has the context
+ * pi 1.6.0 builds from that machine's own file (the header and its own lines, in its order).
+ */
+function expectPi1Branches(files: string[], writers: SessionManager[]) {
+  for (const file of files) {
+    const text = readFileSync(file, "utf8");
+    const [header, ...rest] = lines(Buffer.from(text));
+    for (const own of writers) {
+      const ids = new Set(own.getEntries().map((e) => e.id));
+      const ownText = header + rest.filter((l) => ids.has((JSON.parse(l) as { id: string }).id)).join("");
+      const leaf = own.getLeafId() as string;
+      const [merged, alone] = piContexts([
+        { text, leaves: [leaf] },
+        { text: ownText, leaves: [leaf] },
+      ]);
+      expect(merged[0][1]).toBeTruthy();
+      expect(merged).toEqual(alone);
+    }
+  }
+}
+
 function mergeSuite(server: Server, name: string) {
   const cloudBytes = (id: string) => cloud(server).bytes(id);
 
@@ -131,6 +154,7 @@ function mergeSuite(server: Server, name: string) {
       await settled(id, files);
       expect(await cloud(server).generation(id)).toBe(1);
       expectBranches(files, writers);
+      expectPi1Branches(files, writers);
       await expectConverged(id, files);
       for (const m of machines) {
         const status = JSON.parse(m.run(["status", "--json"]).stdout) as {
