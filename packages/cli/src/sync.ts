@@ -160,8 +160,12 @@ async function writersOf(api: Api, sessionId: string): Promise<WriterRun[]> {
   }
 }
 
-/** Why a new generation is made, by the local change that caused it. */
-const REASONS = { shrunk: "truncated", rewritten: "rewritten", diverged: "merge turned off" } as const;
+/** Why a new generation is made, by the local change that caused it: for `status`, and for the log. */
+const REASONS = {
+  shrunk: ["truncated", "the file is shorter than what was backed up"],
+  rewritten: ["rewritten", "the file was rewritten"],
+  diverged: ["merge turned off", "another machine wrote this session too"],
+} as const;
 
 /** Where a reconcile or a merge left the file: its state, whether it waits, what a merge moved. */
 interface Step {
@@ -362,13 +366,13 @@ class SessionSync {
    * `why`: the local change, or the reason a merge was not possible ("conflict on entry …").
    */
   async startGeneration(why: "shrunk" | "rewritten" | "diverged" | (string & {})): Promise<FileState> {
-    const reason = REASONS[why as keyof typeof REASONS] ?? why;
+    const [reason, said] = REASONS[why as keyof typeof REASONS] ?? [why, why];
     const answer = await this.send(this.batch(0), 0, { replace: true });
     this.ctx.log.event("generation", {
       path: this.path,
       sessionId: this.sessionId,
       generation: answer.generation,
-      reason,
+      reason: said,
     });
     return this.save({
       sent: answer.offset,
