@@ -27,7 +27,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { piFolderName } from "../src/paths.js";
 
 type Machine = ReturnType<typeof machine>;
-const debugMachines: { watchLog?: () => string }[] = [];
+/** The running test's watcher logs, printed when the copies do not settle. */
+const watchLogs: (() => string)[] = [];
 
 const lines = (bytes: Buffer) =>
   bytes
@@ -117,7 +118,7 @@ function mergeSuite(server: Server, name: string) {
       for (const [i, f] of files.entries()) copies[`machine ${i}`] = completeBytes(f);
       return sameEntries(copies);
     }, 30_000);
-    if (failure && process.env.MERGE_DEBUG) {
+    if (failure) {
       const stored = lines((await cloudBytes(id)) as Buffer);
       for (const [i, f] of files.entries()) {
         const mine = new Set(lines(completeBytes(f)));
@@ -126,7 +127,7 @@ function mergeSuite(server: Server, name: string) {
           stored.filter((l) => !mine.has(l)).map((l) => l.slice(0, 120)),
         );
       }
-      for (const [i, m] of debugMachines.entries()) console.log(`log ${i}`, m.watchLog?.());
+      for (const [i, log] of watchLogs.entries()) console.log(`watcher ${i}`, log());
     }
     expect(failure).toBeUndefined();
   }
@@ -142,8 +143,8 @@ function mergeSuite(server: Server, name: string) {
     const machines = [machine(server.url, server.token), machine(server.url, server.token)];
     try {
       const { id, writers, files } = await startOn(machines, `/home/dev/merge-${randomUUID()}`);
-      debugMachines.length = 0;
-      for (const m of machines) debugMachines.push({ watchLog: m.watch(["--poll-cloud", "0.5"]).log });
+      watchLogs.length = 0;
+      for (const m of machines) watchLogs.push(m.watch(["--poll-cloud", "0.5"]).log);
       for (let round = 0; round < 8; round++) {
         for (const [i, w] of writers.entries()) {
           w.appendMessage({ role: "user", content: `round ${round} on machine ${i}`, timestamp: 10 + round });
@@ -182,8 +183,8 @@ function mergeSuite(server: Server, name: string) {
         w.appendMessage({ role: "user", content: `offline on machine ${i}`, timestamp: 20 });
         w.appendMessage(assistantMessage(`machine ${i} answers`));
       }
-      debugMachines.length = 0;
-      for (const m of machines) debugMachines.push({ watchLog: m.watch(["--poll-cloud", "0.5"]).log });
+      watchLogs.length = 0;
+      for (const m of machines) watchLogs.push(m.watch(["--poll-cloud", "0.5"]).log);
       await settled(id, files);
       for (const [i, w] of writers.entries()) {
         w.appendMessage({ role: "user", content: `online on machine ${i}`, timestamp: 30 });
