@@ -160,8 +160,12 @@ async function writersOf(api: Api, sessionId: string): Promise<WriterRun[]> {
   }
 }
 
-/** Why a new generation is made, by the local change that caused it. */
-const REASONS = { shrunk: "truncated", rewritten: "rewritten", diverged: "merge turned off" } as const;
+/** Why a new generation is made, by the local change that caused it: for `status`, and for the log. */
+const REASONS = {
+  shrunk: ["truncated", "the file is shorter than what was backed up"],
+  rewritten: ["rewritten", "the file was rewritten"],
+  diverged: ["merge turned off", "another machine wrote this session too"],
+} as const;
 
 /** Where a reconcile or a merge left the file: its state, whether it waits, what a merge moved. */
 interface Step {
@@ -250,6 +254,8 @@ class SessionSync {
       return { state: this.save({ sent: this.complete, generation: cloud.generation }), behind: true };
     }
     // The file no longer continues the cloud copy: rewritten here, or written elsewhere too.
+    // The cloud holding just what this file confirmed, byte for byte: rewritten here.
+    if (ours && previous.cloudAt === undefined) return { state: await this.startGeneration("rewritten") };
     const common = completeLengthOf(this.path, differs);
     if (mergeable && common > 0) {
       return this.mergeFrom({ sent: common, cloudAt: common, generation: cloud.generation, differ: false });
@@ -360,13 +366,13 @@ class SessionSync {
    * `why`: the local change, or the reason a merge was not possible ("conflict on entry …").
    */
   async startGeneration(why: "shrunk" | "rewritten" | "diverged" | (string & {})): Promise<FileState> {
-    const reason = REASONS[why as keyof typeof REASONS] ?? why;
+    const [reason, said] = REASONS[why as keyof typeof REASONS] ?? [why, why];
     const answer = await this.send(this.batch(0), 0, { replace: true });
     this.ctx.log.event("generation", {
       path: this.path,
       sessionId: this.sessionId,
       generation: answer.generation,
-      reason,
+      reason: said,
     });
     return this.save({
       sent: answer.offset,

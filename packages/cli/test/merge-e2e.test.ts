@@ -22,11 +22,13 @@ import {
   startServer,
   testAwsEnv,
 } from "@pisync/testing/cli";
+import { piContexts } from "@pisync/testing/pi1";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { piFolderName } from "../src/paths.js";
 
 type Machine = ReturnType<typeof machine>;
-const debugMachines: { watchLog?: () => string }[] = [];
+/** The running test's watcher logs, printed when the copies do not settle. */
+const watchLogs: (() => string)[] = [];
 
 const lines = (bytes: Buffer) =>
   bytes
@@ -83,6 +85,28 @@ async function startOn(machines: Machine[], cwd: string) {
   return { id: sm.getSessionId(), writers, files: writers.map((w) => w.getSessionFile() as string) };
 }
 
+/**
+ * The same in pi 1.6.0 (under Node 22): in each merged file, each machine's leaf has the context
+ * pi 1.6.0 builds from that machine's own file (the header and its own lines, in its order).
+ */
+function expectPi1Branches(files: string[], writers: SessionManager[]) {
+  for (const file of files) {
+    const text = readFileSync(file, "utf8");
+    const [header, ...rest] = lines(Buffer.from(text));
+    for (const own of writers) {
+      const ids = new Set(own.getEntries().map((e) => e.id));
+      const ownText = header + rest.filter((l) => ids.has((JSON.parse(l) as { id: string }).id)).join("");
+      const leaf = own.getLeafId() as string;
+      const [merged, alone] = piContexts([
+        { text, leaves: [leaf] },
+        { text: ownText, leaves: [leaf] },
+      ]);
+      expect(merged[0][1]).toBeTruthy();
+      expect(merged).toEqual(alone);
+    }
+  }
+}
+
 function mergeSuite(server: Server, name: string) {
   const cloudBytes = (id: string) => cloud(server).bytes(id);
 
@@ -94,7 +118,7 @@ function mergeSuite(server: Server, name: string) {
       for (const [i, f] of files.entries()) copies[`machine ${i}`] = completeBytes(f);
       return sameEntries(copies);
     }, 30_000);
-    if (failure && process.env.MERGE_DEBUG) {
+    if (failure) {
       const stored = lines((await cloudBytes(id)) as Buffer);
       for (const [i, f] of files.entries()) {
         const mine = new Set(lines(completeBytes(f)));
@@ -103,7 +127,7 @@ function mergeSuite(server: Server, name: string) {
           stored.filter((l) => !mine.has(l)).map((l) => l.slice(0, 120)),
         );
       }
-      for (const [i, m] of debugMachines.entries()) console.log(`log ${i}`, m.watchLog?.());
+      for (const [i, log] of watchLogs.entries()) console.log(`watcher ${i}`, log());
     }
     expect(failure).toBeUndefined();
   }
@@ -119,8 +143,8 @@ function mergeSuite(server: Server, name: string) {
     const machines = [machine(server.url, server.token), machine(server.url, server.token)];
     try {
       const { id, writers, files } = await startOn(machines, `/home/dev/merge-${randomUUID()}`);
-      debugMachines.length = 0;
-      for (const m of machines) debugMachines.push({ watchLog: m.watch(["--poll-cloud", "0.5"]).log });
+      watchLogs.length = 0;
+      for (const m of machines) watchLogs.push(m.watch(["--poll-cloud", "0.5"]).log);
       for (let round = 0; round < 8; round++) {
         for (const [i, w] of writers.entries()) {
           w.appendMessage({ role: "user", content: `round ${round} on machine ${i}`, timestamp: 10 + round });
@@ -131,6 +155,7 @@ function mergeSuite(server: Server, name: string) {
       await settled(id, files);
       expect(await cloud(server).generation(id)).toBe(1);
       expectBranches(files, writers);
+      expectPi1Branches(files, writers);
       await expectConverged(id, files);
       for (const m of machines) {
         const status = JSON.parse(m.run(["status", "--json"]).stdout) as {
@@ -158,8 +183,8 @@ function mergeSuite(server: Server, name: string) {
         w.appendMessage({ role: "user", content: `offline on machine ${i}`, timestamp: 20 });
         w.appendMessage(assistantMessage(`machine ${i} answers`));
       }
-      debugMachines.length = 0;
-      for (const m of machines) debugMachines.push({ watchLog: m.watch(["--poll-cloud", "0.5"]).log });
+      watchLogs.length = 0;
+      for (const m of machines) watchLogs.push(m.watch(["--poll-cloud", "0.5"]).log);
       await settled(id, files);
       for (const [i, w] of writers.entries()) {
         w.appendMessage({ role: "user", content: `online on machine ${i}`, timestamp: 30 });

@@ -1,5 +1,9 @@
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { decideMerge, type EntryLine, joinLines } from "../src/merge.js";
+import { appendWholeLines } from "../src/local-append.js";
+import { decideMerge, devicesAt, type EntryLine, joinLines } from "../src/merge.js";
 
 const line = (id: string, text = id, parentId: string | null = null) =>
   `${JSON.stringify({ type: "message", id, parentId, timestamp: "2026-01-01T00:00:00.000Z", message: { role: "user", content: text } })}\n`;
@@ -63,5 +67,38 @@ describe("decideMerge", () => {
     expect(decideMerge(bytes('{"type":"message"}\n'), bytes())).toMatchObject({ reason: "not a pi session" });
     expect(decideMerge(bytes('["a"]\n'), bytes())).toMatchObject({ reason: "not a pi session" });
     expect(decideMerge(bytes(line("a1").trimEnd()), bytes())).toMatchObject({ reason: "not a pi session" });
+  });
+});
+
+describe("devicesAt", () => {
+  it("names the device of the run holding each offset, each once", () => {
+    const writers = [
+      { offset: 0, device: "desktop" },
+      { offset: 500, device: "laptop" },
+      { offset: 900, device: "desktop" },
+    ];
+    expect(devicesAt(writers, [600, 700, 950, 10])).toEqual(["laptop", "desktop"]);
+    expect(devicesAt([], [5])).toEqual([]);
+  });
+});
+
+describe("appendWholeLines", () => {
+  const file = () => {
+    const dir = mkdtempSync(join(tmpdir(), "pisync-append-"));
+    return join(dir, "s.jsonl");
+  };
+
+  it("appends only while the file is exactly as long as when it was read", () => {
+    const path = file();
+    writeFileSync(path, line("a1"));
+    const size = line("a1").length;
+    expect(appendWholeLines(path, bytes(line("b1")), size)).toBe("appended");
+    expect(readFileSync(path, "utf8")).toBe(line("a1") + line("b1"));
+    // pi wrote since (or is writing: a partial line pending): nothing is written.
+    appendFileSync(path, '{"type":"mess');
+    const before = readFileSync(path);
+    expect(appendWholeLines(path, bytes(line("c1")), size + line("b1").length)).toBe("busy");
+    expect(readFileSync(path).equals(before)).toBe(true);
+    rmSync(path);
   });
 });
