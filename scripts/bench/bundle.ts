@@ -91,12 +91,15 @@ function node22(): string {
  * that tree builds with this repository's other dependencies.
  */
 function workspacesOf(tree: string): Plugin {
-  const packages = new Map<string, { dir: string; exports: Record<string, { source: string }> }>();
+  const packages = new Map<
+    string,
+    { dir: string; exports: Record<string, { source: string }>; sideEffects?: boolean }
+  >();
   for (const group of ["packages", "functions"]) {
     for (const name of readdirSync(join(tree, group))) {
       const dir = join(tree, group, name);
       const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
-      packages.set(manifest.name, { dir, exports: manifest.exports });
+      packages.set(manifest.name, { dir, exports: manifest.exports, sideEffects: manifest.sideEffects });
     }
   }
   return {
@@ -107,7 +110,8 @@ function workspacesOf(tree: string): Plugin {
         const found = packages.get(`${scope}/${name}`);
         const target = found?.exports[rest.length ? `./${rest.join("/")}` : "."]?.source;
         if (!found || !target) return { errors: [{ text: `${args.path} is not in the older tree` }] };
-        return { path: join(found.dir, target) };
+        // As the package's own manifest says (esbuild reads it only when it resolves the path itself).
+        return { path: join(found.dir, target), sideEffects: found.sideEffects };
       });
     },
   };
@@ -117,6 +121,13 @@ function workspacesOf(tree: string): Plugin {
 async function buildAt(commit: string, outfile: string) {
   const tree = mkdtempSync(join(out, "tree-"));
   execSync(`git -C ${JSON.stringify(repo)} archive ${commit} packages functions | tar -x -C ${JSON.stringify(tree)}`);
+  // A workspace's own node_modules (a version other than the root's) is found from the tree too.
+  for (const group of ["packages", "functions"]) {
+    for (const name of readdirSync(join(tree, group))) {
+      const own = join(repo, group, name, "node_modules");
+      if (existsSync(own)) symlinkSync(own, join(tree, group, name, "node_modules"));
+    }
+  }
   const options = lambdaBuildOptions(join(tree, "functions/api/src/lambda.ts"), outfile, "bundled");
   return build({ ...options, plugins: [workspacesOf(tree)], nodePaths: [join(repo, "node_modules")], metafile: true });
 }
@@ -390,10 +401,14 @@ const { variants: results, raw } = await withAwsServers(async (config) => {
     const trips = await rawRoundTrips(config);
     if (round > 0) rawRuns.push(trips);
     else coldServers = trips;
-    built.forEach(({ outfile, env }, i) => {
+    // Each round starts with the next variant: the first process after the raw client (or the
+    // last) meets its own load, which would otherwise fall on one variant every round.
+    for (let k = 0; k < built.length; k++) {
+      const i = (round + k) % built.length;
+      const { outfile, env } = built[i] as (typeof built)[number];
       const run = coldStartOnce(outfile, env, `Bearer ${token}`);
       if (round > 0) runs[i]?.push(run);
-    });
+    }
   }
   const measured: Variant[] = built.map(({ name, coldBytes, bytes }, i) => {
     const timed = runs[i] ?? [];
