@@ -17,6 +17,8 @@
  *   `hono/aws-lambda` (`floors/hono.ts`), bundled with the shipped options;
  * - (i) pisync's append alone: the smallest app answering the append as the function does (auth,
  *   the session routes, the search mark; `floors/append.ts`), bundled with the shipped options;
+ * - (j) with `BENCH_BASE=<commit>` only: the function at that commit (say the last merge), paired
+ *   round by round with (a), to see what a change does under this machine's load;
  * (g) and (h) are floors: what any function built on the SDK, or on Hono, pays before its own code;
  * (i) / (g) is what the append's own code costs over the SDK, (a) / (i) what the rest of the app adds.
  * Each run also notes whether Node's fetch implementation (undici) was loaded by the end of the
@@ -61,6 +63,11 @@ const HAND_WRITTEN_COMMIT = "ef1b7353b1d5ad9af9cc8e6aab59a8e6d9eb078a";
 const RUNS = Number(process.env.BENCH_RUNS ?? 11);
 /** The variants to run, by letter (`BENCH_VARIANTS=a,g`; default all). */
 const ONLY = process.env.BENCH_VARIANTS?.split(",").map((letter) => `(${letter.trim()})`);
+/**
+ * A commit to compare the shipped function with in the same run (`BENCH_BASE`; variant j, left
+ * out without it): a change's effect on the cold start, paired round by round under the same load.
+ */
+const BASE = process.env.BENCH_BASE;
 /** A folder for a CPU profile of each cold start (`BENCH_PROFILE`; Node's `--cpu-prof`), to see where it goes. */
 const PROFILE = process.env.BENCH_PROFILE;
 /** The shipped cold start's bound, as a multiple of the SDK-alone floor (g) measured in the same run. */
@@ -84,12 +91,15 @@ function node22(): string {
  * that tree builds with this repository's other dependencies.
  */
 function workspacesOf(tree: string): Plugin {
-  const packages = new Map<string, { dir: string; exports: Record<string, { source: string }> }>();
+  const packages = new Map<
+    string,
+    { dir: string; exports: Record<string, { source: string }>; sideEffects?: boolean }
+  >();
   for (const group of ["packages", "functions"]) {
     for (const name of readdirSync(join(tree, group))) {
       const dir = join(tree, group, name);
       const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
-      packages.set(manifest.name, { dir, exports: manifest.exports });
+      packages.set(manifest.name, { dir, exports: manifest.exports, sideEffects: manifest.sideEffects });
     }
   }
   return {
@@ -100,19 +110,24 @@ function workspacesOf(tree: string): Plugin {
         const found = packages.get(`${scope}/${name}`);
         const target = found?.exports[rest.length ? `./${rest.join("/")}` : "."]?.source;
         if (!found || !target) return { errors: [{ text: `${args.path} is not in the older tree` }] };
-        return { path: join(found.dir, target) };
+        // As the package's own manifest says (esbuild reads it only when it resolves the path itself).
+        return { path: join(found.dir, target), sideEffects: found.sideEffects };
       });
     },
   };
 }
 
-/** Builds variant (c): the function as it was at HAND_WRITTEN_COMMIT, with the shipped options. */
-async function buildHandWritten(outfile: string) {
-  const tree = join(out, "hand-written-tree");
-  mkdirSync(tree);
-  execSync(
-    `git -C ${JSON.stringify(repo)} archive ${HAND_WRITTEN_COMMIT} packages functions | tar -x -C ${JSON.stringify(tree)}`,
-  );
+/** Builds the function as it was at `commit` (its packages and functions), with the shipped options. */
+async function buildAt(commit: string, outfile: string) {
+  const tree = mkdtempSync(join(out, "tree-"));
+  execSync(`git -C ${JSON.stringify(repo)} archive ${commit} packages functions | tar -x -C ${JSON.stringify(tree)}`);
+  // A workspace's own node_modules (a version other than the root's) is found from the tree too.
+  for (const group of ["packages", "functions"]) {
+    for (const name of readdirSync(join(tree, group))) {
+      const own = join(repo, group, name, "node_modules");
+      if (existsSync(own)) symlinkSync(own, join(tree, group, name, "node_modules"));
+    }
+  }
   const options = lambdaBuildOptions(join(tree, "functions/api/src/lambda.ts"), outfile, "bundled");
   return build({ ...options, plugins: [workspacesOf(tree)], nodePaths: [join(repo, "node_modules")], metafile: true });
 }
@@ -337,7 +352,7 @@ const { variants: results, raw } = await withAwsServers(async (config) => {
   }[] = [
     { name: "(a) SDK bundled", sdk: "bundled", build: (f) => build(shipped(f)) },
     { name: "(b) SDK from the runtime", sdk: "runtime", build: (f) => build(shipped(f, "runtime")) },
-    { name: "(c) hand-written client", build: buildHandWritten },
+    { name: "(c) hand-written client", build: (f) => buildAt(HAND_WRITTEN_COMMIT, f) },
     {
       name: "(d) as (a), without the trims (full credential chain, CommonJS SDK)",
       build: (f) => build({ ...shipped(f), alias: {}, conditions: ["source"] }),
@@ -351,6 +366,7 @@ const { variants: results, raw } = await withAwsServers(async (config) => {
     { name: "(g) the AWS SDK alone (the append's 4 calls)", build: (f) => build(floor("sdk.ts", f)) },
     { name: "(h) Hono alone (one route, from memory)", build: (f) => build(floor("hono.ts", f)) },
     { name: "(i) pisync's append alone (auth, session routes, mark)", build: (f) => build(floor("append.ts", f)) },
+    ...(BASE ? [{ name: `(j) as (a), at ${BASE}`, build: (f: string) => buildAt(BASE, f) }] : []),
   ];
   const chosen = variants.filter(({ name }) => !ONLY || ONLY.some((letter) => name.startsWith(letter)));
   const built: { name: string; outfile: string; env: Record<string, string>; coldBytes: number; bytes: number }[] = [];
@@ -385,10 +401,14 @@ const { variants: results, raw } = await withAwsServers(async (config) => {
     const trips = await rawRoundTrips(config);
     if (round > 0) rawRuns.push(trips);
     else coldServers = trips;
-    built.forEach(({ outfile, env }, i) => {
+    // Each round starts with the next variant: the first process after the raw client (or the
+    // last) meets its own load, which would otherwise fall on one variant every round.
+    for (let k = 0; k < built.length; k++) {
+      const i = (round + k) % built.length;
+      const { outfile, env } = built[i] as (typeof built)[number];
       const run = coldStartOnce(outfile, env, `Bearer ${token}`);
       if (round > 0) runs[i]?.push(run);
-    });
+    }
   }
   const measured: Variant[] = built.map(({ name, coldBytes, bytes }, i) => {
     const timed = runs[i] ?? [];
@@ -454,6 +474,13 @@ if (shipped && floor) {
     `shipped ${shipped.name.slice(0, 3)} / SDK alone (g): ${ms(shipped.coldMs)} / ${ms(floor.coldMs)} ms = ${ratio.toFixed(2)}× ` +
       `(median of the rounds' ratios ${paired.toFixed(2)}×, of their CPU times ${pairedRatio(shipped, floor, (v) => v.cpus).toFixed(2)}×); ` +
       `target ≤ ${TARGET_RATIO}×: ${Math.max(ratio, paired) <= TARGET_RATIO ? "met" : "NOT met"}`,
+  );
+}
+const base = find("(j)");
+if (shipped && base) {
+  console.log(
+    `shipped ${shipped.name.slice(0, 3)} / the same at ${BASE} (j): median of the rounds' ratios ` +
+      `${pairedRatio(shipped, base, (v) => v.colds).toFixed(2)}×, of their CPU times ${pairedRatio(shipped, base, (v) => v.cpus).toFixed(2)}×`,
   );
 }
 const appendAlone = find("(i)");

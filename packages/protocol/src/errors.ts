@@ -3,6 +3,7 @@
  * codes carry). Clients decide on `code`; `error` is English for people and may change.
  */
 import * as z from "zod/mini";
+import { lazySchema } from "./lazy-schema.js";
 
 /** Every code the API answers with, and what it means. */
 export const ERROR_CODES = {
@@ -72,14 +73,16 @@ export function codeOfStatus(status: number): ErrorCode {
 }
 
 /** An error answer. `offset`/`generation` come with 409 and 412; `maxSeconds` with `expiry_out_of_range`. */
-export const ErrorBody = z.object({
-  error: z.string(),
-  code: z.enum(ERROR_CODE_LIST),
-  offset: z.optional(z.number()),
-  generation: z.optional(z.number()),
-  maxSeconds: z.optional(z.number()),
-  maxBytes: z.optional(z.number()),
-});
+export const ErrorBody = lazySchema(() =>
+  z.object({
+    error: z.string(),
+    code: z.enum(ERROR_CODE_LIST),
+    offset: z.optional(z.number()),
+    generation: z.optional(z.number()),
+    maxSeconds: z.optional(z.number()),
+    maxBytes: z.optional(z.number()),
+  }),
+);
 export type ErrorBody = z.infer<typeof ErrorBody>;
 
 /** Whether `value` is an error code (a client may meet codes from a newer server). */

@@ -5,101 +5,122 @@
  */
 import * as z from "zod/mini";
 import { SHA256_HEX, UPLOAD_ID } from "./ids.js";
+import { lazySchema } from "./lazy-schema.js";
 
 const digits = (max: number) => z.pipe(z.string().check(z.regex(new RegExp(`^\\d{1,${max}}$`))), z.transform(Number));
-const entryId = z.string().check(z.minLength(1), z.maxLength(256));
+const entryId = lazySchema(() => z.string().check(z.minLength(1), z.maxLength(256)));
 
 /** `GET /v1/sessions?limit=&cursor=` (limit is clamped to 1..100, default 50). */
-export const ListSessionsQuery = z.object({
-  limit: z.optional(digits(3)),
-  cursor: z.optional(z.string().check(z.maxLength(2048))),
-});
+export const ListSessionsQuery = lazySchema(() =>
+  z.object({
+    limit: z.optional(digits(3)),
+    cursor: z.optional(z.string().check(z.maxLength(2048))),
+  }),
+);
 /** `GET /v1/sessions/:id/context?leaf=`. */
-export const ContextQuery = z.object({ leaf: z.optional(entryId) });
+export const ContextQuery = lazySchema(() => z.object({ leaf: z.optional(entryId) }));
 /** `GET /v1/sessions/:id/raw?generation=`. */
-export const RawQuery = z.object({ generation: z.optional(digits(9)) });
+export const RawQuery = lazySchema(() => z.object({ generation: z.optional(digits(9)) }));
 /**
  * `GET /s/:token` (and its `/entries`, `/tree`, `/context`): `leaf` or pi's `leafId` picks the
  * branch; `target` or pi's `targetId` an entry to open at; `before`/`from` a window of the path by
  * position; `after` the entries after one (live updates).
  */
-export const SharePageQuery = z.object({
-  leaf: z.optional(entryId),
-  leafId: z.optional(entryId),
-  target: z.optional(entryId),
-  targetId: z.optional(entryId),
-  before: z.optional(digits(9)),
-  from: z.optional(digits(9)),
-  after: z.optional(entryId),
-});
+export const SharePageQuery = lazySchema(() =>
+  z.object({
+    leaf: z.optional(entryId),
+    leafId: z.optional(entryId),
+    target: z.optional(entryId),
+    targetId: z.optional(entryId),
+    before: z.optional(digits(9)),
+    from: z.optional(digits(9)),
+    after: z.optional(entryId),
+  }),
+);
 /** `GET /v1/search?q=&limit=&cursor=` (limit 1..100, default 20; `q` in the query language of `@pisync/search`). */
-export const SearchQuery = z.object({
-  q: z.string().check(z.minLength(1), z.maxLength(1000)),
-  limit: z.optional(digits(3)),
-  cursor: z.optional(z.string().check(z.maxLength(200))),
-});
+export const SearchQuery = lazySchema(() =>
+  z.object({
+    q: z.string().check(z.minLength(1), z.maxLength(1000)),
+    limit: z.optional(digits(3)),
+    cursor: z.optional(z.string().check(z.maxLength(200))),
+  }),
+);
 /**
  * `GET /s/:token/find?q=&from=` (and the library's): the tree's search over the whole text of
  * every entry; `from` is where a page of matches starts (the previous answer's `next`).
  */
-export const TreeFindQuery = z.object({
-  q: z.string().check(z.minLength(1), z.maxLength(200)),
-  from: z.optional(digits(9)),
-});
+export const TreeFindQuery = lazySchema(() =>
+  z.object({
+    q: z.string().check(z.minLength(1), z.maxLength(200)),
+    from: z.optional(digits(9)),
+  }),
+);
 /** One page of the tree's search: positions in the compact tree's arrays, in order. */
-export const TreeMatches = z.object({
-  matches: z.array(z.number()),
-  next: z.optional(z.number()),
-  total: z.number(),
-});
+export const TreeMatches = lazySchema(() =>
+  z.object({
+    matches: z.array(z.number()),
+    next: z.optional(z.number()),
+    total: z.number(),
+  }),
+);
 /** `GET /s/:token/state|entries?after=`. */
-export const ShareAfterQuery = z.object({ after: z.optional(z.string().check(z.maxLength(256))) });
+export const ShareAfterQuery = lazySchema(() => z.object({ after: z.optional(z.string().check(z.maxLength(256))) }));
 
 /** `POST /v1/sessions/:id/uploads`: the line's length and SHA-256 (hex), which the upload must match. */
-export const CreateUpload = z.object({
-  length: z.number().check(z.int(), z.positive()),
-  sha256: z.string().check(z.regex(SHA256_HEX)),
-});
+export const CreateUpload = lazySchema(() =>
+  z.object({
+    length: z.number().check(z.int(), z.positive()),
+    sha256: z.string().check(z.regex(SHA256_HEX)),
+  }),
+);
 /** `POST /v1/sessions/:id/shares`: `expiresIn` in seconds; without `leafId` the share is live and whole. */
-export const CreateShare = z.object({
-  leafId: z.optional(entryId),
-  expiresIn: z.optional(z.number().check(z.int(), z.positive())),
-  maskSecrets: z.optional(z.boolean()),
-});
+export const CreateShare = lazySchema(() =>
+  z.object({
+    leafId: z.optional(entryId),
+    expiresIn: z.optional(z.number().check(z.int(), z.positive())),
+    maskSecrets: z.optional(z.boolean()),
+  }),
+);
 /** `POST /v1/tokens`. */
-export const CreateToken = z.object({ name: z.string().check(z.minLength(1), z.maxLength(100)) });
+export const CreateToken = lazySchema(() => z.object({ name: z.string().check(z.minLength(1), z.maxLength(100)) }));
 
-const Problem = z.object({
-  kind: z.string(),
-  line: z.optional(z.number()),
-  offset: z.optional(z.number()),
-  length: z.optional(z.number()),
-  message: z.string(),
-});
+const Problem = lazySchema(() =>
+  z.object({
+    kind: z.string(),
+    line: z.optional(z.number()),
+    offset: z.optional(z.number()),
+    length: z.optional(z.number()),
+    message: z.string(),
+  }),
+);
 
 /** The answer of an append (PATCH or PUT). */
-export const AppendAnswer = z.looseObject({
-  length: z.number(),
-  offset: z.number(),
-  generation: z.number(),
-  entries: z.number(),
-  leafId: z.nullable(z.string()),
-  retry: z.boolean(),
-  problems: z.array(Problem),
-});
+export const AppendAnswer = lazySchema(() =>
+  z.looseObject({
+    length: z.number(),
+    offset: z.number(),
+    generation: z.number(),
+    entries: z.number(),
+    leafId: z.nullable(z.string()),
+    retry: z.boolean(),
+    problems: z.array(Problem),
+  }),
+);
 export type AppendAnswer = z.infer<typeof AppendAnswer>;
 
 /** Where to PUT one large line; `authorization`: send the bearer token (only to this API). */
-export const UploadTicket = z.looseObject({
-  uploadId: z.string().check(z.regex(UPLOAD_ID)),
-  url: z.string(),
-  method: z.literal("PUT"),
-  authorization: z.boolean(),
-  expiresAt: z.string(),
-});
+export const UploadTicket = lazySchema(() =>
+  z.looseObject({
+    uploadId: z.string().check(z.regex(UPLOAD_ID)),
+    url: z.string(),
+    method: z.literal("PUT"),
+    authorization: z.boolean(),
+    expiresAt: z.string(),
+  }),
+);
 export type UploadTicket = z.infer<typeof UploadTicket>;
 
-const sessionFields = {
+const sessionFields = () => ({
   id: z.string(),
   generation: z.number(),
   generations: z.number(),
@@ -115,142 +136,160 @@ const sessionFields = {
   updatedAt: z.string(),
   startedAt: z.optional(z.string()),
   problemCount: z.number(),
-};
+});
 /** A session's metadata in a list. */
-export const SessionSummary = z.looseObject(sessionFields);
+export const SessionSummary = lazySchema(() => z.looseObject(sessionFields()));
 export type SessionSummary = z.infer<typeof SessionSummary>;
 /** Bytes from `offset` on (to the next run) were appended by `device` (the device's name; "removed device" once its token is revoked). */
-export const WriterRun = z.looseObject({ offset: z.number(), device: z.string() });
+export const WriterRun = lazySchema(() => z.looseObject({ offset: z.number(), device: z.string() }));
 export type WriterRun = z.infer<typeof WriterRun>;
 /**
  * `GET /v1/sessions/:id`: the metadata with the first problems, and who wrote the current
  * generation's bytes (`writers`, in offset order; absent from older servers and generations).
  */
-export const SessionMeta = z.looseObject({
-  ...sessionFields,
-  problems: z.array(Problem),
-  writers: z.optional(z.array(WriterRun)),
-});
+export const SessionMeta = lazySchema(() =>
+  z.looseObject({
+    ...sessionFields(),
+    problems: z.array(Problem),
+    writers: z.optional(z.array(WriterRun)),
+  }),
+);
 export type SessionMeta = z.infer<typeof SessionMeta>;
 /** `GET /v1/sessions`. */
-export const SessionList = z.looseObject({ sessions: z.array(SessionSummary), cursor: z.optional(z.string()) });
+export const SessionList = lazySchema(() =>
+  z.looseObject({ sessions: z.array(SessionSummary), cursor: z.optional(z.string()) }),
+);
 export type SessionList = z.infer<typeof SessionList>;
 
 /** `GET /v1/sessions/:id/tree`. */
-export const Tree = z.looseObject({
-  leafId: z.nullable(z.string()),
-  entries: z.array(
-    z.looseObject({
-      id: z.string(),
-      parentId: z.nullable(z.string()),
-      type: z.optional(z.string()),
-      role: z.optional(z.string()),
-      timestamp: z.optional(z.string()),
-      label: z.optional(z.string()),
-      preview: z.optional(z.string()),
-    }),
-  ),
-});
+export const Tree = lazySchema(() =>
+  z.looseObject({
+    leafId: z.nullable(z.string()),
+    entries: z.array(
+      z.looseObject({
+        id: z.string(),
+        parentId: z.nullable(z.string()),
+        type: z.optional(z.string()),
+        role: z.optional(z.string()),
+        timestamp: z.optional(z.string()),
+        label: z.optional(z.string()),
+        preview: z.optional(z.string()),
+      }),
+    ),
+  }),
+);
 
 /** The context pi would send the model (`buildSessionContext`'s answer). */
-export const Context = z.looseObject({
-  messages: z.array(z.unknown()),
-  thinkingLevel: z.optional(z.string()),
-  model: z.optional(z.nullable(z.unknown())),
-  leafId: z.optional(z.nullable(z.string())),
-});
+export const Context = lazySchema(() =>
+  z.looseObject({
+    messages: z.array(z.unknown()),
+    thinkingLevel: z.optional(z.string()),
+    model: z.optional(z.nullable(z.unknown())),
+    leafId: z.optional(z.nullable(z.string())),
+  }),
+);
 
 /** `GET /v1/sessions/:id/generations`, oldest first. */
-export const GenerationList = z.looseObject({
-  generations: z.array(
-    z.looseObject({
-      generation: z.number(),
-      bytes: z.number(),
-      lines: z.number(),
-      createdAt: z.string(),
-      reason: z.optional(z.string()),
-    }),
-  ),
-});
+export const GenerationList = lazySchema(() =>
+  z.looseObject({
+    generations: z.array(
+      z.looseObject({
+        generation: z.number(),
+        bytes: z.number(),
+        lines: z.number(),
+        createdAt: z.string(),
+        reason: z.optional(z.string()),
+      }),
+    ),
+  }),
+);
 export type GenerationList = z.infer<typeof GenerationList>;
 
 /** The status of a share link. */
-export const ShareStatus = z.enum(["active", "expired", "revoked"]);
+export const ShareStatus = lazySchema(() => z.enum(["active", "expired", "revoked"]));
 /** A share link, for its owner. */
-export const ShareView = z.looseObject({
-  id: z.string(),
-  sessionId: z.string(),
-  leafId: z.nullable(z.string()),
-  url: z.string(),
-  createdAt: z.string(),
-  expiresAt: z.string(),
-  revokedAt: z.nullable(z.string()),
-  maskSecrets: z.boolean(),
-  status: ShareStatus,
-  /** How many times the link's page was opened, and when last (no reader's address is kept). */
-  views: z.optional(z.number()),
-  lastViewedAt: z.optional(z.nullable(z.string())),
-  /** How many times its file (`/raw`) or context (`/context`) was downloaded. */
-  downloads: z.optional(z.number()),
-});
+export const ShareView = lazySchema(() =>
+  z.looseObject({
+    id: z.string(),
+    sessionId: z.string(),
+    leafId: z.nullable(z.string()),
+    url: z.string(),
+    createdAt: z.string(),
+    expiresAt: z.string(),
+    revokedAt: z.nullable(z.string()),
+    maskSecrets: z.boolean(),
+    status: ShareStatus,
+    /** How many times the link's page was opened, and when last (no reader's address is kept). */
+    views: z.optional(z.number()),
+    lastViewedAt: z.optional(z.nullable(z.string())),
+    /** How many times its file (`/raw`) or context (`/context`) was downloaded. */
+    downloads: z.optional(z.number()),
+  }),
+);
 export type ShareView = z.infer<typeof ShareView>;
 /** `GET /v1/shares`. */
-export const ShareList = z.looseObject({ shares: z.array(ShareView) });
+export const ShareList = lazySchema(() => z.looseObject({ shares: z.array(ShareView) }));
 
 /** `GET /v1/tokens`. */
-export const TokenList = z.looseObject({
-  tokens: z.array(
-    z.looseObject({
-      id: z.string(),
-      name: z.string(),
-      createdAt: z.string(),
-      lastUsedAt: z.optional(z.string()),
-      current: z.boolean(),
-    }),
-  ),
-});
+export const TokenList = lazySchema(() =>
+  z.looseObject({
+    tokens: z.array(
+      z.looseObject({
+        id: z.string(),
+        name: z.string(),
+        createdAt: z.string(),
+        lastUsedAt: z.optional(z.string()),
+        current: z.boolean(),
+      }),
+    ),
+  }),
+);
 /** `POST /v1/tokens`: the token itself is shown this once. */
-export const CreatedToken = z.looseObject({ id: z.string(), name: z.string(), token: z.string() });
+export const CreatedToken = lazySchema(() => z.looseObject({ id: z.string(), name: z.string(), token: z.string() }));
 
 /** `POST /v1/login-links`: where the browser goes once signed in (a path of this server; default `/`). */
-export const CreateLoginLink = z.object({ next: z.optional(z.string().check(z.maxLength(2048))) });
+export const CreateLoginLink = lazySchema(() => z.object({ next: z.optional(z.string().check(z.maxLength(2048))) }));
 /** A one-time sign-in link: open `url` in a browser before `expiresAt` (60 s), once. */
-export const LoginLink = z.looseObject({ url: z.string(), expiresAt: z.string() });
+export const LoginLink = lazySchema(() => z.looseObject({ url: z.string(), expiresAt: z.string() }));
 /** The form of a library page's POST: its CSRF token (or the `X-CSRF-Token` header instead). */
-export const CsrfForm = z.object({ csrf: z.optional(z.string()) });
+export const CsrfForm = lazySchema(() => z.object({ csrf: z.optional(z.string()) }));
 
 /** A search answer: sessions ranked by their best entry, each with its best entries and their snippets. */
-export const SearchPage = z.looseObject({
-  sessions: z.array(
-    z.looseObject({
-      sessionId: z.string(),
-      name: z.optional(z.string()),
-      cwd: z.optional(z.string()),
-      entries: z.array(
-        z.looseObject({
-          entryId: z.string(),
-          kind: z.string(),
-          time: z.number(),
-          snippet: z.array(z.object({ text: z.string(), hit: z.boolean() })),
-        }),
-      ),
-    }),
-  ),
-  cursor: z.optional(z.string()),
-});
+export const SearchPage = lazySchema(() =>
+  z.looseObject({
+    sessions: z.array(
+      z.looseObject({
+        sessionId: z.string(),
+        name: z.optional(z.string()),
+        cwd: z.optional(z.string()),
+        entries: z.array(
+          z.looseObject({
+            entryId: z.string(),
+            kind: z.string(),
+            time: z.number(),
+            snippet: z.array(z.object({ text: z.string(), hit: z.boolean() })),
+          }),
+        ),
+      }),
+    ),
+    cursor: z.optional(z.string()),
+  }),
+);
 
-const DAY_TEXT = z.string().check(z.regex(/^\d{4}-\d{2}-\d{2}$/));
+const DAY_TEXT = lazySchema(() => z.string().check(z.regex(/^\d{4}-\d{2}-\d{2}$/)));
 /**
  * `GET /v1/insights?since=&from=&to=` (and the library's `/insights`): days `YYYY-MM-DD` (UTC,
  * inclusive), or `since` as `30d`, `12w` or a day; default the last 30 days; at most 366 days.
  */
-export const InsightsQuery = z.object({
-  from: z.optional(DAY_TEXT),
-  to: z.optional(DAY_TEXT),
-  since: z.optional(z.string().check(z.regex(/^(\d{1,3}[dw]|\d{4}-\d{2}-\d{2})$/))),
-});
+export const InsightsQuery = lazySchema(() =>
+  z.object({
+    from: z.optional(DAY_TEXT),
+    to: z.optional(DAY_TEXT),
+    since: z.optional(z.string().check(z.regex(/^(\d{1,3}[dw]|\d{4}-\d{2}-\d{2})$/))),
+  }),
+);
 
-const usageSums = {
+const usageSums = () => ({
   input: z.number(),
   output: z.number(),
   cacheRead: z.number(),
@@ -260,29 +299,31 @@ const usageSums = {
   ms: z.number(),
   turns: z.number(),
   sessions: z.number(),
-};
-const UsageGroup = z.looseObject({ key: z.string(), label: z.string(), ...usageSums });
-/** `GET /v1/insights`: tokens, cost (dollars) and model time (ms) over a range, grouped every way. */
-export const InsightsReport = z.looseObject({
-  from: z.string(),
-  to: z.string(),
-  totals: z.looseObject(usageSums),
-  byDay: z.array(UsageGroup),
-  byWeek: z.array(UsageGroup),
-  byModel: z.array(UsageGroup),
-  byProject: z.array(UsageGroup),
-  byDevice: z.array(UsageGroup),
-  byTool: z.array(z.looseObject({ tool: z.string(), calls: z.number(), ms: z.number(), sessions: z.number() })),
-  topSessions: z.array(
-    z.looseObject({
-      sessionId: z.string(),
-      title: z.string(),
-      cwd: z.optional(z.string()),
-      cost: z.number(),
-      tokens: z.number(),
-      turns: z.number(),
-    }),
-  ),
-  uncounted: z.number(),
 });
+const UsageGroup = lazySchema(() => z.looseObject({ key: z.string(), label: z.string(), ...usageSums() }));
+/** `GET /v1/insights`: tokens, cost (dollars) and model time (ms) over a range, grouped every way. */
+export const InsightsReport = lazySchema(() =>
+  z.looseObject({
+    from: z.string(),
+    to: z.string(),
+    totals: z.looseObject(usageSums()),
+    byDay: z.array(UsageGroup),
+    byWeek: z.array(UsageGroup),
+    byModel: z.array(UsageGroup),
+    byProject: z.array(UsageGroup),
+    byDevice: z.array(UsageGroup),
+    byTool: z.array(z.looseObject({ tool: z.string(), calls: z.number(), ms: z.number(), sessions: z.number() })),
+    topSessions: z.array(
+      z.looseObject({
+        sessionId: z.string(),
+        title: z.string(),
+        cwd: z.optional(z.string()),
+        cost: z.number(),
+        tokens: z.number(),
+        turns: z.number(),
+      }),
+    ),
+    uncounted: z.number(),
+  }),
+);
 export type InsightsReport = z.infer<typeof InsightsReport>;
