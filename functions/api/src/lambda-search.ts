@@ -18,6 +18,9 @@ const STEP_SESSIONS = 8;
 export const INDEX_BUDGET_MS = 8_000;
 export const SEARCH_BUDGET_MS = 2_000;
 
+/** How long a scheduled pass that found no index of the older layout trusts that (see `MarkingIndexer`). */
+const LEGACY_RECHECK_MS = 3_600_000;
+
 /** What a bounded pass over marks did. */
 export interface MarkPass {
   /** Marks removed: their sessions are up to date. */
@@ -43,6 +46,12 @@ export class MarkingIndexer extends SearchIndexer {
   private readonly marked: SearchIndexer;
   /** Users seen with an index of the current layout: never of the older one again. */
   private readonly current = new Set<string>();
+  /**
+   * When a scheduled pass of this instance last found no index of the older layout left: only
+   * an instance of the previous version, still running at a deploy, could write one, so the
+   * query of every pointer runs again only after {@link LEGACY_RECHECK_MS}.
+   */
+  private upgradedAllAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly storesOf: Stores,
@@ -89,13 +98,16 @@ export class MarkingIndexer extends SearchIndexer {
   async catchUpMarked(budgetMs = INDEX_BUDGET_MS): Promise<MarkPass> {
     const deadline = Date.now() + budgetMs;
     let upgraded = 0;
-    for (const old of (await this.legacy?.all()) ?? []) {
+    const recheck = Date.now() - this.upgradedAllAt >= LEGACY_RECHECK_MS;
+    const old = this.legacy && recheck ? await this.legacy.all() : [];
+    for (const legacy of old) {
       if (Date.now() >= deadline) break;
-      upgraded += await this.upgrade(old).catch((error: Error) => {
+      upgraded += await this.upgrade(legacy).catch((error: Error) => {
         this.log(`pisync: search upgrade of a user failed: ${error.message}`);
         return 0;
       });
     }
+    if (recheck && old.length === 0) this.upgradedAllAt = Date.now();
     return { ...(await this.indexMarks(inTurns(await this.marks.all()), deadline)), upgraded };
   }
 

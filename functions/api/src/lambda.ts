@@ -211,7 +211,7 @@ export function init(): ReturnType<typeof createSearchingHandler> {
     const connection = { ...config.connection, shared: {} };
     cached = createSearchingHandler(
       awsStores({ ...connection, bucket: config.bucket, table: config.table }),
-      { connection, table: config.table },
+      { connection, table: config.table, indexBudgetMs: config.indexBudgetMs },
       {
         shareKeys: secretKeys(connection, config.shareKeySecret),
         maxShareDays: config.maxShareDays,

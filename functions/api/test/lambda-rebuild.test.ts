@@ -195,11 +195,20 @@ describe("rebuilds in bounded invocations", () => {
     for (let i = 0; i < 40 && found.length < 6; i++) found = await search("elder", "coelacanth");
     expect(found.sort()).toEqual([0, 1, 2, 3, 4, 5].map((i) => `sess-elder-${i}`));
 
-    // The scheduled pass upgrades a user nobody searches.
-    for (let i = 0; i < 40 && (await handler.index.sessions("elder2")).length < 6; i++) {
-      const t0 = performance.now();
-      await handler(SCHEDULED, context);
-      expect(performance.now() - t0).toBeLessThan(BUDGET_MS + MARGIN_MS);
+    // The scheduled pass of a newly deployed instance upgrades a user nobody searches.
+    const deployed = createSearchingHandler(stores, {
+      connection: config,
+      table: config.table,
+      indexBudgetMs: BUDGET_MS,
+    });
+    try {
+      for (let i = 0; i < 40 && (await deployed.index.sessions("elder2")).length < 6; i++) {
+        const t0 = performance.now();
+        await deployed(SCHEDULED, context);
+        expect(performance.now() - t0).toBeLessThan(BUDGET_MS + MARGIN_MS);
+      }
+    } finally {
+      deployed.index.close();
     }
     expect((await handler.index.sessions("elder2")).length).toBe(6);
     expect(await marks.ofUser("elder2")).toEqual([]);
