@@ -168,20 +168,24 @@ export class MarkingIndexer extends SearchIndexer {
     const queue = [...marks];
     let indexed = 0;
     const stalled = new Set<SessionMark>();
+    /** Where each mark's session stood after its last step. */
+    const known = new Map<SessionMark, number | undefined>();
     let first = true;
     while (queue.length > 0 && (first || Date.now() < deadline)) {
       first = false;
       const step = queue.splice(0, STEP_SESSIONS);
-      const before = await Promise.all(step.map((mark) => this.progress(mark)));
+      // Not stepped yet: unknown (NaN equals nothing), so its first step counts as progress.
+      const before = step.map((mark) => (known.has(mark) ? known.get(mark) : Number.NaN));
       await this.marked.step(step);
       for (const [i, mark] of step.entries()) {
         const now = await this.progress(mark);
+        known.set(mark, now.offset);
         if (now.current) {
           await this.marks.done(mark);
           indexed++;
-        } else if (now.offset !== before[i]?.offset || !stalled.has(mark)) {
+        } else if (now.offset !== before[i] || !stalled.has(mark)) {
           // More lines (or not read: past the step's byte limit): a later step goes on from here.
-          if (now.offset === before[i]?.offset) stalled.add(mark);
+          if (now.offset === before[i]) stalled.add(mark);
           queue.push(mark);
         }
         // A session that did not move twice failed (it waits for its retry): its mark stays for a later pass.
