@@ -2,7 +2,7 @@
  * Search benchmark, AWS adapter against the embedded one, in the same run, on one generated
  * library stored in the AWS stores (DynamoDB Local, s3rver behind the SigV4 gate):
  * - initial indexing from the stored bytes as on Lambda: the reindex event marks every session,
- *   then scheduled invocations of an 8 s budget index the marks in bounded steps (count, longest,
+ *   then scheduled invocations of the default budget index the marks in bounded steps (count, longest,
  *   total); each step is one log entry, folded into the chunked base past the log's threshold;
  * - the base's size against the text it indexes, and the bytes uploaded;
  * - warm search latency p50/p95/p99 (same queries; the answers compared with the embedded
@@ -194,7 +194,7 @@ try {
     };
     const marks = new SearchMarks(config, config.table);
     const embeddedSeconds = await timed(() => new SearchIndexer(stores, embedded).rebuild([USER]));
-    // As on Lambda: the reindex event marks, then scheduled invocations of an 8 s budget index the marks.
+    // As on Lambda: the reindex event marks, then scheduled invocations of the default budget index the marks.
     const rebuilder = new MarkingIndexer(stores, aws, marks);
     const invocations: number[] = [];
     const awsSeconds = await timed(async () => {

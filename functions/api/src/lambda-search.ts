@@ -15,7 +15,7 @@ import type { SearchDeps } from "./routes/search.js";
 /** Sessions one bounded step indexes at most (each one batch of lines at most: see `SearchIndexer.step`). */
 const STEP_SESSIONS = 8;
 /** The scheduled pass's time budget by default, and a search's for its user's marks. */
-export const INDEX_BUDGET_MS = 8_000;
+export const INDEX_BUDGET_MS = 6_000;
 export const SEARCH_BUDGET_MS = 2_000;
 
 /** How long a scheduled pass that found no index of the older layout trusts that (see `MarkingIndexer`). */

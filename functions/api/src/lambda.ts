@@ -33,7 +33,7 @@ export function createHandler(stores: Stores, options: Omit<AppDeps, "stores"> =
 export interface LambdaSearchConfig {
   connection: AwsConnection;
   table: string;
-  /** The scheduled pass's time budget for indexing marks (default 8 s; never past the invocation's time). */
+  /** The scheduled pass's time budget for indexing marks (default 6 s; never past the invocation's time). */
   indexBudgetMs?: number;
   /** A search's time budget for indexing its user's marks first (default 2 s). */
   searchBudgetMs?: number;

@@ -32,6 +32,8 @@ const BATCHES_AT_ONCE = 4;
 /** The marks, in one table. */
 export class SearchMarks {
   private readonly db: DynamoDBDocumentClient;
+  /** The last mark's time given here: each later mark gets a later one (a rebuild's marks keep their order). */
+  private lastAt = 0;
 
   constructor(
     connection: AwsConnection,
@@ -42,11 +44,12 @@ export class SearchMarks {
 
   /** Marks a session written (replacing its earlier mark, if any). */
   async mark(userId: string, sessionId: string): Promise<void> {
-    await this.db.send(new PutCommand({ TableName: this.table, Item: markItem(userId, sessionId) }));
+    await this.db.send(new PutCommand({ TableName: this.table, Item: markItem(userId, sessionId, this.nextAt()) }));
   }
 
   /** Marks many sessions of a user (a rebuild, an upgrade): batches of 25, a few at once. */
   async markMany(userId: string, sessionIds: readonly string[]): Promise<void> {
+    // Times given in the list's order: the scheduled pass indexes them in it (as the embedded rebuild does).
     const batches: string[][] = [];
     for (let i = 0; i < sessionIds.length; i += BATCH_ITEMS) batches.push(sessionIds.slice(i, i + BATCH_ITEMS));
     for (let i = 0; i < batches.length; i += BATCHES_AT_ONCE) {
@@ -56,7 +59,9 @@ export class SearchMarks {
 
   /** One BatchWriteItem, its unprocessed items sent again (after a short wait: the table is throttling). */
   private async writeBatch(userId: string, sessionIds: readonly string[]): Promise<void> {
-    let requests: unknown[] | undefined = sessionIds.map((id) => ({ PutRequest: { Item: markItem(userId, id) } }));
+    let requests: unknown[] | undefined = sessionIds.map((id) => ({
+      PutRequest: { Item: markItem(userId, id, this.nextAt()) },
+    }));
     for (let attempt = 0; requests?.length; attempt++) {
       if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 50 * 2 ** attempt)));
       const answer: { UnprocessedItems?: Record<string, unknown[]> } = await this.db.send(
@@ -101,6 +106,12 @@ export class SearchMarks {
     }
   }
 
+  /** Now, or just after the last mark's time. */
+  private nextAt(): number {
+    this.lastAt = Math.max(Date.now(), this.lastAt + 1);
+    return this.lastAt;
+  }
+
   private async query(input: Omit<ConstructorParameters<typeof QueryCommand>[0], "TableName">) {
     const marks: SessionMark[] = [];
     let start: Record<string, unknown> | undefined;
@@ -117,12 +128,12 @@ export class SearchMarks {
 }
 
 /** A mark's item: a fresh token, and when. */
-function markItem(userId: string, sessionId: string) {
+function markItem(userId: string, sessionId: string, at: number) {
   return {
     pk: userPk(userId),
     sk: `${MARK_SK_PREFIX}${sessionId}`,
     token: randomBytes(8).toString("hex"),
-    at: Date.now(),
+    at,
     gsi1pk: MARKS_PARTITION,
     gsi1sk: `${userId}#${sessionId}`,
   };
