@@ -43,5 +43,18 @@ export function lambdaConfig(env: NodeJS.ProcessEnv = process.env) {
   const maxShareDays = Number(env.PISYNC_MAX_SHARE_DAYS ?? 90);
   // The origin browsers use, when a proxy or custom domain hides it from the function.
   const publicUrl = env.PISYNC_PUBLIC_URL || undefined;
-  return { bucket, table, connection, shareKeySecret: env.PISYNC_SHARE_KEY_SECRET, maxShareDays, publicUrl };
+  // The scheduled search pass's time per invocation (ms); what is left waits for the next run.
+  const indexBudgetMs = env.PISYNC_INDEX_BUDGET_MS ? Number(env.PISYNC_INDEX_BUDGET_MS) : undefined;
+  if (indexBudgetMs !== undefined && !(Number.isInteger(indexBudgetMs) && indexBudgetMs > 0)) {
+    throw new Error("PISYNC_INDEX_BUDGET_MS must be a positive number of milliseconds");
+  }
+  return {
+    bucket,
+    table,
+    connection,
+    shareKeySecret: env.PISYNC_SHARE_KEY_SECRET,
+    maxShareDays,
+    publicUrl,
+    indexBudgetMs,
+  };
 }

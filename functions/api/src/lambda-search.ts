@@ -7,25 +7,59 @@
 import { SearchIndexer } from "@pisync/core";
 import type { SearchIndex } from "@pisync/search";
 import type { S3SearchIndex, SearchMarks, SessionMark } from "@pisync/search/aws";
+import type { LegacyIndex, LegacyIndexes } from "@pisync/search/aws/legacy";
 import type { Stores } from "@pisync/store";
 import { lazy } from "./lazy.js";
 import type { SearchDeps } from "./routes/search.js";
 
-/** An indexer whose `markDirty` writes a durable mark; the answer waits for it ({@link MarkingIndexer.settle}). */
+/** Sessions one bounded step indexes at most (each one batch of lines at most: see `SearchIndexer.step`). */
+const STEP_SESSIONS = 8;
+/** The scheduled pass's time budget by default, and a search's for its user's marks. */
+export const INDEX_BUDGET_MS = 6_000;
+export const SEARCH_BUDGET_MS = 2_000;
+
+/** How long a scheduled pass that found no index of the older layout trusts that (see `MarkingIndexer`). */
+const LEGACY_RECHECK_MS = 3_600_000;
+
+/** What a bounded pass over marks did. */
+export interface MarkPass {
+  /** Marks removed: their sessions are up to date. */
+  indexed: number;
+  /** Marks left for the next pass (the budget ran out, or their session failed and waits for its retry). */
+  left: number;
+  /** Users whose index of the older layout was upgraded (their sessions marked). */
+  upgraded: number;
+}
+
+/**
+ * An indexer whose `markDirty` writes a durable mark; the answer waits for it ({@link MarkingIndexer.settle}).
+ * Marks are indexed in bounded steps until a time budget is spent (a search: its user's; the
+ * scheduled pass: every user's, oldest first, in turns); what is left keeps its mark for the next run.
+ */
 export class MarkingIndexer extends SearchIndexer {
   /** Mark writes in flight, each settled to its error (or undefined): none is left unhandled. */
   private pending: Array<Promise<Error | undefined>> = [];
   /**
-   * The drain of marked sessions, kept for the instance's life: a session that failed waits for
-   * its retry time (recorded here) instead of being tried, and logged, at every search and pass.
+   * The steps over marked sessions, kept for the instance's life: a session that failed waits
+   * for its retry time (recorded here) instead of being tried, and logged, at every search and pass.
    */
   private readonly marked: SearchIndexer;
+  /** Users seen with an index of the current layout: never of the older one again. */
+  private readonly current = new Set<string>();
+  /**
+   * When a scheduled pass of this instance last found no index of the older layout left: only
+   * an instance of the previous version, still running at a deploy, could write one, so the
+   * query of every pointer runs again only after {@link LEGACY_RECHECK_MS}.
+   */
+  private upgradedAllAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly storesOf: Stores,
     private readonly indexOf: SearchIndex,
     private readonly marks: SearchMarks,
     private readonly log: (line: string) => void = console.error,
+    /** Finds indexes of the older layout to upgrade (none looked for when absent). */
+    private readonly legacy?: LegacyIndexes,
   ) {
     super(storesOf, indexOf, { log });
     this.marked = new SearchIndexer(storesOf, indexOf, { drainDelayMs: 0, log });
@@ -49,67 +83,158 @@ export class MarkingIndexer extends SearchIndexer {
     if (failed) throw failed;
   }
 
-  /** Indexes a user's marked sessions and removes the marks of those now up to date. */
-  async catchUpUser(userId: string): Promise<void> {
-    await this.catchUpMarks(await this.marks.ofUser(userId));
-  }
-
-  /** Indexes every marked session of every user (the scheduled pass). */
-  async catchUpMarked(): Promise<void> {
-    const byUser = new Map<string, SessionMark[]>();
-    for (const mark of await this.marks.all()) byUser.set(mark.userId, [...(byUser.get(mark.userId) ?? []), mark]);
-    for (const marks of byUser.values()) {
-      await this.catchUpMarks(marks).catch((error: Error) =>
-        this.log(`pisync: search catch-up of a user failed: ${error.message}`),
-      );
-    }
+  /** Indexes a user's marked sessions (upgrading an index of the older layout first) until `budgetMs` is spent. */
+  async catchUpUser(userId: string, budgetMs = SEARCH_BUDGET_MS): Promise<MarkPass> {
+    const deadline = Date.now() + budgetMs;
+    const upgraded = await this.upgradeIfOld(userId);
+    return { ...(await this.indexMarks(await this.marks.ofUser(userId), deadline)), upgraded };
   }
 
   /**
-   * Rebuilds users' indexes from the stored bytes: every session of a user in drains of many
-   * sessions at once (one new index file per drain step, not one per session).
+   * The scheduled pass: upgrades indexes of the older layout, then indexes marked sessions of
+   * every user until `budgetMs` is spent, oldest marks first and users in turns (one user's
+   * rebuild does not hold up another's appends).
    */
-  async rebuildUsers(userIds: readonly string[]): Promise<void> {
-    for (const userId of userIds) {
-      await this.indexOf.clear(userId);
-      const drain = new SearchIndexer(this.storesOf, this.indexOf, { drainDelayMs: 0, log: this.log });
-      let cursor: string | undefined;
-      do {
-        const page = await this.storesOf.meta.listHeads(userId, { limit: 100, cursor });
-        for (const head of page.heads) drain.markDirty(userId, head.sessionId);
-        cursor = page.cursor;
-      } while (cursor);
-      await drain.flush();
+  async catchUpMarked(budgetMs = INDEX_BUDGET_MS): Promise<MarkPass> {
+    const deadline = Date.now() + budgetMs;
+    let upgraded = 0;
+    const recheck = Date.now() - this.upgradedAllAt >= LEGACY_RECHECK_MS;
+    const old = this.legacy && recheck ? await this.legacy.all() : [];
+    for (const legacy of old) {
+      if (Date.now() >= deadline) break;
+      upgraded += await this.upgrade(legacy).catch((error: Error) => {
+        this.log(`pisync: search upgrade of a user failed: ${error.message}`);
+        return 0;
+      });
     }
+    if (recheck && old.length === 0) this.upgradedAllAt = Date.now();
+    return { ...(await this.indexMarks(inTurns(await this.marks.all()), deadline)), upgraded };
   }
 
-  /** One drain for the marks (one new index file per user), then each mark checked before it goes. */
-  private async catchUpMarks(marks: readonly SessionMark[]): Promise<void> {
-    if (marks.length === 0) return;
-    for (const mark of marks) this.marked.markDirty(mark.userId, mark.sessionId);
-    await this.marked.flush();
-    for (const mark of marks) {
-      const head = await this.storesOf.meta.getHead(mark.userId, mark.sessionId);
-      const state = await this.indexOf.state(mark.userId, mark.sessionId);
-      const current = head
-        ? state?.generation === head.current.generation && state.offset === head.current.length
-        : state === undefined;
-      // A session the drain could not index keeps its mark: the next pass tries again.
-      if (current) await this.marks.done(mark);
+  /**
+   * Starts users' indexes again from the bytes: each index cleared and every session marked
+   * (the heads listed a page at a time); the scheduled pass, and the users' searches, index them.
+   * @returns the sessions marked
+   */
+  async rebuildUsers(userIds: readonly string[]): Promise<number> {
+    let marked = 0;
+    for (const userId of userIds) {
+      await this.indexOf.clear(userId);
+      marked += await this.markAll(userId);
     }
+    return marked;
   }
+
+  /** Marks every stored session of the user, a page of heads at a time. */
+  private async markAll(userId: string): Promise<number> {
+    let marked = 0;
+    let cursor: string | undefined;
+    do {
+      const page = await this.storesOf.meta.listHeads(userId, { limit: 100, cursor });
+      await this.marks.markMany(
+        userId,
+        page.heads.map((head) => head.sessionId),
+      );
+      marked += page.heads.length;
+      cursor = page.cursor;
+    } while (cursor);
+    return marked;
+  }
+
+  /** Upgrades the user's index if it is of the older layout (looked up once per user and instance): 1 if it did. */
+  private async upgradeIfOld(userId: string): Promise<number> {
+    if (!this.legacy || this.current.has(userId)) return 0;
+    const old = await this.legacy.of(userId);
+    if (!old) {
+      this.current.add(userId);
+      return 0;
+    }
+    return this.upgrade(old);
+  }
+
+  /** Marks the user's sessions, then replaces the old pointer (retiring its file for the sweep). */
+  private async upgrade(old: LegacyIndex): Promise<number> {
+    await this.markAll(old.userId);
+    const retired = (await this.legacy?.retire(old)) ?? false;
+    this.current.add(old.userId);
+    return retired ? 1 : 0;
+  }
+
+  /**
+   * Indexes the marked sessions, in order, in bounded steps until `deadline` (at least one step:
+   * every pass makes progress); a mark goes once its session is up to date, and only that mark.
+   */
+  private async indexMarks(marks: readonly SessionMark[], deadline: number): Promise<Omit<MarkPass, "upgraded">> {
+    const queue = [...marks];
+    let indexed = 0;
+    const stalled = new Set<SessionMark>();
+    /** Where each mark's session stood after its last step. */
+    const known = new Map<SessionMark, number | undefined>();
+    let first = true;
+    while (queue.length > 0 && (first || Date.now() < deadline)) {
+      first = false;
+      const step = queue.splice(0, STEP_SESSIONS);
+      // Not stepped yet: unknown (NaN equals nothing), so its first step counts as progress.
+      const before = step.map((mark) => (known.has(mark) ? known.get(mark) : Number.NaN));
+      await this.marked.step(step);
+      for (const [i, mark] of step.entries()) {
+        const now = await this.progress(mark);
+        known.set(mark, now.offset);
+        if (now.current) {
+          await this.marks.done(mark);
+          indexed++;
+        } else if (now.offset !== before[i] || !stalled.has(mark)) {
+          // More lines (or not read: past the step's byte limit): a later step goes on from here.
+          if (now.offset === before[i]) stalled.add(mark);
+          queue.push(mark);
+        }
+        // A session that did not move twice failed (it waits for its retry): its mark stays for a later pass.
+      }
+    }
+    return { indexed, left: marks.length - indexed };
+  }
+
+  /** How far the session's index is, and whether it is up to date with its head (or gone with it). */
+  private async progress(mark: SessionMark): Promise<{ current: boolean; offset: number | undefined }> {
+    const head = await this.storesOf.meta.getHead(mark.userId, mark.sessionId);
+    const state = await this.indexOf.state(mark.userId, mark.sessionId);
+    const current = head
+      ? state?.generation === head.current.generation && state.offset === head.current.length
+      : state === undefined;
+    return { current, offset: state ? state.generation * 2 ** 40 + state.offset : undefined };
+  }
+}
+
+/** Marks ordered oldest first within each user, users in turns (the user with the oldest mark first). */
+function inTurns(marks: readonly SessionMark[]): SessionMark[] {
+  const byUser = new Map<string, SessionMark[]>();
+  for (const mark of [...marks].sort((a, b) => a.at - b.at)) {
+    byUser.set(mark.userId, [...(byUser.get(mark.userId) ?? []), mark]);
+  }
+  const lists = [...byUser.values()];
+  const ordered: SessionMark[] = [];
+  for (let round = 0; ordered.length < marks.length; round++) {
+    for (const list of lists) if (round < list.length) ordered.push(list[round] as SessionMark);
+  }
+  return ordered;
 }
 
 /**
  * The search routes' dependencies on Lambda: the index, seen through a search that first
- * catches up the user's marks (a failed catch-up is logged and the index answers as it is).
+ * catches up the user's marks for at most `searchBudgetMs` (a failed catch-up is logged; either
+ * way the index answers as it is: during a rebuild, the sessions indexed so far).
  */
-export function lambdaSearch(index: SearchIndex, indexer: MarkingIndexer, log = console.error): SearchDeps {
+export function lambdaSearch(
+  index: SearchIndex,
+  indexer: MarkingIndexer,
+  log = console.error,
+  searchBudgetMs = SEARCH_BUDGET_MS,
+): SearchDeps {
   const searching: SearchIndex = {
     ...forwardTo(async () => index),
     async search(userId, query, options) {
       await indexer
-        .catchUpUser(userId)
+        .catchUpUser(userId, searchBudgetMs)
         .catch((error: Error) => log(`pisync: search catch-up failed: ${error.message}`));
       return index.search(userId, query, options);
     },

@@ -7,13 +7,21 @@
 import { parseShareKeys, type ShareKeys, SWEEP_MIN_AGE_MS, storedLines, verifyStores } from "@pisync/core";
 import { SAFE_ID } from "@pisync/protocol";
 // The marks alone: the index's module (`@pisync/search/aws`) is a chunk loaded on the first search.
+import { LegacyIndexes } from "@pisync/search/aws/legacy";
 import { SearchMarks } from "@pisync/search/aws/marks";
 import type { Stores } from "@pisync/store";
 import { type AwsConnection, awsStores, readSecretString } from "@pisync/store/aws";
 import { handle, type LambdaContext, type LambdaEvent } from "hono/aws-lambda";
 import { type AppDeps, createApp } from "./app.js";
 import { lambdaConfig } from "./config.js";
-import { lambdaSearch, lazySearchIndex, MarkingIndexer, maintainSearch } from "./lambda-search.js";
+import {
+  INDEX_BUDGET_MS,
+  lambdaSearch,
+  lazySearchIndex,
+  MarkingIndexer,
+  maintainSearch,
+  SEARCH_BUDGET_MS,
+} from "./lambda-search.js";
 import { lazy } from "./lazy.js";
 
 /** The handler for a store pair (tests give it the test servers' stores). */
@@ -25,6 +33,21 @@ export function createHandler(stores: Stores, options: Omit<AppDeps, "stores"> =
 export interface LambdaSearchConfig {
   connection: AwsConnection;
   table: string;
+  /** The scheduled pass's time budget for indexing marks (default 6 s; never past the invocation's time). */
+  indexBudgetMs?: number;
+  /** A search's time budget for indexing its user's marks first (default 2 s). */
+  searchBudgetMs?: number;
+}
+
+/** The function's timeout is 15 s (infra): an invocation keeps this much of its remaining time as a margin. */
+const MARGIN_MS = 4_000;
+/** The sweep event's time when the invocation does not say its remaining time (tests, a local run). */
+const SWEEP_BUDGET_MS = 11_000;
+
+/** The time an invocation may spend: `wanted`, within its remaining time less a margin (0 when none is left). */
+function budgetOf(context: LambdaContext | undefined, wanted: number): number {
+  const remaining = context?.getRemainingTimeInMillis?.();
+  return typeof remaining === "number" ? Math.max(0, Math.min(wanted, remaining - MARGIN_MS)) : wanted;
 }
 
 /** An EventBridge scheduled event (the rule the stack declares). */
@@ -43,19 +66,24 @@ function isSweep(event: unknown): boolean {
  * The sweep on Lambda: unreferenced segments and abandoned uploads older than an hour removed,
  * heads behind their stored segments rolled forward (no bytes read otherwise: see `verifyStores`).
  */
-async function sweep(stores: Stores) {
+async function sweep(stores: Stores, budgetMs: number) {
   const report = await verifyStores(stores, {
     repair: true,
     minAgeMs: SWEEP_MIN_AGE_MS,
+    budgetMs,
     onFinding: (f) =>
       console.log(
         `pisync: sweep: ${f.kind} ${f.key ?? `${f.userId}/${f.sessionId}`}: ${f.message}${f.repaired ? " (repaired)" : ""}`,
       ),
   });
-  return { swept: report.findings.filter((f) => f.repaired).length, wrong: report.wrong };
+  return { swept: report.findings.filter((f) => f.repaired).length, wrong: report.wrong, left: report.left };
 }
 
-/** A direct invocation that rebuilds users' search indexes from the bytes (`aws lambda invoke`; an HTTP event cannot be one). */
+/**
+ * A direct invocation that rebuilds users' search indexes from the bytes (`aws lambda invoke`;
+ * an HTTP event cannot be one): each index is cleared and its sessions marked; the scheduled
+ * pass indexes them over as many invocations as it takes.
+ */
 interface ReindexEvent {
   pisync: "reindex";
   users: string[];
@@ -102,21 +130,36 @@ export function createSearchingHandler(
     });
   });
   const index = lazySearchIndex(() => s3Index.load());
-  const indexer = new MarkingIndexer(stores, index, new SearchMarks(search.connection, search.table));
-  const http = handle(createApp({ stores, search: lambdaSearch(index, indexer), ...options }));
+  const indexer = new MarkingIndexer(
+    stores,
+    index,
+    new SearchMarks(search.connection, search.table),
+    console.error,
+    new LegacyIndexes(search.connection, search.table),
+  );
+  const searchBudgetMs = search.searchBudgetMs ?? SEARCH_BUDGET_MS;
+  const http = handle(
+    createApp({ stores, search: lambdaSearch(index, indexer, console.error, searchBudgetMs), ...options }),
+  );
   const handler = async (
     event: LambdaEvent | { "detail-type": "Scheduled Event" } | ReindexEvent | typeof SWEEP_EVENT,
     context: LambdaContext,
   ) => {
     if (isScheduled(event)) {
-      await indexer.catchUpMarked();
-      return undefined;
+      const pass = await indexer.catchUpMarked(budgetOf(context, search.indexBudgetMs ?? INDEX_BUDGET_MS));
+      if (pass.left > 0) console.log(`pisync: search: ${pass.left} marked sessions left for the next run`);
+      return pass;
     }
-    if (isSweep(event)) return { ...(await sweep(stores)), search: await maintainSearch(await s3Index.load()) };
+    if (isSweep(event)) {
+      // The stores' sweep first, then the index's upkeep in what is left: both resume on the next run.
+      const deadline = Date.now() + budgetOf(context, SWEEP_BUDGET_MS);
+      const swept = await sweep(stores, Math.max(0, deadline - Date.now()) * 0.6);
+      const upkeep = await maintainSearch(await s3Index.load(), { budgetMs: Math.max(0, deadline - Date.now()) });
+      return { ...swept, search: upkeep };
+    }
     if (isReindex(event)) {
       const users = usersOf(event);
-      await indexer.rebuildUsers(users);
-      return { reindexed: users };
+      return { reindexed: users, marked: await indexer.rebuildUsers(users) };
     }
     const answer = await http(event as LambdaEvent, context);
     try {
@@ -168,7 +211,7 @@ export function init(): ReturnType<typeof createSearchingHandler> {
     const connection = { ...config.connection, shared: {} };
     cached = createSearchingHandler(
       awsStores({ ...connection, bucket: config.bucket, table: config.table }),
-      { connection, table: config.table },
+      { connection, table: config.table, indexBudgetMs: config.indexBudgetMs },
       {
         shareKeys: secretKeys(connection, config.shareKeySecret),
         maxShareDays: config.maxShareDays,

@@ -1,7 +1,7 @@
 /**
  * Search on the Lambda entry, against DynamoDB Local and s3rver: a write leaves a durable mark
  * before it is answered; a search indexes its user's marks first; the scheduled pass indexes
- * every mark; a write whose mark could not be written is answered 503 and marked when sent again.
+ * every mark (a reindex clears and marks); a write whose mark could not be written is answered 503 and marked when sent again.
  */
 import { Tokens } from "@pisync/core";
 import { parseQuery } from "@pisync/search";
@@ -88,7 +88,9 @@ describe("search on the Lambda entry", () => {
     await handler.index.clear("finder");
     expect(await handler.index.state("finder", "sess-lam-1")).toBeUndefined();
     const answer = await handler({ pisync: "reindex", users: ["finder"] }, context);
-    expect(answer).toEqual({ reindexed: ["finder"] });
+    expect(answer).toEqual({ reindexed: ["finder"], marked: expect.any(Number) });
+    expect((await marks.ofUser("finder")).map((m) => m.sessionId)).toContain("sess-lam-1"); // marked, not yet indexed
+    await handler({ "detail-type": "Scheduled Event" }, context);
     expect(await handler.index.state("finder", "sess-lam-1")).toBeDefined();
     expect(await search("finder", "lamprey")).toEqual(["sess-lam-1"]);
     expect(await search("other", "lamprey")).toEqual([]);

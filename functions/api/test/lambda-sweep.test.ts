@@ -40,3 +40,31 @@ it("the sweep event rolls a head behind its stored segment forward and leaves a 
     handler.index.close();
   }
 });
+
+it("the sweep event keeps inside the invocation's time: what it could not visit is left for the next run", async () => {
+  const config = await testAwsConfig();
+  const stores = awsStores(config);
+  const handler = createSearchingHandler(stores, { connection: config, table: config.table });
+  try {
+    const user = `u-${randomUUID()}`;
+    const appender = new Appender(stores);
+    await appender.append({ userId: user, sessionId: "s", offset: 0, body: enc(header) });
+    const before = await stores.meta.getHead(user, "s");
+    await appender.append({ userId: user, sessionId: "s", offset: header.length, body: enc(message) });
+    const after = await stores.meta.getHead(user, "s");
+    if (!before || !after) throw new Error("no head");
+    await stores.meta.commit({ head: { ...before, revision: after.revision + 1 }, expectedRevision: after.revision });
+
+    // An invocation with no time left to sweep: nothing visited, the session left for the next run.
+    const out = { getRemainingTimeInMillis: () => 1000 } as LambdaContext;
+    const hurried = (await handler(SWEEP_EVENT, out)) as { swept: number; left: number };
+    expect(hurried.left).toBeGreaterThanOrEqual(1);
+    expect((await stores.meta.getHead(user, "s"))?.current.length).toBe(header.length);
+
+    const next = (await handler(SWEEP_EVENT, {} as LambdaContext)) as { swept: number; left: number };
+    expect(next.left).toBe(0);
+    expect((await stores.meta.getHead(user, "s"))?.current.length).toBe(header.length + message.length);
+  } finally {
+    handler.index.close();
+  }
+});

@@ -296,6 +296,26 @@ export class SearchIndexer {
     return { lines: { bytes, at: { userId, sessionId, generation, from } }, more: from + bytes.length < length };
   }
 
+  /**
+   * One bounded step over the given sessions: the next run of each one's unindexed lines (one
+   * batch's worth, {@link BATCH_BYTES}, at most) added in one transaction, up to the drain's
+   * limits per step; sessions past them, or with more lines, are left to the caller's next
+   * step. A caller with a time budget (a Lambda invocation) calls it until it is spent.
+   */
+  async step(sessions: ReadonlyArray<{ userId: string; sessionId: string }>): Promise<void> {
+    const keys = sessions.map((s) => `${s.userId}\n${s.sessionId}`);
+    for (const key of keys) this.dirty.add(key);
+    try {
+      const { items } = await this.readStep(new Set());
+      const applied = await this.applyEach(items);
+      applied.forEach((ok, i) => {
+        if (ok === true) this.failed.delete(`${items[i]?.at.userId}\n${items[i]?.at.sessionId}`);
+      });
+    } finally {
+      for (const key of keys) this.dirty.delete(key);
+    }
+  }
+
   /** Brings one session's index up to its stored bytes (or removes it when the session is gone). */
   async sync(userId: string, sessionId: string): Promise<void> {
     const head = await this.stores.meta.getHead(userId, sessionId);

@@ -85,6 +85,12 @@ export interface VerifyOptions {
   now?: () => Date;
   /** Each finding, as it is found (and repaired). */
   onFinding?: (finding: Finding) => void;
+  /**
+   * Time for visiting sessions and uploads, in ms (none by default): sessions not started by
+   * then are left (`left` counts them). A run with a budget starts from a random session and
+   * goes round, so runs that stop early cover different sessions; every step is safe to repeat.
+   */
+  budgetMs?: number;
 }
 
 /** What a pass found. */
@@ -96,6 +102,8 @@ export interface VerifyReport {
   young: number;
   /** Findings still wrong (the exit code is non-zero while this is). */
   wrong: number;
+  /** Sessions and uploads not visited: the budget ran out (0 without one). */
+  left: number;
 }
 
 /** Sessions checked at once. */
@@ -308,13 +316,25 @@ class SessionPass {
   }
 }
 
-/** Runs `work` over `items`, `parallel` at a time. */
-async function inParallel<T>(items: readonly T[], parallel: number, work: (item: T) => Promise<void>): Promise<void> {
+/** Runs `work` over `items`, `parallel` at a time, none started after `deadline`: the count not started. */
+async function inParallel<T>(
+  items: readonly T[],
+  parallel: number,
+  work: (item: T) => Promise<void>,
+  deadline = Number.POSITIVE_INFINITY,
+): Promise<number> {
   let next = 0;
   const worker = async () => {
-    while (next < items.length) await work(items[next++] as T);
+    while (next < items.length && Date.now() < deadline) await work(items[next++] as T);
   };
   await Promise.all(Array.from({ length: Math.min(parallel, items.length) }, worker));
+  return items.length - next;
+}
+
+/** The items from a random one on, going round (a run stopped by its budget leaves others first for the next). */
+function fromRandom<T>(items: readonly T[]): T[] {
+  const start = Math.floor(Math.random() * items.length);
+  return [...items.slice(start), ...items.slice(0, start)];
 }
 
 /**
@@ -336,12 +356,18 @@ export async function verifyStores(stores: Stores, options: VerifyOptions = {}):
     findings.push(full);
     options.onFinding?.(full);
   };
+  const deadline = options.budgetMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + options.budgetMs;
   const listed = await listObjects(stores, options);
   const sessions = await sessionsToVisit(stores, listed, options);
   const pass = new SessionPass(stores, options, listed, cutoff, report, () => young++);
-  await inParallel(sessions, PARALLEL, ([userId, sessionId]) => pass.run(userId, sessionId));
+  const order = options.budgetMs === undefined ? sessions : fromRandom(sessions);
+  let left = await inParallel(order, PARALLEL, ([userId, sessionId]) => pass.run(userId, sessionId), deadline);
 
-  for (const info of listed.uploads) {
+  for (const [i, info] of listed.uploads.entries()) {
+    if (Date.now() >= deadline) {
+      left += listed.uploads.length - i;
+      break;
+    }
     if (info.modifiedAt.getTime() > cutoff) {
       young++;
       continue;
@@ -397,5 +423,5 @@ export async function verifyStores(stores: Stores, options: VerifyOptions = {}):
     }
   }
   const wrong = findings.filter((finding) => finding.problem && !finding.repaired).length;
-  return { findings, sessions: sessions.length, objects: listed.objects.size, young, wrong };
+  return { findings, sessions: sessions.length, objects: listed.objects.size, young, wrong, left };
 }

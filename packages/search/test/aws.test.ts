@@ -194,6 +194,16 @@ describe("search marks", () => {
     expect(await marks.ofUser("marker")).toEqual([]);
     expect(await marks.ofUser("marker-2")).toHaveLength(1);
   });
+
+  it("marks many sessions in batches, their times in the order given (a rebuild's order)", async () => {
+    const marks = new SearchMarks(config, config.table);
+    const ids = Array.from({ length: 130 }, (_, i) => `s-${(130 - i).toString(36)}`); // not in key order
+    await marks.markMany("many", ids);
+    const listed = await marks.ofUser("many");
+    expect(listed).toHaveLength(130);
+    expect([...listed].sort((a, b) => a.at - b.at).map((m) => m.sessionId)).toEqual(ids);
+    expect(listed.every((m) => m.at > 0)).toBe(true);
+  });
 });
 
 /** The bucket seen through a counter of the bytes each way (the port is the only way to it). */

@@ -5,7 +5,13 @@
  * the mark's token), so a write marked while it was indexing is never lost.
  */
 import { randomBytes } from "node:crypto";
-import { DeleteCommand, type DynamoDBDocumentClient, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import {
+  BatchWriteCommand,
+  DeleteCommand,
+  type DynamoDBDocumentClient,
+  PutCommand,
+  QueryCommand,
+} from "@aws-sdk/lib-dynamodb";
 import { type AwsConnection, awsErrorName, documentClient } from "@pisync/store/aws";
 import { GSI, MARK_SK_PREFIX, MARKS_PARTITION, userPk } from "./items.js";
 
@@ -15,11 +21,19 @@ export interface SessionMark {
   sessionId: string;
   /** Which mark this is: a later write of the session leaves another token. */
   token: string;
+  /** When it was written (epoch ms; 0 for a mark written before marks kept it): older ones are indexed first. */
+  at: number;
 }
+
+/** Items per BatchWriteItem (DynamoDB's limit), and batches sent at once. */
+const BATCH_ITEMS = 25;
+const BATCHES_AT_ONCE = 4;
 
 /** The marks, in one table. */
 export class SearchMarks {
   private readonly db: DynamoDBDocumentClient;
+  /** The last mark's time given here: each later mark gets a later one (a rebuild's marks keep their order). */
+  private lastAt = 0;
 
   constructor(
     connection: AwsConnection,
@@ -30,18 +44,31 @@ export class SearchMarks {
 
   /** Marks a session written (replacing its earlier mark, if any). */
   async mark(userId: string, sessionId: string): Promise<void> {
-    await this.db.send(
-      new PutCommand({
-        TableName: this.table,
-        Item: {
-          pk: userPk(userId),
-          sk: `${MARK_SK_PREFIX}${sessionId}`,
-          token: randomBytes(8).toString("hex"),
-          gsi1pk: MARKS_PARTITION,
-          gsi1sk: `${userId}#${sessionId}`,
-        },
-      }),
-    );
+    await this.db.send(new PutCommand({ TableName: this.table, Item: markItem(userId, sessionId, this.nextAt()) }));
+  }
+
+  /** Marks many sessions of a user (a rebuild, an upgrade): batches of 25, a few at once. */
+  async markMany(userId: string, sessionIds: readonly string[]): Promise<void> {
+    // Times given in the list's order: the scheduled pass indexes them in it (as the embedded rebuild does).
+    const batches: string[][] = [];
+    for (let i = 0; i < sessionIds.length; i += BATCH_ITEMS) batches.push(sessionIds.slice(i, i + BATCH_ITEMS));
+    for (let i = 0; i < batches.length; i += BATCHES_AT_ONCE) {
+      await Promise.all(batches.slice(i, i + BATCHES_AT_ONCE).map((batch) => this.writeBatch(userId, batch)));
+    }
+  }
+
+  /** One BatchWriteItem, its unprocessed items sent again (after a short wait: the table is throttling). */
+  private async writeBatch(userId: string, sessionIds: readonly string[]): Promise<void> {
+    let requests: unknown[] | undefined = sessionIds.map((id) => ({
+      PutRequest: { Item: markItem(userId, id, this.nextAt()) },
+    }));
+    for (let attempt = 0; requests?.length; attempt++) {
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 50 * 2 ** attempt)));
+      const answer: { UnprocessedItems?: Record<string, unknown[]> } = await this.db.send(
+        new BatchWriteCommand({ RequestItems: { [this.table]: requests as never } }),
+      );
+      requests = answer.UnprocessedItems?.[this.table];
+    }
   }
 
   /** A user's marked sessions. */
@@ -79,6 +106,12 @@ export class SearchMarks {
     }
   }
 
+  /** Now, or just after the last mark's time. */
+  private nextAt(): number {
+    this.lastAt = Math.max(Date.now(), this.lastAt + 1);
+    return this.lastAt;
+  }
+
   private async query(input: Omit<ConstructorParameters<typeof QueryCommand>[0], "TableName">) {
     const marks: SessionMark[] = [];
     let start: Record<string, unknown> | undefined;
@@ -86,10 +119,22 @@ export class SearchMarks {
       const page = await this.db.send(new QueryCommand({ ...input, TableName: this.table, ExclusiveStartKey: start }));
       for (const item of page.Items ?? []) {
         const [userId, sessionId] = String(item.gsi1sk).split("#") as [string, string];
-        marks.push({ userId, sessionId, token: item.token as string });
+        marks.push({ userId, sessionId, token: item.token as string, at: typeof item.at === "number" ? item.at : 0 });
       }
       start = page.LastEvaluatedKey;
     } while (start);
     return marks;
   }
+}
+
+/** A mark's item: a fresh token, and when. */
+function markItem(userId: string, sessionId: string, at: number) {
+  return {
+    pk: userPk(userId),
+    sk: `${MARK_SK_PREFIX}${sessionId}`,
+    token: randomBytes(8).toString("hex"),
+    at,
+    gsi1pk: MARKS_PARTITION,
+    gsi1sk: `${userId}#${sessionId}`,
+  };
 }
