@@ -227,7 +227,11 @@ describe("merge, npm start (files + SQLite)", () => {
       expect(b.run(["push"]).code).toBe(0);
       expect(await cloud(server).generation(id)).toBe(2);
       expect((await cloudBytes(id))?.equals(completeBytes(files[1]))).toBe(true);
-      expect(syncOf(b, id)).toEqual({ state: "diverged", reason: 'conflict on entry "same-id"' });
+      // The server names who wrote the cloud's side of the conflict (the token's name).
+      expect(syncOf(b, id)).toEqual({
+        state: "diverged",
+        reason: expect.stringMatching(/^conflict on entry "same-id" \(written on .+\)$/),
+      });
       // A's file was not touched by B's generation: nothing is appended across generations.
       expect(readFileSync(files[0], "utf8")).toContain("written on A");
       expect(readFileSync(files[0], "utf8")).not.toContain("written on B");
