@@ -22,7 +22,7 @@ import {
   startServer,
   testAwsEnv,
 } from "@pisync/testing/cli";
-import { piContexts } from "@pisync/testing/pi1";
+import { piContexts, piTree } from "@pisync/testing/pi1";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { piFolderName } from "../src/paths.js";
 
@@ -90,6 +90,13 @@ async function startOn(machines: Machine[], cwd: string) {
  * pi 1.6.0 builds from that machine's own file (the header and its own lines, in its order).
  */
 function expectPi1Branches(files: string[], writers: SessionManager[]) {
+  const leaves = writers.map((w) => w.getLeafId() as string);
+  // pi 1.6.0's getTree() holds every machine's branch: each leaf a node, nothing continuing it.
+  for (const [i, tree] of piTree(files.map((f) => ({ text: readFileSync(f, "utf8") }))).entries()) {
+    const nodes = new Map(tree.nodes.map((n) => [n.id, n]));
+    for (const leaf of leaves) expect(nodes.get(leaf)?.children, `file ${i}, leaf ${leaf}`).toEqual([]);
+    expect(new Set(leaves).size).toBe(writers.length);
+  }
   for (const file of files) {
     const text = readFileSync(file, "utf8");
     const [header, ...rest] = lines(Buffer.from(text));
