@@ -166,7 +166,7 @@ describe("rebuilds in bounded invocations", () => {
     // Another user's index was not touched by this rebuild.
     expect((await s3.pointers.get("bystander"))?.rev).toBe(bystander?.rev);
     expect(await search("bystander", "herring")).toHaveLength(2);
-  });
+  }, 120_000);
 
   it("upgrades an index of the older layout (one whole file per user): by a search, and by the scheduled pass", async () => {
     const words = (i: number) => [`an ancient coelacanth ${i}`];

@@ -7,9 +7,10 @@
  * the item stays old until the marks are written.
  */
 import { randomBytes } from "node:crypto";
-import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { type DynamoDBDocumentClient, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { type AwsConnection, awsErrorName, documentClient } from "@pisync/store/aws";
 import { GSI, POINTER_SK, USERS_PARTITION, userPk } from "./items.js";
+import { pointerItem } from "./pointers.js";
 
 /** A user's index of the older layout: the object of its whole file. */
 export interface LegacyIndex {
@@ -30,9 +31,7 @@ export class LegacyIndexes {
 
   /** The user's index of the older layout, if that is what its pointer item is. */
   async of(userId: string): Promise<LegacyIndex | undefined> {
-    const { Item: item } = await this.db.send(
-      new GetCommand({ TableName: this.table, Key: { pk: userPk(userId), sk: POINTER_SK }, ConsistentRead: true }),
-    );
+    const item = await pointerItem(this.db, this.table, userId);
     return item && typeof item.rev !== "number" && typeof item.key === "string" ? { userId, key: item.key } : undefined;
   }
 

@@ -50,6 +50,18 @@ export const headSeq = (pointer: Pointer): number => pointer.log.at(-1)?.seq ?? 
 /** A pointer write whose answer was lost: it may or may not have applied. */
 export class AmbiguousPointerWrite extends Error {}
 
+/** A user's pointer item as stored (either layout), read consistently. */
+export async function pointerItem(
+  db: DynamoDBDocumentClient,
+  table: string,
+  userId: string,
+): Promise<Record<string, unknown> | undefined> {
+  const { Item: item } = await db.send(
+    new GetCommand({ TableName: table, Key: { pk: userPk(userId), sk: POINTER_SK }, ConsistentRead: true }),
+  );
+  return item;
+}
+
 /** The pointer items, in the metadata table. */
 export class Pointers {
   private readonly db: DynamoDBDocumentClient;
@@ -63,9 +75,7 @@ export class Pointers {
 
   /** The user's pointer, read consistently; undefined when the user has no index. */
   async get(userId: string): Promise<Pointer | undefined> {
-    const { Item: item } = await this.db.send(
-      new GetCommand({ TableName: this.table, Key: { pk: userPk(userId), sk: POINTER_SK }, ConsistentRead: true }),
-    );
+    const item = await pointerItem(this.db, this.table, userId);
     if (!item || typeof item.rev !== "number") return undefined; // none, or an index of the older layout (rebuilt)
     return {
       rev: item.rev,
