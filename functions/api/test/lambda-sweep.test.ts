@@ -5,7 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { Appender } from "@pisync/core";
-import { segmentKey } from "@pisync/store";
+import { type Stores, segmentKey } from "@pisync/store";
 import { awsStores } from "@pisync/store/aws";
 import { testAwsConfig } from "@pisync/testing";
 import type { LambdaContext } from "hono/aws-lambda";
@@ -16,19 +16,28 @@ const enc = (text: string) => new TextEncoder().encode(text);
 const header = `${JSON.stringify({ type: "session", version: 3, id: "s", timestamp: "2026-01-01T00:00:00.000Z", cwd: "/w" })}\n`;
 const message = `${JSON.stringify({ type: "message", id: "m1", parentId: null, timestamp: "2026-01-01T00:00:01.000Z", message: { role: "user", content: "acknowledged", timestamp: 1 } })}\n`;
 
+/**
+ * A user's session whose head went back one append (as after DynamoDB Local lost an
+ * acknowledged transaction): the second segment is stored, and no head names it.
+ */
+async function sessionWithHeadBehind(stores: Stores): Promise<string> {
+  const user = `u-${randomUUID()}`;
+  const appender = new Appender(stores);
+  await appender.append({ userId: user, sessionId: "s", offset: 0, body: enc(header) });
+  const before = await stores.meta.getHead(user, "s");
+  await appender.append({ userId: user, sessionId: "s", offset: header.length, body: enc(message) });
+  const after = await stores.meta.getHead(user, "s");
+  if (!before || !after) throw new Error("no head");
+  await stores.meta.commit({ head: { ...before, revision: after.revision + 1 }, expectedRevision: after.revision });
+  return user;
+}
+
 it("the sweep event rolls a head behind its stored segment forward and leaves a young orphan", async () => {
   const config = await testAwsConfig();
   const stores = awsStores(config);
   const handler = createSearchingHandler(stores, { connection: config, table: config.table });
   try {
-    const user = `u-${randomUUID()}`;
-    const appender = new Appender(stores);
-    await appender.append({ userId: user, sessionId: "s", offset: 0, body: enc(header) });
-    const before = await stores.meta.getHead(user, "s");
-    await appender.append({ userId: user, sessionId: "s", offset: header.length, body: enc(message) });
-    const after = await stores.meta.getHead(user, "s");
-    if (!before || !after) throw new Error("no head");
-    await stores.meta.commit({ head: { ...before, revision: after.revision + 1 }, expectedRevision: after.revision });
+    const user = await sessionWithHeadBehind(stores);
     const orphan = segmentKey(user, "s", 1, 0, 4, "young");
     await stores.blobs.put(orphan, enc("abc\n"));
 
@@ -46,14 +55,7 @@ it("the sweep event keeps inside the invocation's time: what it could not visit 
   const stores = awsStores(config);
   const handler = createSearchingHandler(stores, { connection: config, table: config.table });
   try {
-    const user = `u-${randomUUID()}`;
-    const appender = new Appender(stores);
-    await appender.append({ userId: user, sessionId: "s", offset: 0, body: enc(header) });
-    const before = await stores.meta.getHead(user, "s");
-    await appender.append({ userId: user, sessionId: "s", offset: header.length, body: enc(message) });
-    const after = await stores.meta.getHead(user, "s");
-    if (!before || !after) throw new Error("no head");
-    await stores.meta.commit({ head: { ...before, revision: after.revision + 1 }, expectedRevision: after.revision });
+    const user = await sessionWithHeadBehind(stores);
 
     // An invocation with no time left to sweep: nothing visited, the session left for the next run.
     const out = { getRemainingTimeInMillis: () => 1000 } as LambdaContext;
