@@ -206,9 +206,9 @@ export async function startS3rver(buckets: string[], options: LocalServerOptions
 
 /**
  * Stops a process group started with `detached: true` (npm and the server under it), waiting
- * until it is gone. Returns whether SIGTERM was enough (false: it took SIGKILL).
+ * until it is gone: SIGTERM, then SIGKILL after `graceMs`. Returns whether SIGTERM was enough.
  */
-export async function stopProcessGroup(pid: number): Promise<boolean> {
+export async function stopProcessGroup(pid: number, graceMs = 5000): Promise<boolean> {
   const group = -pid;
   const alive = () => {
     try {
@@ -219,7 +219,7 @@ export async function stopProcessGroup(pid: number): Promise<boolean> {
     }
   };
   if (alive()) process.kill(group, "SIGTERM");
-  for (let i = 0; i < 100 && alive(); i++) await new Promise((r) => setTimeout(r, 50));
+  for (const until = Date.now() + graceMs; Date.now() < until && alive(); ) await new Promise((r) => setTimeout(r, 50));
   if (!alive()) return true;
   process.kill(group, "SIGKILL");
   return false;
