@@ -6,9 +6,10 @@
  */
 import { spawnSync } from "node:child_process";
 import { chmodSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
-import { ServerStartError, startDynamoDbLocal } from "@pisync/testing/servers";
+import { ServerStartError, startDynamoDbLocal, startS3rver } from "@pisync/testing/servers";
 import { afterEach, describe, expect, it } from "vitest";
 
 const setupScript = new URL("./setup-tests.mjs", import.meta.url).pathname;
@@ -146,5 +147,41 @@ describe("the test servers", () => {
     } finally {
       process.env.PATH = saved;
     }
+  });
+
+  it("s3rver on a port already taken: one line with its own reason, no stack trace", async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+    const { port } = taken.address() as { port: number };
+    try {
+      const error = await startS3rver(["b"], { port }).then(
+        (running) => running.stop(),
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(ServerStartError);
+      const { message, stack } = error as ServerStartError;
+      expect(message).toMatch(/^s3rver exited at start with code 1: .*EADDRINUSE.*127\.0\.0\.1:\d+$/);
+      expect(stack).toBe(message);
+    } finally {
+      taken.close();
+    }
+  });
+
+  it("vitest run directly with java hidden: the start failure's one line is all it says, not 'No test files found'", () => {
+    // Past `npm test`'s setup step (`npx vitest run FILE`): the servers' global setup fails.
+    const bin = folder();
+    symlinkSync(process.execPath, join(bin, "node"));
+    const vitest = join(repo, "node_modules", "vitest", "vitest.mjs");
+    const r = spawnSync(process.execPath, [vitest, "run", "scripts/docs-links.test.ts"], {
+      cwd: repo,
+      env: { PATH: bin, HOME: process.env.HOME, NO_COLOR: "1" },
+      encoding: "utf8",
+    });
+    expect(r.status).toBe(1);
+    const said = `${r.stdout}${r.stderr}`;
+    expect(said).toContain("DynamoDB Local could not start: java is not on the PATH (DynamoDB Local needs Java 17");
+    expect(said).not.toContain("No test files found");
+    expect(said).not.toMatch(/\n\s+at |node:internal|Unhandled Error/);
+    expectOneLine(r.stderr);
   });
 });

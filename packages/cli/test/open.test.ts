@@ -1,8 +1,9 @@
 /** `pisync open` against `npm start`: a one-time link to a session, a search or the list; $BROWSER; usage errors. */
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { chmodSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildCli, machine, type Server, startServer } from "@pisync/testing/cli";
+import { buildCli, cliPath, machine, type Server, startServer } from "@pisync/testing/cli";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openerFor } from "../src/commands/open.js";
 
@@ -118,6 +119,27 @@ describe("pisync open", () => {
       expect(r.stdout.trim()).toMatch(/\/login\/psl_/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("exits non-zero only when it could neither open the link nor print it", () => {
+    const full = openSync("/dev/full", "w"); // every write fails: the link cannot be printed
+    try {
+      const run = (env: NodeJS.ProcessEnv) =>
+        spawnSync(process.execPath, [cliPath, "open"], {
+          env: { ...m.env, ...env },
+          encoding: "utf8",
+          stdio: ["ignore", full, "pipe"],
+        });
+      const lost = run({ BROWSER: "/no/such/browser" });
+      expect(lost.stderr).toContain("could not open a browser with /no/such/browser");
+      expect(lost.status).toBe(1);
+      // Opened: nothing had to be printed, so a stdout that cannot be written changes nothing.
+      const opened = run({ BROWSER: "true" });
+      expect(opened.stderr).toContain("opened / in your browser");
+      expect(opened.status).toBe(0);
+    } finally {
+      closeSync(full);
     }
   });
 

@@ -1,6 +1,6 @@
 /** vitest globalSetup: the storage servers every `npm test` runs against. */
 import type { TestProject } from "vitest/node";
-import { startDynamoDbLocal, startS3rver } from "./servers.js";
+import { ServerStartError, startDynamoDbLocal, startS3rver } from "./servers.js";
 
 export const TEST_BUCKET = "pisync-test";
 
@@ -18,7 +18,12 @@ export default async function setup(project: TestProject) {
   if (!dynamodb || !s3) {
     // One could not start: stop the other, or its process outlives the run and holds vitest open.
     await Promise.all([dynamodb?.stop(), s3?.stop()]);
-    throw (started.find((s) => s.status === "rejected") as PromiseRejectedResult).reason;
+    const reason = (started.find((s) => s.status === "rejected") as PromiseRejectedResult).reason;
+    if (!(reason instanceof ServerStartError)) throw reason;
+    // vitest reports a thrown error under "No test files found" and its include list, which
+    // reads as the cause: the one line alone says what the machine lacks.
+    process.stderr.write(`${reason.message}\n`);
+    process.exit(1);
   }
   project.provide("dynamodbEndpoint", dynamodb.endpoint);
   project.provide("s3Endpoint", s3.endpoint);

