@@ -2,7 +2,8 @@
  * What the shipped Lambda bundle reads at a cold start: its entry and the chunks the entry
  * imports statically (`lambdaBuildOptions`, as the stack builds it). Code an append never runs
  * (the search index and its SQLite, the library's pages, the share viewer, the OpenAPI
- * document, Secrets Manager) must be in chunks loaded on demand: in the bundle, not in that set.
+ * document, Secrets Manager, the preview image's renderer) must be in chunks loaded on demand:
+ * in the bundle, not in that set.
  * Its time is measured by `npm run bench:bundle`; the bundle's behaviour by `bundle.test.ts`.
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -53,6 +54,9 @@ describe("the Lambda bundle's cold start", () => {
     ["the share viewer", /packages\/viewer\/src\/render\.ts$/],
     ["the OpenAPI document", /functions\/api\/src\/openapi\.ts$/],
     ["the Secrets Manager client", /node_modules\/@aws-sdk\/client-secrets-manager\//],
+    ["the preview image's renderer", /functions\/api\/src\/preview\/render\.ts$/],
+    ["satori", /node_modules\/satori\//],
+    ["resvg", /node_modules\/@resvg\/resvg-wasm\//],
   ])("loads %s on demand only", (_what, pattern) => {
     expect(matching(all, pattern), "in the bundle").not.toEqual([]);
     expect(matching(cold, pattern), "read at a cold start").toEqual([]);

@@ -208,6 +208,11 @@ describe.each(STORE_NAMES)("the library's pages (%s)", (storeName) => {
     expect(await (await alice.get("/sessions/keys/entries?from=0")).text()).toContain('id="e-keys-a"');
     expect((await (await alice.get("/sessions/keys/state")).json()).generation).toBe(1);
     expect((await (await alice.get("/sessions/keys/context")).json()).messages).toHaveLength(2);
+    // The tree's search reads the whole text, unmasked for its owner.
+    const find = async (q: string) => (await alice.get(`/sessions/keys/find?q=${encodeURIComponent(q)}`)).json();
+    expect(await find(secret.slice(0, 40))).toEqual({ matches: [0], total: 2 });
+    expect(await find("reply in")).toEqual({ matches: [1], total: 2 });
+    expect(await find("masked:")).toEqual({ matches: [], total: 2 });
     // A new generation: the old one stays downloadable, byte for byte.
     const second = session("keys", { cwd: "/w/k", day: "2026-01-06", text: "rewritten" });
     expect((await alice.put("keys", second)).status).toBe(200);
@@ -342,7 +347,17 @@ describe.each(STORE_NAMES)("the library's pages (%s)", (storeName) => {
     expect(theirs.status).toBe(303);
     const bobShare = (await (await bob.get("/v1/shares")).json()).shares[0].id as string;
     for (const id of ["bobs", "missing"]) {
-      for (const path of ["", "/tree", "/entries", "/state", "/context", "/raw", "/raw?generation=1", "/delete"]) {
+      for (const path of [
+        "",
+        "/tree",
+        "/entries",
+        "/state",
+        "/context",
+        "/find?q=a",
+        "/raw",
+        "/raw?generation=1",
+        "/delete",
+      ]) {
         const r = await alice.get(`/sessions/${id}${path}`);
         expect(r.status, `${id}${path}`).toBe(404);
         expect((await r.json()).code).toBe("not_found");

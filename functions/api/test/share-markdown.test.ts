@@ -218,6 +218,24 @@ describeOnEveryStore("shares agents can read", (pair) => {
     expect(JSON.stringify(card)).not.toContain(GITHUB.slice(0, 16));
   }, 120_000);
 
+  it("a named session's card: the name is the title, the first user message (masked) leads the description", async () => {
+    const named = `${id}-named`;
+    const text =
+      session(named) +
+      line({ type: "session_info", id: "n1", parentId: "u2", timestamp: ts(8), name: `Parser \`fix\` ${GITHUB}` });
+    expect((await c.patch(named, 0, text)).status).toBe(200);
+    const r = await c.post(`/v1/sessions/${named}/shares`, {});
+    const { url } = (await r.json()) as { url: string };
+    const html = await (await app.request(new URL(url).pathname, { headers: { Accept: "text/html" } })).text();
+    const tag = (key: string) => new RegExp(`<meta (?:property|name)="${key}" content="([^"]*)">`).exec(html)?.[1];
+    expect(tag("og:title")).toBe("Parser fix [masked: github-token]");
+    const description = "Fix the parseArgs bug; my token is [masked: github-token] — claude-sonnet-4-5 · 6 messages";
+    expect(tag("og:description")).toMatch(new RegExp(`^${description.replace(/[[\]]/g, "\\$&")}`));
+    expect(tag("twitter:title")).toBe(tag("og:title"));
+    expect(tag("twitter:description")).toBe(tag("og:description"));
+    expect(html.slice(0, html.indexOf("</head>"))).not.toContain(GITHUB.slice(0, 16));
+  });
+
   it("the preview of a hostile session is given masked text only", async () => {
     const hostile = hostileSession(`${id}-hostile`, shapes);
     expect((await c.patch(`${id}-hostile`, 0, hostile.text)).status).toBe(200);

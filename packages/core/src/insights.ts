@@ -90,8 +90,12 @@ class Groups {
     }
   }
 
+  /** A key's sums, without the session last counted (not part of the answer). */
   get(key: string): UsageSums | undefined {
-    return this.sums.get(key);
+    const sums = this.sums.get(key);
+    if (!sums) return undefined;
+    const { last: _, ...rest } = sums;
+    return rest;
   }
 
   /** Groups most costly first, at most {@link MAX_GROUPS} (the rest summed as "other"). */

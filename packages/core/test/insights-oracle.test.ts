@@ -7,9 +7,10 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { inRepoCorpus, loadCorpus, PI_HAS_NO_ANSWER, sharedCorpus } from "@pisync/testing/fixtures";
-import { piUsage } from "@pisync/testing/pi1";
+import { type PiUsageBucket, piAgentLoopSession, piUsage } from "@pisync/testing/pi1";
 import { describe, expect, it } from "vitest";
 import { Appender } from "../src/append.js";
+import { Insights, insightsRange } from "../src/insights.js";
 import { memoryStores } from "./memory-stores.js";
 
 const enc = (text: string) => new TextEncoder().encode(text);
@@ -35,8 +36,8 @@ function sessionIdOf(text: string): string {
   return "s1";
 }
 
-/** A session's rollup summed by bucket: `key → { cost, tokens }`, as pi reports its breakdown. */
-async function rolledUp(text: string) {
+/** A session appended by user `u` in up to three bodies, from two devices: its stores and id. */
+async function appended(text: string) {
   const stores = memoryStores();
   const appender = new Appender(stores, () => new Date("2026-02-01T00:00:00.000Z"));
   const sessionId = sessionIdOf(text);
@@ -51,6 +52,12 @@ async function rolledUp(text: string) {
     });
     offset = result.offset;
   }
+  return { stores, sessionId };
+}
+
+/** A session's rollup summed by bucket: `key → { cost, tokens }`, as pi reports its breakdown. */
+async function rolledUp(text: string) {
+  const { stores, sessionId } = await appended(text);
   const head = await stores.meta.getHead("u", sessionId);
   const byKey = new Map<string, { cost: number; tokens: number }>();
   for (const [, key, , input, output, cacheRead, cacheWrite, cost] of head?.summary.usage?.rows ?? []) {
@@ -113,6 +120,33 @@ const everyKind = (() => {
   ].join("\n")}\n`;
 })();
 
+/** Expects our sums by bucket to be pi's: the same buckets, tokens exactly, cost to 9 places. Answers how many were compared. */
+function expectPiBuckets(name: string, ours: Map<string, { cost: number; tokens: number }>, theirs: PiUsageBucket[]) {
+  // pi lists the buckets with any cost or tokens; ours keeps every bucket that had usage.
+  const kept = [...ours].filter(([, s]) => s.cost > 0 || s.tokens > 0);
+  expect(kept.map(([key]) => key).sort(), name).toEqual(theirs.map((b) => b.key).sort());
+  for (const bucket of theirs) {
+    const mine = ours.get(bucket.key);
+    expect(mine?.tokens, `${name} ${bucket.key}`).toBe(bucket.tokens);
+    expect(mine?.cost, `${name} ${bucket.key}`).toBeCloseTo(bucket.cost, 9);
+  }
+  return theirs.length;
+}
+
+/** Tool calls and tool result time per tool, read from a file's lines as pi wrote them. */
+function toolsOfFile(text: string): Map<string, { calls: number; ms: number }> {
+  const tools = new Map<string, { calls: number; ms: number }>();
+  const of = (name: string) => tools.get(name) ?? tools.set(name, { calls: 0, ms: 0 }).get(name);
+  for (const line of text.split("\n").filter(Boolean)) {
+    const message = JSON.parse(line).message;
+    if (message?.role === "assistant") {
+      for (const part of message.content) if (part.type === "toolCall") (of(part.name) as { calls: number }).calls++;
+    }
+    if (message?.role === "toolResult") (of(message.toolName) as { ms: number }).ms += message.durationMs;
+  }
+  return tools;
+}
+
 describe("usage rollups equal pi 1.6.0's cost breakdown", () => {
   const sessions = [...files, ...pi1Corpus, { name: "every-kind", text: everyKind }]
     .filter((f) => f.text.length > 0)
@@ -124,18 +158,31 @@ describe("usage rollups equal pi 1.6.0's cost breakdown", () => {
     for (const [i, session] of sessions.entries()) {
       const theirs = answers[i];
       if (!theirs) continue; // pi throws on this file: no answer to compare
-      const ours = await rolledUp(session.text);
-      // pi lists the buckets with any cost or tokens; ours keeps every bucket that had usage.
-      const kept = [...ours].filter(([, s]) => s.cost > 0 || s.tokens > 0);
-      expect(kept.map(([key]) => key).sort(), session.name).toEqual(theirs.map((b) => b.key).sort());
-      for (const bucket of theirs) {
-        const mine = ours.get(bucket.key);
-        expect(mine?.tokens, `${session.name} ${bucket.key}`).toBe(bucket.tokens);
-        expect(mine?.cost, `${session.name} ${bucket.key}`).toBeCloseTo(bucket.cost, 9);
-        buckets++;
-      }
+      buckets += expectPiBuckets(session.name, await rolledUp(session.text), theirs);
     }
     // The corpus has usage to compare (a run where nothing was compared proves nothing).
     expect(buckets).toBeGreaterThan(10);
+  }, 120_000);
+
+  it("on a session pi 1.6.0's agent loop wrote (two models, its tools, a compaction), and in the report", async () => {
+    const text = piAgentLoopSession();
+    const [theirs] = piUsage([{ text }]);
+    // What pi's loop wrote: both models answered and priced, the compaction's summaries counted.
+    expect(theirs?.map((b) => b.key).sort()).toEqual(["Tools/summaries", "faux/faux-large", "faux/faux-small"]);
+    for (const bucket of theirs ?? []) expect(bucket.cost, bucket.key).toBeGreaterThan(0);
+    expectPiBuckets("agent loop", await rolledUp(text), theirs ?? []);
+
+    // The report's totals are pi's whole accounting of the session; its tools are the file's.
+    const { stores } = await appended(text);
+    const report = await new Insights(stores.meta).report("u", insightsRange({ since: "2d" }, new Date()));
+    const sum = (field: "tokens" | "cost") => (theirs ?? []).reduce((total, b) => total + b[field], 0);
+    expect(report.totals.tokens).toBe(sum("tokens"));
+    expect(report.totals.cost).toBeCloseTo(sum("cost"), 9);
+    expect(report.totals.sessions).toBe(1);
+    const tools = toolsOfFile(text);
+    expect([...tools.keys()].sort()).toEqual(["bash", "edit", "read", "write"]);
+    expect(Object.fromEntries(report.byTool.map((t) => [t.tool, { calls: t.calls, ms: t.ms }]))).toEqual(
+      Object.fromEntries(tools),
+    );
   }, 120_000);
 });

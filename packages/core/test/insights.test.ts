@@ -147,6 +147,10 @@ describe("insights reports", () => {
     expect(report.byTool).toEqual([{ tool: "read", calls: 3, ms: 0, sessions: 2 }]);
     expect(report.topSessions.map((s) => s.sessionId)).toEqual(["a2", "a1"]);
     expect(JSON.stringify(report)).not.toContain("b1");
+    // Every group answers its sums and nothing of how they were counted.
+    const fields = ["key", "label", "input", "output", "cacheRead", "cacheWrite", "tokens", "cost", "ms", "turns"];
+    const groups = [report.byDay, report.byWeek, report.byModel, report.byProject, report.byDevice].flat();
+    for (const group of groups) expect(Object.keys(group).sort()).toEqual([...fields, "sessions"].sort());
 
     const bob = await insights.report("bob", { from: "2026-03-01", to: "2026-03-04" });
     expect(bob.totals).toMatchObject({ tokens: 7, cost: 7, sessions: 1 });

@@ -455,6 +455,7 @@ export function describeSearchContract(name: string, setup: () => Promise<Search
       });
       const grep = s.assistant("searching", { tool: ["grep", { pattern: "*.md", path: "docs/" }] });
       const cd = s.assistant("testing", { tool: ["bash", { command: "cd /w/app/pkg && npm test" }] });
+      const bang = s.bash("cd /w/app/web && ls", "index.html"); // a user's `!` command
       await append(s);
       const entries = async (q: string) =>
         (await search(q)).sessions.flatMap((session) => session.entries.map((e) => e.entryId)).sort();
@@ -469,6 +470,8 @@ export function describeSearchContract(name: string, setup: () => Promise<Search
       expect(await entries("file:docs/")).toEqual([grep]); // the folder itself
       expect(await entries("file:*.md")).toEqual([]); // a grep pattern is not a path
       expect(await entries("file:/w/app/pkg")).toEqual([cd]);
+      expect(await entries("file:/app/pkg")).toEqual([]); // a value starting with / is not a tail
+      expect(await entries("file:/w/app/web")).toEqual([bang]);
       expect(await entries("file:src/notes.ts")).toEqual([]); // a user's words are not a tool's path
       expect(await entries("file:src/Cart.ts")).toEqual([]); // paths are case-sensitive
       expect(await entries("file:src/?art.ts")).toEqual([]); // only * is a wildcard

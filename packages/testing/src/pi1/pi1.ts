@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { node22 } from "../../../../scripts/node22.js";
 
 const child = join(dirname(fileURLToPath(import.meta.url)), "pi1-child.mjs");
+const agentLoopChild = join(dirname(fileURLToPath(import.meta.url)), "agent-loop-child.mjs");
 
 /** A leaf's context as pi answers it (JSON: NaN timestamps are null, undefined members gone); `null` leaf: the default. */
 export type OracleContexts = [leafId: string | null, context: unknown][];
@@ -94,4 +95,15 @@ export interface PiWritten {
  */
 export function piWrite(programs: Op[][], options: { persist?: boolean; pi?: PiVersion } = {}): PiWritten[] {
   return ask({ command: "write", programs, persist: options.persist === true, pi: options.pi });
+}
+
+/**
+ * A session file written by pi 1.6.0's own agent loop (`createAgentSession`, `prompt`, a model
+ * switch and a manual compaction, pi's real tools on a scratch project; see agent-loop-child.mjs):
+ * usage and cost as pi computes them, not as a fixture says.
+ */
+export function piAgentLoopSession(): string {
+  return execFileSync(node22, [agentLoopChild], { maxBuffer: 1 << 26, stdio: ["ignore", "pipe", "inherit"] }).toString(
+    "utf8",
+  );
 }
