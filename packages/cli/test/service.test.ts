@@ -13,6 +13,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { Io } from "../src/commands/common.js";
 import { type ServiceHost, service } from "../src/commands/service.js";
 import { piFileName, piFolderName } from "../src/paths.js";
+import { isControl } from "../src/sanitize.js";
 
 const server = npmStartForFile();
 const temp = mkdtempSync(join(tmpdir(), "pisync-service-"));
@@ -301,7 +302,7 @@ describe("service status", () => {
       lastError: event,
     };
     writeFileSync(join(hostile.XDG_STATE_HOME as string, "pisync", "watch-status.json"), JSON.stringify(status));
-    const raw = (text: string) => [...text].filter((c) => c !== "\n" && /[\x00-\x1f\x7f-\x9f\u202e]/.test(c));
+    const raw = (text: string) => [...text].filter((c) => c !== "\n" && isControl(c.charCodeAt(0)));
     const { host } = fakeHost("linux");
     const human = await run(["status"], hostile, host);
     expect(human.code).toBe(0);
