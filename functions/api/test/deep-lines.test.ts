@@ -118,7 +118,9 @@ describeOnEveryStore("a line nested 10,000 deep on every route", (pair) => {
     expect((await ok(`/v1/sessions/${long}/raw`)).length).toBe(bytes.length);
   });
 
-  it("the Markdown shows the deep entries as their text, fenced; the link card answers", async () => {
+  it("the Markdown shows the deep entries as their text, fenced; the link card answers", {
+    timeout: 90_000,
+  }, async () => {
     for (const path of [`/v1/sessions/${id}/md`, `${share}/md`]) {
       const r = await owner.get(path, { Accept: "text/markdown" });
       const body = await r.text();
