@@ -113,7 +113,10 @@ describeOnEveryStore("every answer bounded against oversized session text", (pai
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it("no GET route shows more of a name, folder, model, label or time than its bound", async () => {
+  // Every GET route with megabytes of text: tens of seconds on a busy machine.
+  it("no GET route shows more of a name, folder, model, label or time than its bound", {
+    timeout: 120_000,
+  }, async () => {
     const paths = Object.entries(openApiDocument.paths as Record<string, Record<string, unknown>>)
       .filter(([, methods]) => "get" in methods)
       .map(([path]) => path);

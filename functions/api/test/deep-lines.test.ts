@@ -118,6 +118,25 @@ describeOnEveryStore("a line nested 10,000 deep on every route", (pair) => {
     expect((await ok(`/v1/sessions/${long}/raw`)).length).toBe(bytes.length);
   });
 
+  it("the Markdown shows the deep entries as their text, fenced; the link card answers", {
+    timeout: 90_000,
+  }, async () => {
+    for (const path of [`/v1/sessions/${id}/md`, `${share}/md`]) {
+      const r = await owner.get(path, { Accept: "text/markdown" });
+      const body = await r.text();
+      expect(r.status, path).toBe(200);
+      for (const said of ["hello", "done", '"text":"look"', '"name":"bash"', "[[[[[[[["])
+        expect(body, path).toContain(said);
+      expect(body.match(/nested more than 64 deep/g)?.length, path).toBe(2);
+      // Inside a fence: the deep entries' text is never read as Markdown or HTML.
+      const fences = body.split("\n").filter((l) => l.startsWith("```"));
+      expect(fences.length % 2, path).toBe(0);
+    }
+    const card = await owner.get(`${share}/preview.png`, {});
+    expect(card.status).toBe(200);
+    expect(errors).toEqual([]);
+  });
+
   it("/raw answers the stored bytes, every line whole", async () => {
     for (const path of [`/v1/sessions/${id}/raw`, `/sessions/${id}/raw`, `${share}/raw`]) {
       expect(await ok(path), path).toBe(text);

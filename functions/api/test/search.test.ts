@@ -6,7 +6,7 @@ import { SqliteSearchIndex } from "@pisync/search/embedded";
 import { ThreadedSearchIndex } from "@pisync/search/embedded-threaded";
 import { embeddedStores } from "@pisync/store/embedded";
 import { assistantMessage, entry, openPair, type Pair } from "@pisync/testing";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createApp, startNodeServer } from "../src/index.js";
 import { client, userToken } from "./harness.js";
 
@@ -16,8 +16,8 @@ const user = (id: string, text: string) =>
   `${JSON.stringify({ type: "message", id, parentId: null, timestamp: "2026-02-01T10:00:01.000Z", message: { role: "user", content: text, timestamp: 1 } })}\n`;
 
 /** Asks until `done` holds of the answer (indexing is in the background: at most 10 s). */
-async function eventually<T>(ask: () => Promise<T>, done: (answer: T) => boolean): Promise<T> {
-  const until = Date.now() + 10_000;
+async function eventually<T>(ask: () => Promise<T>, done: (answer: T) => boolean, ms = 10_000): Promise<T> {
+  const until = Date.now() + ms;
   for (;;) {
     const answer = await ask();
     if (done(answer) || Date.now() > until) return answer;
@@ -261,6 +261,39 @@ describe("search on the one-machine server", () => {
       rmSync(dataDir, { recursive: true, force: true });
     }
   });
+
+  it("searches off the server's event loop: no search runs on its thread", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "pisync-search-node-"));
+    const onLoop = vi.spyOn(SqliteSearchIndex.prototype, "search");
+    try {
+      const server = await startNodeServer({ port: 0, host: "127.0.0.1", dataDir, log: () => {} });
+      try {
+        const auth = { Authorization: `Bearer ${server.token}` };
+        const put = await fetch(`${server.url}/v1/sessions/s11`, {
+          method: "PATCH",
+          headers: { ...auth, "Upload-Offset": "0" },
+          body: header("s11") + user("ee55", "a threaded dipper"),
+        });
+        expect(put.ok).toBe(true);
+        const found = await eventually(
+          async () => {
+            const r = await fetch(`${server.url}/v1/search?q=dipper`, { headers: auth });
+            expect(r.status).toBe(200);
+            return ((await r.json()) as { sessions: Array<{ sessionId: string }> }).sessions;
+          },
+          (sessions) => sessions.length > 0,
+          45_000, // what is asserted is where searches run, not how soon indexing follows
+        );
+        expect(found.map((s) => s.sessionId)).toEqual(["s11"]);
+        expect(onLoop).not.toHaveBeenCalled();
+      } finally {
+        await server.close();
+      }
+    } finally {
+      onLoop.mockRestore();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 90_000);
 
   it("catches up every user of the store, not only the local one (a new user's first session)", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "pisync-search-node-"));

@@ -42,7 +42,28 @@ const share = {
   views: EVIL,
   downloads: EVIL,
 };
+const sums = {
+  input: 1,
+  output: 1,
+  cacheRead: 0,
+  cacheWrite: 0,
+  tokens: 2,
+  cost: 0.5,
+  ms: 60_000,
+  turns: 1,
+  sessions: 1,
+};
+const group = { key: EVIL, label: EVIL, ...sums };
 const ANSWERS: Record<string, unknown> = {
+  "/v1/insights": {
+    from: EVIL,
+    to: EVIL,
+    uncounted: EVIL,
+    totals: sums,
+    ...Object.fromEntries(["byDay", "byWeek", "byModel", "byProject", "byDevice"].map((k) => [k, [group]])),
+    byTool: [{ tool: EVIL, calls: 1, ms: 1, sessions: 1 }],
+    topSessions: [{ sessionId: EVIL, title: EVIL, cwd: EVIL }],
+  },
   "/v1/sessions": { sessions: [session] },
   [`/v1/sessions/${ID}/generations`]: {
     generations: [{ generation: EVIL, bytes: EVIL, lines: EVIL, createdAt: EVIL, reason: EVIL }],
@@ -135,6 +156,8 @@ const COMMANDS: string[][] = [
   ["shares"],
   ["search", "anything"],
   ["share", ID],
+  ["insights"],
+  ["insights", "--by", "tool"],
   ["nothing-of-the-kind"],
 ];
 

@@ -13,6 +13,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { Io } from "../src/commands/common.js";
 import { type ServiceHost, service } from "../src/commands/service.js";
 import { piFileName, piFolderName } from "../src/paths.js";
+import { isControl } from "../src/sanitize.js";
 
 const server = npmStartForFile();
 const temp = mkdtempSync(join(tmpdir(), "pisync-service-"));
@@ -287,6 +288,33 @@ describe("the written unit, checked by systemd", () => {
 });
 
 describe("service status", () => {
+  it("shows what the watcher kept of a hostile server's words escaped, in --json too", async () => {
+    // A server's error text and a session's path reach the status file as the watcher met them.
+    const evil = "\x1b]0;pwned\x07\x1b[31mred\b\r\x7fdel\x9b31m\u202eevil";
+    const hostile = { ...env, XDG_STATE_HOME: join(temp, "hostile-state") };
+    mkdirSync(join(hostile.XDG_STATE_HOME as string, "pisync"), { recursive: true });
+    const event = { time: evil, event: "error", fields: { path: `/s/${evil}.jsonl`, error: evil } };
+    const status = {
+      pid: 2_147_483_647,
+      startedAt: evil,
+      endpoint: evil,
+      roots: [evil],
+      last: event,
+      lastError: event,
+    };
+    writeFileSync(join(hostile.XDG_STATE_HOME as string, "pisync", "watch-status.json"), JSON.stringify(status));
+    const raw = (text: string) => [...text].filter((c) => c !== "\n" && isControl(c.charCodeAt(0)));
+    const { host } = fakeHost("linux");
+    const human = await run(["status"], hostile, host);
+    expect(human.code).toBe(0);
+    expect(raw(human.out)).toEqual([]);
+    expect(human.out).toContain("\\x1b]0;pwned");
+    const json = await run(["status", "--json"], hostile, host);
+    expect(json.code).toBe(0);
+    expect(raw(json.out)).toEqual([]);
+    expect(JSON.parse(json.out).watcher).toMatchObject(status); // escaped, not dropped
+  });
+
   it("says whether it is installed and what the watcher last did, running or not", async () => {
     const m = machine(server.url, server.token);
     try {

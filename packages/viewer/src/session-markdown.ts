@@ -211,6 +211,11 @@ function message(m: Json, at: string): string {
 export function entryMarkdown(item: PageEntry): string {
   const e = item.entry as Json;
   const at = when(item.timestamp);
+  // Too deep or too large to walk: its line's text, fenced, as pages show it (never dropped).
+  if (item.asText) {
+    const start = item.asText.cut ? " (its start: the JSONL has it whole)" : "";
+    return `## ${plainLine(item.type, 60)}${at}\n\n_This entry is ${item.asText.why}: shown as its text${start}._\n\n${output(item.asText.text, "json")}`;
+  }
   switch (item.type) {
     case "message":
       return message(obj(e.message), at);

@@ -7,7 +7,7 @@ import * as z from "zod/mini";
 import { CliError, EXIT } from "../cli-error.js";
 import { resolveLogin } from "../config.js";
 import { writeAtomic } from "../files.js";
-import { sanitize } from "../sanitize.js";
+import { safeJson, sanitize } from "../sanitize.js";
 import {
   LAUNCHD_LABEL,
   launchdPlist,
@@ -212,9 +212,7 @@ function status(platform: Platform, host: ServiceHost, io: Io, json: boolean): n
   const watch = readWatchStatus(io.env);
   const running = Boolean(watch && !watch.stoppedAt && isRunning(watch.pid));
   if (json) {
-    io.out(
-      `${JSON.stringify({ installed, unit: path, manager, watcher: watch ? { ...watch, running } : null }, null, 2)}\n`,
-    );
+    io.out(`${safeJson({ installed, unit: path, manager, watcher: watch ? { ...watch, running } : null }, 2)}\n`);
     return EXIT.ok;
   }
   io.out(
@@ -224,10 +222,13 @@ function status(platform: Platform, host: ServiceHost, io: Io, json: boolean): n
     io.out(`watcher: no watcher has run yet (nothing in ${watchStatusPath(io.env)})\n`);
     return EXIT.ok;
   }
+  // The file is only as trustworthy as whatever wrote it: every field goes through the sanitiser.
   io.out(
-    running
-      ? `watcher: running (pid ${watch.pid}, since ${watch.startedAt}), backing up to ${sanitize(watch.endpoint)}\n`
-      : `watcher: not running (last started ${watch.startedAt}${watch.stoppedAt ? `, stopped ${watch.stoppedAt} with exit code ${watch.exitCode}` : ", ended without a word"})\n`,
+    `${sanitize(
+      running
+        ? `watcher: running (pid ${watch.pid}, since ${watch.startedAt}), backing up to ${watch.endpoint}`
+        : `watcher: not running (last started ${watch.startedAt}${watch.stoppedAt ? `, stopped ${watch.stoppedAt} with exit code ${watch.exitCode}` : ", ended without a word"})`,
+    )}\n`,
   );
   io.out(`  last event: ${describeEvent(watch.last)}\n`);
   io.out(`  last sent:  ${describeEvent(watch.lastSynced)}\n`);
