@@ -124,6 +124,23 @@ describeOnEveryStore("verify", (pair, name) => {
     expect((await verify(user, { minAgeMs: 0 })).findings).toEqual([]);
   });
 
+  it("the scheduled sweep (no deep read, default age) keeps an orphan younger than an hour and removes it once older", async () => {
+    const { stores } = pair();
+    const user = `u-${randomUUID()}`;
+    const text = await writeSession(stores, user, "s", 1);
+    const orphan = segmentKey(user, "s", 1, 0, 4, "0rphan");
+    await stores.blobs.put(orphan, enc("abc\n"));
+    const sweep = (now?: () => Date) => verifyStores(stores, { repair: true, ...(now ? { now } : {}) });
+    const young = await sweep();
+    const stored = async () => (await stores.blobs.list(`sessions/${user}/`)).includes(orphan);
+    expect(young.young).toBe(1);
+    expect(await stored()).toBe(true);
+    const later = await sweep(() => new Date(Date.now() + 2 * 3600_000));
+    expect(later.findings).toMatchObject([{ kind: "orphan", key: orphan, repaired: true }]);
+    expect(await stored()).toBe(false);
+    expect(await committed(stores, user, "s")).toBe(text);
+  });
+
   it("rolls a head that went back one commit forward from its stored segment, bytes exact", async () => {
     const { stores } = pair();
     const user = `u-${randomUUID()}`;
