@@ -70,7 +70,7 @@ it("takes a token made by npm run token -- --store aws with the same settings", 
   expect(r.status).toBe(200);
   const other = await fetch(`${server.url}/v1/sessions/s`, { headers: { Authorization: `Bearer ${token}` } });
   expect(other.status).toBe(404);
-});
+}, 120_000);
 
 it("refuses to start without its settings: one line, exit code 2", async () => {
   const child = spawn("npm", ["start", "--", "--store", "aws", "--data", dataDir, "--no-watch"], {
@@ -88,4 +88,4 @@ it("refuses to start without its settings: one line, exit code 2", async () => {
   expect(code).toBe(2);
   expect(output).toContain("npm start: --store aws needs AWS_REGION, PISYNC_BUCKET set");
   expect(output).not.toMatch(/\n\s+at /);
-});
+}, 120_000);

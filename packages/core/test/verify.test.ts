@@ -2,7 +2,8 @@
  * The check and the sweep on both store pairs: a clean store is clean; orphans, abandoned
  * uploads and stale temporary files are found and (old enough) removed; a head that went back
  * one commit is rolled forward from its stored bytes; a head naming a missing object is reported
- * and stays wrong.
+ * and stays wrong; an object sized other than its range, a miscounted head, an index page that is
+ * not the bytes' lines and a head ending inside a line are reported.
  */
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs";
@@ -123,6 +124,23 @@ describeOnEveryStore("verify", (pair, name) => {
     expect((await verify(user, { minAgeMs: 0 })).findings).toEqual([]);
   });
 
+  it("the scheduled sweep (no deep read, default age) keeps an orphan younger than an hour and removes it once older", async () => {
+    const { stores } = pair();
+    const user = `u-${randomUUID()}`;
+    const text = await writeSession(stores, user, "s", 1);
+    const orphan = segmentKey(user, "s", 1, 0, 4, "0rphan");
+    await stores.blobs.put(orphan, enc("abc\n"));
+    const sweep = (now?: () => Date) => verifyStores(stores, { repair: true, ...(now ? { now } : {}) });
+    const young = await sweep();
+    const stored = async () => (await stores.blobs.list(`sessions/${user}/`)).includes(orphan);
+    expect(young.young).toBe(1);
+    expect(await stored()).toBe(true);
+    const later = await sweep(() => new Date(Date.now() + 2 * 3600_000));
+    expect(later.findings).toMatchObject([{ kind: "orphan", key: orphan, repaired: true }]);
+    expect(await stored()).toBe(false);
+    expect(await committed(stores, user, "s")).toBe(text);
+  });
+
   it("rolls a head that went back one commit forward from its stored segment, bytes exact", async () => {
     const { stores } = pair();
     const user = `u-${randomUUID()}`;
@@ -165,6 +183,57 @@ describeOnEveryStore("verify", (pair, name) => {
     expect(kinds(report)).toEqual(["head-behind", "orphan", "orphan"]);
     expect(report.findings.find((f) => f.kind === "head-behind")?.repaired).toBe(false);
     expect(await committed(stores, user, "s")).toBe(text);
+  });
+
+  it("reports a segment whose object holds more bytes than its range, and stays wrong after repair", async () => {
+    const { stores } = pair();
+    const user = `u-${randomUUID()}`;
+    const text = await writeSession(stores, user, "s", 1);
+    const head = await stores.meta.getHead(user, "s");
+    const last = head?.current.segments.at(-1);
+    if (!last) throw new Error("no segment");
+    // The object under the segment's key was overwritten with a longer body.
+    await stores.blobs.put(last.key, enc(`${text.slice(last.start, last.end)}more\n`));
+    const report = await verify(user, { minAgeMs: 0, repair: true });
+    expect(report.findings).toMatchObject([{ kind: "size-mismatch", key: last.key, problem: true, repaired: false }]);
+    expect(report.wrong).toBe(1);
+  });
+
+  it("reports lines the head miscounts, an index page that is not the bytes' lines, and a head ending inside a line", async () => {
+    const { stores } = pair();
+    const user = `u-${randomUUID()}`;
+    const text = await writeSession(stores, user, "s", 2);
+    const head = await stores.meta.getHead(user, "s");
+    if (!head) throw new Error("no head");
+    const pages = await stores.meta.getPages(user, "s", 1);
+    const record = pages[0]?.records[0];
+    if (!record) throw new Error("no index record");
+    // Three bytes of a line with no end, named by the head; a line count one too many; a page
+    // inside another that puts a line one byte from where it is.
+    const at = record.offset + 1;
+    const tail = segmentKey(user, "s", 1, text.length, text.length + 3, "tail");
+    await stores.blobs.put(tail, enc('{"a'));
+    const { length, lines, segments } = head.current;
+    await stores.meta.commit({
+      head: {
+        ...head,
+        revision: head.revision + 1,
+        current: {
+          ...head.current,
+          length: length + 3,
+          lines: lines + 1,
+          segments: [...segments, { key: tail, start: length, end: length + 3 }],
+        },
+      },
+      expectedRevision: head.revision,
+      pages: [
+        { generation: 1, start: at, end: at + 1, records: [{ ...record, offset: at }], problems: [], previews: {} },
+      ],
+    });
+    const report = await verify(user, { minAgeMs: 0, repair: true });
+    expect(kinds(report)).toEqual(["bad-page", "bad-page", "line-count", "partial-line"]);
+    expect(report.findings.every((f) => f.problem && !f.repaired)).toBe(true);
+    expect(report.wrong).toBe(4);
   });
 
   it("reports a head naming a missing object, and stays wrong after repair", async () => {

@@ -14,6 +14,7 @@ import {
   DEFAULT_TIMEOUTS,
   DynamoMetaStore,
   dynamoClient,
+  ensureTable,
   s3Client,
 } from "../src/aws/index.js";
 import { StorageUnavailableError } from "../src/index.js";
@@ -252,3 +253,16 @@ it("a conditional create whose answer was lost is recognised when the SDK's retr
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 });
+
+it("creating the table (set-up, off every request's path) waits for a DynamoDB slower than a request's bounds", async () => {
+  const slowMs = DEFAULT_TIMEOUTS.dynamodb.idleMs + 1500;
+  const slow: Step = (response) =>
+    setTimeout(() => {
+      response.writeHead(200, { "content-type": "application/x-amz-json-1.0" });
+      response.end(JSON.stringify({ TableDescription: { TableName: "t", TableStatus: "CREATING" } }));
+    }, slowMs);
+  steps = [slow, slow, slow];
+  calls = 0;
+  await expect(ensureTable(connection, "t")).resolves.toBeUndefined();
+  expect(calls).toBe(1);
+}, 30_000);
