@@ -291,12 +291,18 @@ describe("the aws search index's cost follows the change", () => {
     expect(large.up).toBeLessThan(256 * 1024);
   });
 
+  /** A base of 12 bulky sessions and a "needle" one (a solitary wryneck), in chunks of 32 KiB: its writer. */
+  const needleBase = async (userId: string, seed: number) => {
+    const writer = newIndex({ chunkBytes: 32 * 1024 });
+    for (let s = 0; s < 12; s++) await writer.apply(bulky(userId, `bulk${s}`, 400, seed + s));
+    await writer.apply(batch(userId, "needle", "a solitary wryneck"));
+    await writer.compact(userId);
+    return writer;
+  };
+
   it("answers a fresh instance's query by fetching fewer bytes than the index holds", async () => {
     const lazy = `lazy-${randomBytes(4).toString("hex")}`;
-    const writer = newIndex({ chunkBytes: 32 * 1024 });
-    for (let s = 0; s < 12; s++) await writer.apply(bulky(lazy, `bulk${s}`, 400, 100 + s));
-    await writer.apply(batch(lazy, "needle", "a solitary wryneck"));
-    await writer.compact(lazy);
+    const writer = await needleBase(lazy, 100);
     const stored = await baseBytes(writer, lazy);
     expect(stored).toBeGreaterThan(1_000_000);
     const { blobs, counted } = counting(awsStores(config).blobs);
@@ -306,10 +312,7 @@ describe("the aws search index's cost follows the change", () => {
 
   it("fetches with a fresh instance's first chunk the pages every query reads: its first query waits on its leaves only", async () => {
     const user = `hot-${randomBytes(4).toString("hex")}`;
-    const writer = newIndex({ chunkBytes: 32 * 1024 });
-    for (let s = 0; s < 12; s++) await writer.apply(bulky(user, `bulk${s}`, 400, 200 + s));
-    await writer.apply(batch(user, "needle", "a solitary wryneck"));
-    await writer.compact(user);
+    await needleBase(user, 200);
     const first = async (options: Partial<S3SearchIndexConfig>, q: string) => {
       const { blobs, counted } = counting(awsStores(config).blobs);
       return { found: await found(newIndex({ blobs, eagerBytes: 0, ...options }), user, q), ...counted };
