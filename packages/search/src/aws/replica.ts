@@ -138,7 +138,6 @@ export class Replica {
       } catch (error) {
         const chunk = this.file.take();
         if (chunk === undefined) throw error;
-        console.log("miss", chunk, (error as Error).stack?.split("\n").slice(5, 10).join(" | "));
         this.driverRef.driver?.rollbackAll();
         await this.fetchAll([chunk, ...this.absentAfter(chunk, Math.min(misses - 1, MAX_READ_AHEAD))]);
       }
