@@ -162,8 +162,9 @@ try {
 
     const lines = storedLines(stores);
     const compactions: CompactionReport[] = [];
-    const open = (blobs: BlobStore, cacheDir: string) =>
+    const open = (blobs: BlobStore, cacheDir: string, hotPages?: boolean) =>
       new S3SearchIndex({
+        hotPages,
         connection: config,
         table: config.table,
         blobs,
@@ -217,6 +218,8 @@ try {
     const pointer = await aws.pointers.get(USER);
     const manifest = pointer?.base ? decodeManifest(await stores.blobs.get(pointer.base.key)) : undefined;
     const baseBytes = manifest?.length ?? 0;
+    const hotBytes = manifest?.hot ? (await stores.blobs.get(manifest.hot)).length : 0;
+    console.log(`hot pages (fetched with the first chunk): ${mb(hotBytes)}`);
     console.log(
       `index base: ${mb(baseBytes)} in ${manifest?.chunks.length} chunks for ${mb(textBytes)} of text: ${(baseBytes / textBytes).toFixed(2)}× (embedded file ${(statSync(join(dir, "embedded.sqlite")).size / textBytes).toFixed(2)}×)`,
     );
@@ -232,22 +235,33 @@ try {
       `search (warm, ${queries.length} queries): embedded ${percentiles(e.times)}; aws ${percentiles(a.times)}; answers that differ: ${differ}`,
     );
 
-    // Fresh instances: each one's first search, on its own empty cache.
-    const cold: number[] = [];
-    const fetched: number[] = [];
+    // Fresh instances: each one's first search, on its own empty cache; with the base's hot pages
+    // and the words' leaves fetched at once (now), and without (before), taking turns.
+    const firsts = {
+      before: { cold: [] as number[], fetched: [] as number[], differ: 0 },
+      now: { cold: [] as number[], fetched: [] as number[], differ: 0 },
+    };
     for (let i = 0; i < COLD_INSTANCES; i++) {
-      const reader = counting(stores.blobs);
-      const fresh = open(reader.blobs, `cold-${i}`);
-      const t0 = performance.now();
-      await fresh.search(USER, parseQuery(queries[i % queries.length] as string), { limit: 20 });
-      cold.push(performance.now() - t0);
-      fetched.push(reader.counted.down);
-      fresh.close();
+      for (const [name, hot] of [
+        ["before", false],
+        ["now", true],
+      ] as const) {
+        const reader = counting(stores.blobs);
+        const fresh = open(reader.blobs, `cold-${name}-${i}`, hot);
+        const t0 = performance.now();
+        const page = await fresh.search(USER, parseQuery(queries[i % queries.length] as string), { limit: 20 });
+        firsts[name].cold.push(performance.now() - t0);
+        firsts[name].fetched.push(reader.counted.down);
+        if (JSON.stringify(page) !== e.answers[i % queries.length]) firsts[name].differ++;
+        fresh.close();
+      }
     }
-    fetched.sort((x, y) => x - y);
-    console.log(
-      `search (fresh instance's first, ${COLD_INSTANCES} instances): ${percentiles(cold)}; fetched p50 ${mb(quantile(fetched, 0.5))} max ${mb(fetched.at(-1) as number)} of the ${mb(baseBytes)} base`,
-    );
+    for (const [name, { cold, fetched, differ }] of Object.entries(firsts)) {
+      fetched.sort((x, y) => x - y);
+      console.log(
+        `search (fresh instance's first, ${COLD_INSTANCES} instances, ${name === "now" ? "hot pages and words' leaves at once" : "before: as missed"}): ${percentiles(cold)}; fetched p50 ${mb(quantile(fetched, 0.5))} max ${mb(fetched.at(-1) as number)} of the ${mb(baseBytes)} base; answers that differ: ${differ}`,
+      );
+    }
 
     // The Lambda path: an append leaves a mark; the next search indexes it first.
     const searcher = counting(stores.blobs);

@@ -4,7 +4,15 @@ import { type BlobStore, isSearchObjectKey, searchIndexKey } from "@pisync/store
 import { type AwsStoresConfig, awsStores } from "@pisync/store/aws";
 import { testAwsConfig } from "@pisync/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AmbiguousPointerWrite, S3SearchIndex, type S3SearchIndexConfig, SearchMarks } from "../src/aws/index.js";
+import {
+  AmbiguousPointerWrite,
+  decodeManifest,
+  type Pointer,
+  S3SearchIndex,
+  type S3SearchIndexConfig,
+  SearchMarks,
+} from "../src/aws/index.js";
+import { manifestKey } from "../src/aws/objects.js";
 import { type IndexBatch, parseQuery } from "../src/index.js";
 import { describeSearchContract, type SearchFixture } from "./contract.js";
 
@@ -48,14 +56,14 @@ const batch = (userId: string, sessionId: string, text: string): IndexBatch => (
 const found = async (index: S3SearchIndex, userId: string, q: string) =>
   (await index.search(userId, parseQuery(q), { limit: 50 })).sessions.map((s) => s.sessionId).sort();
 
-/** The objects a user's pointer names: its base's manifest and chunks, its log. */
+/** The objects a user's pointer names: its base's manifest, chunks and hot pages, its log. */
 async function named(index: S3SearchIndex, userId: string): Promise<string[]> {
   const pointer = await index.pointers.get(userId);
   if (!pointer) return [];
   const keys = pointer.log.map((entry) => entry.key);
   if (pointer.base) {
     const manifest = JSON.parse(new TextDecoder().decode(await awsStores(config).blobs.get(pointer.base.key)));
-    keys.push(pointer.base.key, ...manifest.chunks);
+    keys.push(pointer.base.key, ...manifest.chunks, ...(manifest.hot ? [manifest.hot] : []));
   }
   return keys;
 }
@@ -206,9 +214,13 @@ describe("search marks", () => {
   });
 });
 
-/** The bucket seen through a counter of the bytes each way (the port is the only way to it). */
+/**
+ * The bucket seen through a counter of the bytes each way (the port is the only way to it), and
+ * of `waits`: the reads begun while no other was under way (round trips a reader waited for in turn).
+ */
 function counting(blobs: BlobStore) {
-  const counted = { up: 0, down: 0, puts: [] as string[], deleted: [] as string[] };
+  const counted = { up: 0, down: 0, waits: 0, puts: [] as string[], deleted: [] as string[] };
+  let reading = 0;
   const wrapped: BlobStore = {
     put: async (key, body) => {
       counted.up += body.length;
@@ -216,9 +228,14 @@ function counting(blobs: BlobStore) {
       return blobs.put(key, body);
     },
     get: async (key, range) => {
-      const bytes = await blobs.get(key, range);
-      counted.down += bytes.length;
-      return bytes;
+      if (reading++ === 0) counted.waits++;
+      try {
+        const bytes = await blobs.get(key, range);
+        counted.down += bytes.length;
+        return bytes;
+      } finally {
+        reading--;
+      }
     },
     delete: (keys) => {
       counted.deleted.push(...keys);
@@ -274,18 +291,70 @@ describe("the aws search index's cost follows the change", () => {
     expect(large.up).toBeLessThan(256 * 1024);
   });
 
+  /** A base of 12 bulky sessions and a "needle" one (a solitary wryneck), in chunks of 32 KiB: its writer. */
+  const needleBase = async (userId: string, seed: number) => {
+    const writer = newIndex({ chunkBytes: 32 * 1024 });
+    for (let s = 0; s < 12; s++) await writer.apply(bulky(userId, `bulk${s}`, 400, seed + s));
+    await writer.apply(batch(userId, "needle", "a solitary wryneck"));
+    await writer.compact(userId);
+    return writer;
+  };
+
   it("answers a fresh instance's query by fetching fewer bytes than the index holds", async () => {
     const lazy = `lazy-${randomBytes(4).toString("hex")}`;
-    const writer = newIndex({ chunkBytes: 32 * 1024 });
-    for (let s = 0; s < 12; s++) await writer.apply(bulky(lazy, `bulk${s}`, 400, 100 + s));
-    await writer.apply(batch(lazy, "needle", "a solitary wryneck"));
-    await writer.compact(lazy);
+    const writer = await needleBase(lazy, 100);
     const stored = await baseBytes(writer, lazy);
     expect(stored).toBeGreaterThan(1_000_000);
     const { blobs, counted } = counting(awsStores(config).blobs);
     expect(await found(newIndex({ blobs, eagerBytes: 0 }), lazy, "wryneck")).toEqual(["needle"]);
     expect(counted.down).toBeLessThan(stored / 2);
   });
+
+  it("fetches with a fresh instance's first chunk the pages every query reads: its first query waits on its leaves only", async () => {
+    const user = `hot-${randomBytes(4).toString("hex")}`;
+    await needleBase(user, 200);
+    const first = async (options: Partial<S3SearchIndexConfig>, q: string) => {
+      const { blobs, counted } = counting(awsStores(config).blobs);
+      return { found: await found(newIndex({ blobs, eagerBytes: 0, ...options }), user, q), ...counted };
+    };
+    for (const q of ["wryneck", "nowhereword"]) {
+      const lazily = await first({ hotPages: false }, q);
+      const hot = await first({}, q);
+      expect(hot.found).toEqual(lazily.found);
+      expect(hot.found).toEqual(q === "wryneck" ? ["needle"] : []);
+      // Without: the manifest, the first chunk, then a wait per page each statement misses in
+      // turn (the schema's, each segment's leaf for the word, the entries'). With: the manifest,
+      // the first chunk and the hot pages, every segment's leaf at once, then the entries' leaves.
+      expect(hot.waits).toBeLessThan(lazily.waits);
+      expect(hot.waits).toBeLessThanOrEqual(5);
+    }
+  }, 120_000);
+
+  it("reads a base written before hot pages existed, and its next compaction writes them", async () => {
+    const user = `oldbase-${randomBytes(4).toString("hex")}`;
+    const stores = awsStores(config);
+    const writer = newIndex({ chunkBytes: 32 * 1024 });
+    for (let s = 0; s < 3; s++) await writer.apply(bulky(user, `bulk${s}`, 400, 300 + s));
+    await writer.apply(batch(user, "old", "an elderly nuthatch"));
+    await writer.compact(user);
+    // The same base under a manifest of the earlier format: no hot pages.
+    const pointer = (await writer.pointers.get(user)) as Pointer;
+    const base = pointer.base as { key: string; seq: number };
+    const { hot, ...older } = decodeManifest(await stores.blobs.get(base.key));
+    expect(hot).toBeDefined();
+    const olderKey = manifestKey(user, base.seq);
+    await stores.blobs.put(olderKey, new TextEncoder().encode(JSON.stringify(older)));
+    expect(
+      await writer.pointers.move(user, pointer, { ...pointer, rev: pointer.rev + 1, base: { ...base, key: olderKey } }),
+    ).toBe(true);
+    expect(await found(newIndex({ eagerBytes: 0 }), user, "nuthatch")).toEqual(["old"]);
+    const next = newIndex({ eagerBytes: 0, chunkBytes: 32 * 1024 });
+    await next.apply(batch(user, "new", "a youthful nuthatch"));
+    await next.compact(user);
+    const made = decodeManifest(await stores.blobs.get((await next.pointers.get(user))?.base?.key as string));
+    expect(made.hot).toBeDefined();
+    expect(await found(newIndex({ eagerBytes: 0 }), user, "nuthatch")).toEqual(["new", "old"]);
+  }, 120_000);
 
   it("resolves a pointer write whose answer was lost by reading the pointer: applied once, nothing deleted", async () => {
     const { blobs, counted } = counting(awsStores(config).blobs);

@@ -2,7 +2,7 @@
  * The objects of a user's index under `search/<user>/` in the bucket, all immutable (a change
  * writes new ones; the sweep removes those nothing names):
  * - `log/<seq>-<nonce>.json.gz`: one change (the batches that applied, or a removal), gzipped JSON;
- * - `chunk/<nonce>`: bytes [n·chunkBytes, (n+1)·chunkBytes) of a base file;
+ * - `chunk/<nonce>`: bytes [n·chunkBytes, (n+1)·chunkBytes) of a base file, or a base's hot pages;
  * - `base/<seq>-<nonce>.json`: a manifest, which chunks make a base file, in order.
  */
 import { randomBytes } from "node:crypto";
@@ -43,6 +43,11 @@ export interface Manifest {
   chunkBytes: number;
   /** The chunk objects, in order. */
   chunks: string[];
+  /**
+   * The object of the pages every query reads (`hot-pages.ts`), under a chunk's key: fetched
+   * with the first chunk by a fresh reader. Absent in manifests written before it existed.
+   */
+  hot?: string;
 }
 
 const ManifestSchema = z.object({
@@ -50,6 +55,7 @@ const ManifestSchema = z.object({
   pageBytes: z.int().check(z.minimum(512)),
   chunkBytes: z.int().check(z.minimum(512)),
   chunks: z.array(z.string()),
+  hot: z.optional(z.string()),
 });
 
 export function encodeManifest(manifest: Manifest): Uint8Array {

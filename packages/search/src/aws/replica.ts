@@ -9,6 +9,7 @@ import { rmSync } from "node:fs";
 import type { BlobStore } from "@pisync/store";
 import { SqliteSearchIndex } from "../embedded.js";
 import type { LineSource } from "../port.js";
+import { decodeHotPages, encodeHotPages, hotPages, type PageReader, type Tree } from "./hot-pages.js";
 import {
   type Change,
   chunkKey,
@@ -29,8 +30,32 @@ const MAX_READ_AHEAD = 64;
 /** SQLite's page size in a file without a base yet (SQLite's default). */
 const NEW_FILE_PAGE_BYTES = 4096;
 
+/** Trees whose every page is hot, by name: FTS5's `_idx` (read by each term lookup of each segment) and `_config`. */
+const WHOLE_TREE = /_(idx|config)$/;
+/** FTS5's records every query reads first: the averages (rowid 1) and the structure (rowid 10), with their overflow pages. */
+const FTS5_RECORDS = "id IN (1, 10)";
+
+/** FTS5's rowid of page `page` of segment `segid` in its `_data` table (`FTS5_SEGMENT_ROWID`: 31 bits of page, 5 of height, 1 of flag). */
+const segmentRowid = (segid: number, page: number) => segid * 2 ** 37 + page;
+
 /** A replayed change that did not apply as it did for its writer: this copy is not the writer's, and is dropped. */
 export class DivergedError extends Error {}
+
+/** The log's changes after `after`, each fetched now, all at once (a replay then waits for none in turn), by key. */
+export function fetchChanges(
+  blobs: BlobStore,
+  entries: readonly LogEntry[],
+  after: number,
+): Map<string, Promise<Change>> {
+  const changes = new Map<string, Promise<Change>>();
+  for (const entry of entries) {
+    if (entry.seq <= after) continue;
+    const change = blobs.get(entry.key).then(decodeChange);
+    change.catch(() => {}); // awaited by the replay, or dropped with the copy that failed first
+    changes.set(entry.key, change);
+  }
+  return changes;
+}
 
 /** A user's index on this instance. */
 export class Replica {
@@ -48,17 +73,18 @@ export class Replica {
   ) {}
 
   /**
-   * A copy of the base `base` names (empty when none) at change `seq`: its manifest and first
-   * chunk (SQLite's header and schema) are fetched now, the rest when read — or all of it now,
-   * in parallel, when the base is at most `eagerBytes` (a small index costs one round trip, not
-   * one per chunk its first query touches).
+   * A copy of the base `base` names (empty when none) at change `seq`: its manifest, then in
+   * one parallel batch its first chunk (SQLite's header and schema) and its hot pages (the
+   * pages every query reads, `hot-pages.ts`; unless `hot` is false), are fetched now, the rest
+   * when read — or all of it now, in parallel, when the base is at most `eagerBytes` (a small
+   * index costs one round trip, not one per chunk its first query touches).
    */
   static async open(
     blobs: BlobStore,
     lines: LineSource,
     path: string,
     base: { key: string; seq: number } | undefined,
-    sizes: { chunkBytes: number; eagerBytes: number },
+    sizes: { chunkBytes: number; eagerBytes: number; hot?: boolean },
   ): Promise<Replica> {
     const { chunkBytes, eagerBytes } = sizes;
     const manifest = base ? decodeManifest(await blobs.get(base.key)) : undefined;
@@ -75,7 +101,10 @@ export class Replica {
     );
     try {
       if (manifest && manifest.length <= eagerBytes) await replica.materialize();
-      else if (manifest && manifest.chunks.length > 0) await replica.fetch(0);
+      else if (manifest && manifest.chunks.length > 0) {
+        const hot = sizes.hot !== false ? manifest.hot : undefined;
+        await Promise.all([replica.fetch(0), hot ? replica.fetchHot(hot) : undefined]);
+      }
       refs.driver = new WasmSqlite(path);
       await replica.run(async () => {
         refs.index ??= new SqliteSearchIndex(refs.driver as WasmSqlite, lines);
@@ -135,15 +164,63 @@ export class Replica {
     await Promise.all(Array.from({ length: Math.min(PARALLEL_FETCHES, wanted.length) }, worker));
   }
 
-  /** Applies the log's entries after {@link seq} (each in its own transaction). @throws DivergedError */
-  async replay(entries: readonly LogEntry[]): Promise<void> {
+  /**
+   * Applies the log's entries after {@link seq} (each in its own transaction), their objects
+   * taken from `fetched` ({@link fetchChanges}, started before the copy was opened) or fetched
+   * all at once now. @throws DivergedError
+   */
+  async replay(entries: readonly LogEntry[], fetched = fetchChanges(this.blobs, entries, this.seq)): Promise<void> {
     for (const entry of entries) {
       if (entry.seq <= this.seq) continue;
       if (entry.seq !== this.seq + 1) throw new DivergedError(`change ${entry.seq} follows ${this.seq}`);
-      const change = decodeChange(await this.blobs.get(entry.key));
+      const change = await (fetched.get(entry.key) ?? this.blobs.get(entry.key).then(decodeChange));
       await this.run(() => this.transaction(() => this.apply(change)));
       this.seq = entry.seq;
     }
+  }
+
+  /**
+   * Fetches at once, in parallel, the leaves where FTS5 will look for `words` (folded as its
+   * tokenizer folds them) in each segment, before a query that reads them one after another (a
+   * round trip per segment). A hint only: the query still fetches what it misses. FTS5's
+   * `_idx` (hot: fetched with the first chunk) names, per segment, the page whose first term is
+   * the last at or before a word; each page's `_data` row is looked up alone, so each lookup
+   * stops at its own missing leaf and every leaf is found without fetching any.
+   */
+  async prefetch(words: readonly string[]): Promise<void> {
+    if (!this.base || words.length === 0) return;
+    const schema = await this.run(async () => this.schema());
+    const rowids = new Map<string, number[]>();
+    for (const name of fts5Tables(schema)) {
+      const lookup = `SELECT s.segid AS segid, (SELECT i.pgno FROM ${quote(`${name}_idx`)} i
+        WHERE i.segid = s.segid AND i.term <= ? ORDER BY i.term DESC LIMIT 1) AS pgno
+        FROM (SELECT DISTINCT segid FROM ${quote(`${name}_idx`)}) s`;
+      const found: number[] = [];
+      for (const word of words) {
+        // A term's key in FTS5's index: '0' (the main index) then the word's UTF-8.
+        const key = new TextEncoder().encode(`0${word}`);
+        const pages = await this.run(
+          async () => this.driver.prepare(lookup).all(key) as Array<{ segid: number; pgno: number | null }>,
+        );
+        for (const { segid, pgno } of pages) found.push(segmentRowid(segid, pgno === null ? 1 : Math.floor(pgno / 2)));
+      }
+      rowids.set(name, found);
+    }
+    const wanted = new Set<number>();
+    for (const [name, ids] of rowids) {
+      const probe = `SELECT 1 FROM ${quote(`${name}_data`)} WHERE id = ?`;
+      for (const id of new Set(ids)) {
+        this.file.take();
+        try {
+          this.driver.prepare(probe).all(id);
+        } catch {
+          const chunk = this.file.take();
+          if (chunk !== undefined) wanted.add(chunk);
+          this.driver.rollbackAll();
+        }
+      }
+    }
+    await this.fetchAll([...wanted]);
   }
 
   /** Runs `fn` in a transaction: committed when it returns, rolled back when it throws. */
@@ -198,11 +275,67 @@ export class Replica {
       uploaded += bytes.length;
       chunks.push(key);
     }
-    const manifest: Manifest = { length, pageBytes, chunkBytes, chunks };
+    const hot = await this.uploadHot(userId, pageBytes);
+    uploaded += hot.bytes;
+    const manifest: Manifest = { length, pageBytes, chunkBytes, chunks, hot: hot.key };
     const key = manifestKey(userId, this.seq);
     const body = encodeManifest(manifest);
     await this.blobs.put(key, body);
     return { key, manifest, uploaded: uploaded + body.length };
+  }
+
+  /**
+   * Uploads the file's hot pages as they are now (`hot-pages.ts`), under a chunk's key. The
+   * pages are read from this copy, fetching the chunks of those it lacks: a copy opened with
+   * its base's hot pages (or whole) has every interior page of that base, and those SQLite
+   * changed since, so it fetches little.
+   */
+  private async uploadHot(userId: string, pageBytes: number): Promise<{ key: string; bytes: number }> {
+    const read: PageReader = async (n) => {
+      if (!this.file.hasBlock(n - 1)) await this.fetch(Math.floor(((n - 1) * pageBytes) / this.file.chunkBytes));
+      return this.file.read((n - 1) * pageBytes, n * pageBytes);
+    };
+    const schema = await this.run(async () => this.schema());
+    const trees: Tree[] = [{ root: 1, whole: true }];
+    for (const row of schema)
+      if (row.rootpage > 0) trees.push({ root: row.rootpage, whole: WHOLE_TREE.test(row.name) });
+    const pages = new Set(await hotPages(trees, read));
+    // FTS5's first records may overflow their leaf: the pages a read of them touches.
+    const touched = new Set<number>();
+    for (const name of fts5Tables(schema)) {
+      const sql = `SELECT length(block) FROM ${quote(`${name}_data`)} WHERE ${FTS5_RECORDS}`;
+      await this.run(async () => {
+        this.file.recording = touched;
+        try {
+          return this.driver.prepare(sql).all();
+        } finally {
+          this.file.recording = undefined;
+        }
+      });
+    }
+    const pageCount = Math.ceil(this.file.length() / pageBytes);
+    for (const block of touched) if (block < pageCount) pages.add(block + 1);
+    const body = await encodeHotPages(
+      [...pages].sort((a, b) => a - b),
+      pageBytes,
+      read,
+    );
+    const key = chunkKey(userId);
+    await this.blobs.put(key, body);
+    return { key, bytes: body.length };
+  }
+
+  /** The file's tables and indexes. */
+  private schema(): SchemaRow[] {
+    return this.driver.prepare("SELECT name, rootpage, sql FROM sqlite_schema").all() as SchemaRow[];
+  }
+
+  /** Fetches the base's hot pages (a fresh copy's first batch) and puts them in the file. */
+  private async fetchHot(key: string): Promise<void> {
+    const body = await this.blobs.get(key);
+    this.fetchedBytes += body.length;
+    const pageBytes = this.file.blockBytes;
+    this.file.fillBlocks(new Map([...decodeHotPages(body, pageBytes)].map(([n, bytes]) => [n - 1, bytes])));
   }
 
   /** Fetches every chunk not here yet, a few at a time (a small base whole; before a VACUUM, which reads every page). */
@@ -237,6 +370,20 @@ export class Replica {
     this.file.fill(chunk, bytes);
   }
 }
+
+/** A row of `sqlite_schema`, as the hot pages' walk reads it. */
+interface SchemaRow {
+  name: string;
+  rootpage: number;
+  sql: string | null;
+}
+
+/** The FTS5 tables of a schema, by name. */
+const fts5Tables = (schema: readonly SchemaRow[]) =>
+  schema.filter((row) => /^CREATE VIRTUAL TABLE .* USING fts5\(/is.test(row.sql ?? "")).map((row) => row.name);
+
+/** A name quoted for SQL. */
+const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
 /** The page size in a SQLite file's header (bytes 16–17; 1 means 65536). */
 function pageSizeOf(file: SparseFile): number | undefined {

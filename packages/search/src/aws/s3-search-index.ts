@@ -30,7 +30,7 @@ import type { FileTouched, IndexBatch, IndexState, LineSource, SearchIndex, Sear
 import type { SearchQuery } from "../query.js";
 import { type Change, encodeChange, logKey, userPrefix } from "./objects.js";
 import { AmbiguousPointerWrite, headSeq, type Pointer, Pointers } from "./pointers.js";
-import { DivergedError, Replica } from "./replica.js";
+import { DivergedError, fetchChanges, Replica } from "./replica.js";
 import { sweepUser } from "./sweep.js";
 import { loadWasmSqlite, WasmSqlite } from "./wasm-sqlite.js";
 
@@ -44,6 +44,18 @@ const RETIRED_KEPT_MS = 15 * 60_000;
 const MAX_RETIRED = 1500;
 /** A file whose free pages are more than this share of it is rewritten by a compaction asked to vacuum. */
 const VACUUM_FREE_SHARE = 0.25;
+
+/** The words of a query's terms as FTS5's tokenizer folds them (lower case, no diacritics), each once. */
+function wordsOf(query: SearchQuery): string[] {
+  const words = query.terms.flatMap((term) =>
+    term.text
+      .toLowerCase()
+      .normalize("NFD")
+      .replace(/\p{M}/gu, "")
+      .split(/[^\p{L}\p{N}]+/u),
+  );
+  return [...new Set(words.filter((word) => word.length > 0))];
+}
 
 /** The share of a file's pages that are free. */
 function freeShare(driver: WasmSqlite): number {
@@ -78,6 +90,13 @@ export interface S3SearchIndexConfig {
   chunkBytes?: number;
   /** A base of at most this many bytes is fetched whole, in parallel, when first read (default 16 MiB). */
   eagerBytes?: number;
+  /**
+   * Whether a fresh copy fetches its base's hot pages (the pages every query reads) with the
+   * first chunk, and a search first fetches at once the leaves FTS5 will read for its words
+   * (default true). False reads them as a query misses them, one after another, as before: for
+   * the bench's comparison.
+   */
+  hotPages?: boolean;
   /** A log of this many entries, or of this many bytes, is folded into a new base (default 32, 4 MiB). */
   compactAfter?: { entries: number; bytes: number };
   /** Told of each compaction. */
@@ -179,7 +198,7 @@ export class S3SearchIndex implements SearchIndex {
   }
 
   search(userId: string, query: SearchQuery, options: { limit: number; cursor?: string }): Promise<SearchPage> {
-    return this.read(userId, (index) => index.search(userId, query, options));
+    return this.read(userId, (index) => index.search(userId, query, options), wordsOf(query));
   }
 
   /**
@@ -196,7 +215,12 @@ export class S3SearchIndex implements SearchIndex {
   }
 
   /** Runs `fn` on the user's index as the pointer names it now (an empty index when there is none). */
-  private async read<T>(userId: string, fn: (index: SqliteSearchIndex) => Promise<T>): Promise<T> {
+  private async read<T>(
+    userId: string,
+    fn: (index: SqliteSearchIndex) => Promise<T>,
+    /** Words `fn` looks up: their leaves are fetched at once first ({@link Replica.prefetch}). */
+    words: readonly string[] = [],
+  ): Promise<T> {
     await loadWasmSqlite();
     return this.exclusive(userId, async () => {
       for (let attempt = 1; ; attempt++) {
@@ -208,6 +232,7 @@ export class S3SearchIndex implements SearchIndex {
         }
         try {
           const replica = await this.replicaAt(userId, pointer);
+          if (this.config.hotPages !== false) await replica.prefetch(words);
           return await replica.run(() => fn(replica.index));
         } catch (error) {
           // An object removed since the pointer was read (a clear, a sweep), or a copy gone astray: start again.
@@ -388,17 +413,21 @@ export class S3SearchIndex implements SearchIndex {
       this.drop(userId);
       held = undefined;
     }
+    // The log's objects are fetched while the copy opens, not one after another once it has.
+    const log = pointer?.log ?? [];
+    const changes = fetchChanges(this.config.blobs, log, held ? held.replica.seq : (pointer?.base?.seq ?? 0));
     if (!held) {
       const replica = await Replica.open(this.config.blobs, this.config.lines, this.scratch(), pointer?.base, {
         chunkBytes: this.config.chunkBytes ?? S3_SEARCH_DEFAULTS.chunkBytes,
         eagerBytes: this.config.eagerBytes ?? S3_SEARCH_DEFAULTS.eagerBytes,
+        hot: this.config.hotPages,
       });
       held = { replica, epoch: pointer?.epoch };
     }
     this.replicas.delete(userId);
     this.replicas.set(userId, held);
     try {
-      await held.replica.replay(pointer?.log ?? []);
+      await held.replica.replay(log, changes);
     } finally {
       this.evict(userId);
     }

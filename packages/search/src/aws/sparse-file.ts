@@ -65,6 +65,8 @@ export class SparseFile {
   readonly dirty = new Set<number>();
   /** The first chunk a failed read needed, until {@link take} clears it. */
   missing: number | undefined;
+  /** When set, the blocks SQLite reads (here or not) are added to it (what a probe statement touches). */
+  recording: Set<number> | undefined;
   private readonly fd: number;
 
   /**
@@ -90,8 +92,13 @@ export class SparseFile {
 
   /** Called before SQLite reads: throws when a block of the range is not here (recorded in {@link missing}). */
   checkRead(position: number, length: number): void {
+    const first = Math.floor(position / this.blockBytes);
+    if (this.recording) {
+      const end = Math.floor((position + Math.max(length, 1) - 1) / this.blockBytes);
+      for (let block = first; block <= end; block++) this.recording.add(block);
+    }
     const last = Math.min(this.baseBlocks - 1, Math.floor((position + Math.max(length, 1) - 1) / this.blockBytes));
-    for (let block = Math.floor(position / this.blockBytes); block <= last; block++) {
+    for (let block = first; block <= last; block++) {
       if (!this.present[block]) {
         this.missing ??= Math.floor((block * this.blockBytes) / this.chunkBytes);
         throw new MissingChunkError(this.missing);
@@ -132,6 +139,20 @@ export class SparseFile {
       const from = block * this.blockBytes - start;
       const part = bytes.subarray(from, Math.min(bytes.length, from + this.blockBytes));
       original.writeSync(this.fd, part, 0, part.length, block * this.blockBytes);
+      this.present[block] = 1;
+    }
+  }
+
+  /** Whether block `block` (0-based) is here: fetched, written, or past the base's end. */
+  hasBlock(block: number): boolean {
+    return block >= this.baseBlocks || this.present[block] === 1;
+  }
+
+  /** Puts fetched blocks' bytes (block → bytes) where blocks are not here yet (blocks SQLite wrote since are newer: kept). */
+  fillBlocks(blocks: ReadonlyMap<number, Uint8Array>): void {
+    for (const [block, bytes] of blocks) {
+      if (block >= this.baseBlocks || this.present[block]) continue;
+      original.writeSync(this.fd, bytes, 0, bytes.length, block * this.blockBytes);
       this.present[block] = 1;
     }
   }

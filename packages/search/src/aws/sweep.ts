@@ -1,5 +1,5 @@
 /**
- * The sweep of a user's index objects: what the pointer names (its base's manifest and chunks,
+ * The sweep of a user's index objects: what the pointer names (its base's manifest, chunks and hot pages,
  * its log) stays; so does what it retired less than the minimum age ago (a reader that read the
  * previous pointer may still fetch it) and every object younger than that (a writer's upload
  * whose pointer write is still on its way). The rest — folded log entries, replaced chunks and
@@ -26,7 +26,9 @@ export async function sweepUser(
   for (const key of manifests) {
     keep.add(key);
     try {
-      for (const chunk of decodeManifest(await blobs.get(key)).chunks) keep.add(chunk);
+      const manifest = decodeManifest(await blobs.get(key));
+      for (const chunk of manifest.chunks) keep.add(chunk);
+      if (manifest.hot) keep.add(manifest.hot);
     } catch (error) {
       if (!(error instanceof NotFoundError)) throw error;
     }
