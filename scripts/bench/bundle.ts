@@ -16,7 +16,7 @@
  * - (h) Hono alone: a bare app answering the append's request from memory through
  *   `hono/aws-lambda` (`floors/hono.ts`), bundled with the shipped options;
  * - (i) pisync's append alone: the smallest app answering the append as the function does (auth,
- *   the session routes, the search mark; `floors/append.ts`), bundled with the shipped options;
+ *   the session routes, the search mark in the commit; `floors/append.ts`), bundled with the shipped options;
  * - (j) with `BENCH_BASE=<commit>` only: the function at that commit (say the last merge), paired
  *   round by round with (a), to see what a change does under this machine's load;
  * (g) and (h) are floors: what any function built on the SDK, or on Hono, pays before its own code;
@@ -365,7 +365,10 @@ const { variants: results, raw } = await withAwsServers(async (config) => {
     },
     { name: "(g) the AWS SDK alone (the append's 4 calls)", build: (f) => build(floor("sdk.ts", f)) },
     { name: "(h) Hono alone (one route, from memory)", build: (f) => build(floor("hono.ts", f)) },
-    { name: "(i) pisync's append alone (auth, session routes, mark)", build: (f) => build(floor("append.ts", f)) },
+    {
+      name: "(i) pisync's append alone (auth, session routes, mark in the commit)",
+      build: (f) => build(floor("append.ts", f)),
+    },
     ...(BASE ? [{ name: `(j) as (a), at ${BASE}`, build: (f: string) => buildAt(BASE, f) }] : []),
   ];
   const chosen = variants.filter(({ name }) => !ONLY || ONLY.some((letter) => name.startsWith(letter)));

@@ -65,8 +65,23 @@ export class MarkingIndexer extends SearchIndexer {
     this.marked = new SearchIndexer(storesOf, indexOf, { drainDelayMs: 0, log });
   }
 
-  /** Starts writing the session's mark (never indexes here: the process may freeze right after). */
+  /**
+   * Sessions a commit of this request marked in its own transaction (see `LambdaSearchConfig`'s
+   * `marksInCommits`): their write needs no mark of its own. Forgotten at {@link settle}.
+   */
+  private readonly markedByCommits = new Set<string>();
+
+  /** Notes that an applied commit carried the session's mark. */
+  markedByCommit(userId: string, sessionId: string): void {
+    this.markedByCommits.add(`${userId}/${sessionId}`);
+  }
+
+  /**
+   * Starts writing the session's mark (never indexes here: the process may freeze right after),
+   * unless a commit of this request already wrote it.
+   */
   override markDirty(userId: string, sessionId: string): void {
+    if (this.markedByCommits.delete(`${userId}/${sessionId}`)) return;
     this.pending.push(
       this.marks.mark(userId, sessionId).then(
         () => undefined,
@@ -79,6 +94,7 @@ export class MarkingIndexer extends SearchIndexer {
   async settle(): Promise<void> {
     const pending = this.pending;
     this.pending = [];
+    this.markedByCommits.clear();
     const failed = (await Promise.all(pending)).find((error) => error !== undefined);
     if (failed) throw failed;
   }

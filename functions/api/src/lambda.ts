@@ -8,8 +8,8 @@ import { parseShareKeys, type ShareKeys, SWEEP_MIN_AGE_MS, storedLines, verifySt
 import { SAFE_ID } from "@pisync/protocol";
 // The marks alone: the index's module (`@pisync/search/aws`) is a chunk loaded on the first search.
 import { LegacyIndexes } from "@pisync/search/aws/legacy";
-import { SearchMarks } from "@pisync/search/aws/marks";
-import type { Stores } from "@pisync/store";
+import { commitMark, SearchMarks } from "@pisync/search/aws/marks";
+import type { Commit, MetaStore, Stores } from "@pisync/store";
 import { type AwsConnection, awsStores, readSecretString } from "@pisync/store/aws";
 import { handle, type LambdaContext, type LambdaEvent } from "hono/aws-lambda";
 import { type AppDeps, createApp } from "./app.js";
@@ -37,6 +37,13 @@ export interface LambdaSearchConfig {
   indexBudgetMs?: number;
   /** A search's time budget for indexing its user's marks first (default 2 s). */
   searchBudgetMs?: number;
+  /**
+   * Whether the stores' commits put their session's search mark in their own transaction
+   * (`awsStores({ commitItems: (commit) => [commitMark(commit)] })`, as `init` makes them): an
+   * append's mark is then written by its commit, and a write without a commit of its own (a
+   * retry, a delete) writes one after it.
+   */
+  marksInCommits?: boolean;
 }
 
 /** The function's timeout is 15 s (infra): an invocation keeps this much of its remaining time as a margin. */
@@ -102,6 +109,22 @@ function usersOf(event: ReindexEvent): string[] {
   return users;
 }
 
+/** `meta`, with `applied` called after each commit it applied. */
+function afterCommits(meta: MetaStore, applied: (commit: Commit) => void): MetaStore {
+  return new Proxy(meta, {
+    get(target, name) {
+      if (name === "commit") {
+        return async (commit: Commit) => {
+          await target.commit(commit);
+          applied(commit);
+        };
+      }
+      const value = Reflect.get(target, name, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
 /** The answer when a write is stored but its search mark is not: the client sends it again (and it is marked then). */
 const MARK_FAILED = {
   statusCode: 503,
@@ -138,8 +161,13 @@ export function createSearchingHandler(
     new LegacyIndexes(search.connection, search.table),
   );
   const searchBudgetMs = search.searchBudgetMs ?? SEARCH_BUDGET_MS;
+  // Only a commit that answered is noted: one whose answer was lost (resolved by reading the
+  // head) may not have carried this mark, so its write is marked once more.
+  const appStores = search.marksInCommits
+    ? { ...stores, meta: afterCommits(stores.meta, ({ head }) => indexer.markedByCommit(head.userId, head.sessionId)) }
+    : stores;
   const http = handle(
-    createApp({ stores, search: lambdaSearch(index, indexer, console.error, searchBudgetMs), ...options }),
+    createApp({ stores: appStores, search: lambdaSearch(index, indexer, console.error, searchBudgetMs), ...options }),
   );
   const handler = async (
     event: LambdaEvent | { "detail-type": "Scheduled Event" } | ReindexEvent | typeof SWEEP_EVENT,
@@ -209,9 +237,11 @@ export function init(): ReturnType<typeof createSearchingHandler> {
     // One DynamoDB client for the metadata, the search marks and the index: one set of
     // settings resolved, one connection opened, on the first request.
     const connection = { ...config.connection, shared: {} };
+    // Each commit carries its session's search mark: an append makes no round trip for it.
+    const commitItems = (commit: Commit) => [commitMark(commit)];
     cached = createSearchingHandler(
-      awsStores({ ...connection, bucket: config.bucket, table: config.table }),
-      { connection, table: config.table, indexBudgetMs: config.indexBudgetMs },
+      awsStores({ ...connection, bucket: config.bucket, table: config.table, commitItems }),
+      { connection, table: config.table, indexBudgetMs: config.indexBudgetMs, marksInCommits: true },
       {
         shareKeys: secretKeys(connection, config.shareKeySecret),
         maxShareDays: config.maxShareDays,

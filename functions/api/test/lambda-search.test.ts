@@ -3,9 +3,11 @@
  * before it is answered; a search indexes its user's marks first; the scheduled pass indexes
  * every mark (a reindex clears and marks); a write whose mark could not be written is answered 503 and marked when sent again.
  */
+import dc from "node:diagnostics_channel";
+import type { ClientRequest } from "node:http";
 import { Tokens } from "@pisync/core";
 import { parseQuery } from "@pisync/search";
-import { SearchMarks } from "@pisync/search/aws";
+import { commitMark, SearchMarks } from "@pisync/search/aws";
 import { type AwsStoresConfig, awsStores } from "@pisync/store/aws";
 import { testAwsConfig } from "@pisync/testing";
 import { event } from "@pisync/testing/lambda-events";
@@ -114,6 +116,41 @@ describe("search on the Lambda entry", () => {
     } finally {
       fresh.index.close();
     }
+  });
+
+  it("an append's mark is written by its own commit, with no round trip after it (as the function runs)", async () => {
+    const folding = createSearchingHandler(awsStores({ ...config, commitItems: (commit) => [commitMark(commit)] }), {
+      connection: config,
+      table: config.table,
+      marksInCommits: true,
+    });
+    const sent: string[] = [];
+    const started = ({ request }: { request: ClientRequest }) => {
+      sent.push(String(request.getHeader("x-amz-target") ?? `S3 ${request.method}`).replace("DynamoDB_20120810.", ""));
+    };
+    dc.subscribe("http.client.request.start", started as never);
+    try {
+      const body = new TextEncoder().encode(session("sess-lam-6", "a folded flounder"));
+      const headers = { ...auth.finder, "Upload-Offset": "0" };
+      const answer = (await folding(
+        event("function-url", "PATCH", "/v1/sessions/sess-lam-6", headers, body),
+        context,
+      )) as Answer;
+      expect(answer.statusCode, answer.body).toBe(200);
+    } finally {
+      dc.unsubscribe("http.client.request.start", started as never);
+      folding.index.close();
+    }
+    expect(sent.filter((name) => name === "PutItem")).toEqual([]); // no mark of its own
+    expect(sent.filter((name) => name === "TransactWriteItems")).toHaveLength(1);
+    expect((await marks.ofUser("finder")).map((m) => m.sessionId)).toContain("sess-lam-6");
+    expect(await search("finder", "flounder")).toEqual(["sess-lam-6"]);
+    // A retry commits nothing: its write is marked after it, as before.
+    const again = await call("PATCH", "/v1/sessions/sess-lam-6", "finder", session("sess-lam-6", "a folded flounder"), {
+      "Upload-Offset": "0",
+    });
+    expect(JSON.parse(again.body).retry).toBe(true);
+    expect((await marks.ofUser("finder")).map((m) => m.sessionId)).toContain("sess-lam-6");
   });
 
   it("answers 503 when a write's mark cannot be written, and marks it when it is sent again", async () => {

@@ -1,10 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { type AddressInfo, createServer } from "node:net";
+import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import { testAwsConfig, testAwsStores } from "@pisync/testing";
 import { beforeAll, describe, expect, it } from "vitest";
-import { awsErrorName, awsStores } from "../src/aws/index.js";
-import { NotFoundError, type Stores } from "../src/index.js";
-import { describeStoreContract } from "./contract.js";
+import { awsErrorName, awsStores, documentClient } from "../src/aws/index.js";
+import { NotFoundError, RevisionConflictError, type Stores } from "../src/index.js";
+import { describeStoreContract, head } from "./contract.js";
 
 /** The test servers' pair, both moved to a port nothing listens on (connection refused). */
 async function unreachableAwsStores() {
@@ -64,5 +65,35 @@ describe("S3 signatures (checked in front of s3rver by the AWS SDK's own signer)
     const wrong = awsStores({ ...config, credentials: { accessKeyId: "S3RVER", secretAccessKey: "wrong" } });
     const error = await wrong.blobs.put(`t/${randomUUID()}`, new Uint8Array([1])).catch((e) => e);
     expect(awsErrorName(error)).toBe("SignatureDoesNotMatch");
+  });
+});
+
+describe("items put with every commit (commitItems)", () => {
+  it("are written by an applied commit and by no refused one, in the same transaction", async () => {
+    const config = await testAwsConfig();
+    const withMark = awsStores({
+      ...config,
+      commitItems: (commit) => [
+        { pk: `X#${commit.head.userId}`, sk: `D#${commit.head.sessionId}`, token: commit.token },
+      ],
+    });
+    const user = `u-${randomUUID()}`;
+    const read = documentClient(config);
+    const markOf = async () =>
+      (await read.send(new GetCommand({ TableName: config.table, Key: { pk: `X#${user}`, sk: "D#s" } }))).Item?.token;
+    await withMark.meta.commit({
+      head: head(user, "s", 1, "2026-01-01T00:00:00.000Z"),
+      expectedRevision: null,
+      token: "first",
+    });
+    expect(await markOf()).toBe("first");
+    await expect(
+      withMark.meta.commit({
+        head: head(user, "s", 2, "2026-01-01T00:00:01.000Z"),
+        expectedRevision: 7,
+        token: "refused",
+      }),
+    ).rejects.toBeInstanceOf(RevisionConflictError);
+    expect(await markOf()).toBe("first");
   });
 });

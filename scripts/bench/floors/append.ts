@@ -1,16 +1,17 @@
 /**
  * `npm run bench:bundle`'s variant (i), pisync's append alone: the smallest app that answers the
- * append as the function does (bearer auth, the session routes, the search mark written before
- * the answer) on the function's stores, with one shared DynamoDB client; no other route and no
+ * append as the function does (bearer auth, the session routes, the search mark in the commit's
+ * transaction) on the function's stores, with one shared DynamoDB client; no other route and no
  * share, library or search code. Bundled with the shipped options, (i) / (g) is what the
  * append's own code (Hono, validation, core's ingest) costs over the SDK at a cold start, and
  * (a) / (i) what the rest of the app adds.
  */
 import { Appender, Reader, Tokens } from "@pisync/core";
-import { SearchMarks } from "@pisync/search/aws/marks";
+import { commitMark } from "@pisync/search/aws/marks";
+import type { Commit } from "@pisync/store";
 import { awsStores } from "@pisync/store/aws";
-import { Hono } from "hono";
 import { handle, type LambdaContext, type LambdaEvent } from "hono/aws-lambda";
+import { Hono } from "hono/quick";
 import { DEFAULT_LIMITS, type Services } from "../../../functions/api/src/app.js";
 import { type AuthEnv, bearerAuth } from "../../../functions/api/src/auth.js";
 import { lambdaConfig } from "../../../functions/api/src/config.js";
@@ -24,8 +25,9 @@ export function init() {
   if (made) return made;
   const config = lambdaConfig();
   const connection = { ...config.connection, shared: {} };
-  const stores = awsStores({ ...connection, bucket: config.bucket, table: config.table });
-  const marks = new SearchMarks(connection, config.table);
+  // As the function: each commit carries its session's search mark.
+  const commitItems = (commit: Commit) => [commitMark(commit)];
+  const stores = awsStores({ ...connection, bucket: config.bucket, table: config.table, commitItems });
   const clock = () => new Date();
   // The services the session routes' append uses; the others are never reached by it.
   const services = {
@@ -38,10 +40,6 @@ export function init() {
   const app = new Hono<AuthEnv>();
   app.onError((error, c) => onError(error, c));
   app.use("/v1/*", bearerAuth(services.tokens));
-  app.use("/v1/sessions/:id", async (c, next) => {
-    await next();
-    if (c.res.status < 300) await marks.mark(c.get("userId"), c.req.param("id"));
-  });
   app.route("/v1/sessions", sessionRoutes(services));
   made = handle(app);
   return made;

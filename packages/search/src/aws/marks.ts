@@ -12,6 +12,7 @@ import {
   PutCommand,
   QueryCommand,
 } from "@aws-sdk/lib-dynamodb";
+import type { Commit } from "@pisync/store";
 import { type AwsConnection, awsErrorName, documentClient } from "@pisync/store/aws";
 import { GSI, MARK_SK_PREFIX, MARKS_PARTITION, userPk } from "./items.js";
 
@@ -127,12 +128,23 @@ export class SearchMarks {
   }
 }
 
-/** A mark's item: a fresh token, and when. */
-function markItem(userId: string, sessionId: string, at: number) {
+/**
+ * The mark of a commit's session, for the store to put in the commit's own transaction
+ * (`awsStores({ commitItems })`): the mark then exists exactly when the commit does, with no
+ * write of its own. The same for every sending of one commit (its token, its head's time), as
+ * the commit's idempotency token requires.
+ */
+export function commitMark(commit: Commit): Record<string, unknown> {
+  const { userId, sessionId, updatedAt } = commit.head;
+  return markItem(userId, sessionId, Date.parse(updatedAt) || Date.now(), commit.token);
+}
+
+/** A mark's item: a fresh token (unless given), and when. */
+function markItem(userId: string, sessionId: string, at: number, token = randomBytes(8).toString("hex")) {
   return {
     pk: userPk(userId),
     sk: `${MARK_SK_PREFIX}${sessionId}`,
-    token: randomBytes(8).toString("hex"),
+    token,
     at,
     gsi1pk: MARKS_PARTITION,
     gsi1sk: `${userId}#${sessionId}`,

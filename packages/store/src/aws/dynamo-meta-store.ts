@@ -160,6 +160,13 @@ function decodeCursor(cursor: string | undefined, gsi1pk: string): Item | undefi
   }
 }
 
+/**
+ * Items put in the same transaction as a commit (say a search mark): they exist exactly when the
+ * commit does, with no round trip of their own. Called for each sending of a commit, it must
+ * give the same items for the same commit (its idempotency token requires the same request).
+ */
+export type CommitItems = (commit: Commit) => Item[];
+
 /** The metadata port on one DynamoDB table of `TABLE_SCHEMA` (see {@link MetaStore} for the contract). */
 export class DynamoMetaStore implements MetaStore {
   private readonly client: DynamoDBDocumentClient;
@@ -169,6 +176,7 @@ export class DynamoMetaStore implements MetaStore {
   constructor(
     connection: AwsConnection,
     private readonly table: string,
+    private readonly commitItems?: CommitItems,
   ) {
     this.client = documentClient(connection);
   }
@@ -267,6 +275,7 @@ export class DynamoMetaStore implements MetaStore {
         },
       });
     }
+    for (const Item of this.commitItems?.(commit) ?? []) items.push({ Put: { TableName: this.table, Item } });
     try {
       // The same token on every sending of this commit: DynamoDB applies it once (for 10 minutes).
       await this.client.send(new TransactWriteCommand({ TransactItems: items, ClientRequestToken: commit.token }));

@@ -1,7 +1,7 @@
 /** The AWS adapters: S3 for bytes, DynamoDB for metadata, on the AWS SDK v3 (client.ts). */
 import type { Stores } from "../ports.js";
 import type { AwsConnection } from "./client.js";
-import { DynamoMetaStore } from "./dynamo-meta-store.js";
+import { type CommitItems, DynamoMetaStore } from "./dynamo-meta-store.js";
 import { S3BlobStore } from "./s3-blob-store.js";
 
 export { ensureBucket } from "./bucket.js";
@@ -20,14 +20,19 @@ export {
 } from "./client.js";
 export { readSecretString } from "./secrets.js";
 export { ensureTable } from "./table.js";
-export { DynamoMetaStore, S3BlobStore };
+export { type CommitItems, DynamoMetaStore, S3BlobStore };
 
 export interface AwsStoresConfig extends AwsConnection {
   bucket: string;
   table: string;
+  /** Items every commit puts in its own transaction (see {@link CommitItems}). */
+  commitItems?: CommitItems;
 }
 
 /** Both ports on one bucket and one table. */
 export function awsStores(config: AwsStoresConfig): Stores {
-  return { blobs: new S3BlobStore(config, config.bucket), meta: new DynamoMetaStore(config, config.table) };
+  return {
+    blobs: new S3BlobStore(config, config.bucket),
+    meta: new DynamoMetaStore(config, config.table, config.commitItems),
+  };
 }
