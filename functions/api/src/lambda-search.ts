@@ -14,6 +14,10 @@ import type { SearchDeps } from "./routes/search.js";
 
 /** Sessions one bounded step indexes at most (each one batch of lines at most: see `SearchIndexer.step`). */
 const STEP_SESSIONS = 8;
+/** Marks a scheduled pass reads at most (oldest due first): more than a pass indexes in its budget. */
+export const MARKS_PER_PASS = 512;
+/** Marks of its user a search reads at most before it indexes them. */
+const MARKS_PER_SEARCH = 64;
 /** The scheduled pass's time budget by default, and a search's for its user's marks. */
 export const INDEX_BUDGET_MS = 6_000;
 export const SEARCH_BUDGET_MS = 2_000;
@@ -29,6 +33,12 @@ export interface MarkPass {
   left: number;
   /** Users whose index of the older layout was upgraded (their sessions marked). */
   upgraded: number;
+  /**
+   * Whether marks are still due (a pass of the schedule: the budget ran out, or it read only
+   * a bounded number of them): another pass may start at once. Marks of sessions that failed
+   * are put off, so they alone never make it true.
+   */
+  more: boolean;
 }
 
 /**
@@ -87,13 +97,16 @@ export class MarkingIndexer extends SearchIndexer {
   async catchUpUser(userId: string, budgetMs = SEARCH_BUDGET_MS): Promise<MarkPass> {
     const deadline = Date.now() + budgetMs;
     const upgraded = await this.upgradeIfOld(userId);
-    return { ...(await this.indexMarks(await this.marks.ofUser(userId), deadline)), upgraded };
+    const marks = await this.marks.ofUser(userId, MARKS_PER_SEARCH);
+    const pass = await this.indexMarks(marks, deadline);
+    return { indexed: pass.indexed, left: pass.left, upgraded, more: pass.left > 0 };
   }
 
   /**
    * The scheduled pass: upgrades indexes of the older layout, then indexes marked sessions of
    * every user until `budgetMs` is spent, oldest marks first and users in turns (one user's
-   * rebuild does not hold up another's appends).
+   * rebuild does not hold up another's appends). It reads at most {@link MARKS_PER_PASS} marks,
+   * oldest due first (writes' before a rebuild's); a session that failed has its mark put off.
    */
   async catchUpMarked(budgetMs = INDEX_BUDGET_MS): Promise<MarkPass> {
     const deadline = Date.now() + budgetMs;
@@ -108,7 +121,14 @@ export class MarkingIndexer extends SearchIndexer {
       });
     }
     if (recheck && old.length === 0) this.upgradedAllAt = Date.now();
-    return { ...(await this.indexMarks(inTurns(await this.marks.all()), deadline)), upgraded };
+    const due = await this.marks.due(MARKS_PER_PASS);
+    const pass = await this.indexMarks(inTurns(due.marks), deadline);
+    // Put off, a few at once: a failing session waits, and the next bounded read reaches the marks after it.
+    for (let i = 0; i < pass.failed.length; i += 16) {
+      await Promise.all(pass.failed.slice(i, i + 16).map((mark) => this.marks.defer(mark)));
+    }
+    const more = due.more || pass.left > pass.failed.length;
+    return { indexed: pass.indexed, left: pass.left, upgraded, more };
   }
 
   /**
@@ -164,10 +184,14 @@ export class MarkingIndexer extends SearchIndexer {
    * Indexes the marked sessions, in order, in bounded steps until `deadline` (at least one step:
    * every pass makes progress); a mark goes once its session is up to date, and only that mark.
    */
-  private async indexMarks(marks: readonly SessionMark[], deadline: number): Promise<Omit<MarkPass, "upgraded">> {
+  private async indexMarks(
+    marks: readonly SessionMark[],
+    deadline: number,
+  ): Promise<{ indexed: number; left: number; failed: SessionMark[] }> {
     const queue = [...marks];
     let indexed = 0;
     const stalled = new Set<SessionMark>();
+    const failed: SessionMark[] = [];
     /** Where each mark's session stood after its last step. */
     const known = new Map<SessionMark, number | undefined>();
     let first = true;
@@ -187,11 +211,13 @@ export class MarkingIndexer extends SearchIndexer {
           // More lines (or not read: past the step's byte limit): a later step goes on from here.
           if (now.offset === before[i]) stalled.add(mark);
           queue.push(mark);
+        } else {
+          // Did not move twice: it failed (and waits for its retry); its mark stays, put off by the scheduled pass.
+          failed.push(mark);
         }
-        // A session that did not move twice failed (it waits for its retry): its mark stays for a later pass.
       }
     }
-    return { indexed, left: marks.length - indexed };
+    return { indexed, left: marks.length - indexed, failed };
   }
 
   /** How far the session's index is, and whether it is up to date with its head (or gone with it). */
