@@ -4,7 +4,7 @@
  * client's module is loaded on the first continuation, never on an append's cold path.
  */
 import type { AwsConnection } from "@pisync/store/aws";
-import { z } from "zod";
+import * as z from "zod/mini";
 import { lazy } from "./lazy.js";
 
 /** The event a pass sends for the next one of its chain (see `PassChain`). */
@@ -17,8 +17,8 @@ export interface IndexEvent {
 /** An index event as it must be: the chain's id (16 hex digits) and the link's number. */
 const indexEvent = z.object({
   pisync: z.literal("index"),
-  chain: z.string().regex(/^[0-9a-f]{16}$/),
-  seq: z.number().int().min(2),
+  chain: z.string().check(z.regex(/^[0-9a-f]{16}$/)),
+  seq: z.int().check(z.minimum(2)),
 });
 
 /** Whether an event is a chain's continuation (`{ "pisync": "index", ... }`), whatever its fields. */
