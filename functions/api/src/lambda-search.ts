@@ -231,6 +231,34 @@ export class MarkingIndexer extends SearchIndexer {
   }
 }
 
+/** What {@link passesUntilDone} did. */
+export interface MarkPasses {
+  passes: number;
+  indexed: number;
+  /** Whether marks were still due when it stopped (`stopped` said so). */
+  more: boolean;
+}
+
+/**
+ * Bounded passes back to back until no mark is due (or `stopped()` says so): on one machine
+ * nothing bounds a run, but each pass still reads a bounded number of marks and writes as
+ * much as one pass of the function does.
+ */
+export async function passesUntilDone(
+  indexer: MarkingIndexer,
+  budgetMs = INDEX_BUDGET_MS,
+  stopped: () => boolean = () => false,
+): Promise<MarkPasses> {
+  const run: MarkPasses = { passes: 0, indexed: 0, more: true };
+  while (run.more && !stopped()) {
+    const pass = await indexer.catchUpMarked(budgetMs);
+    run.passes++;
+    run.indexed += pass.indexed;
+    run.more = pass.more;
+  }
+  return run;
+}
+
 /** Marks ordered oldest first within each user, users in turns (the user with the oldest mark first). */
 function inTurns(marks: readonly SessionMark[]): SessionMark[] {
   const byUser = new Map<string, SessionMark[]>();
