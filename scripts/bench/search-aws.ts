@@ -212,7 +212,7 @@ try {
       `initial indexing of ${mb(totalBytes)} as bounded invocations (budget ${INDEX_BUDGET_MS / 1000} s): ${invocations.length} invocations (the reindex event's ${ms(invocations[0] ?? 0)} included), longest ${ms(Math.max(...invocations))}, total ${awsSeconds.toFixed(1)} s`,
     );
     console.log(
-      `initial indexing of ${mb(totalBytes)}: embedded ${embeddedSeconds.toFixed(1)} s; aws ${awsSeconds.toFixed(1)} s (${(awsSeconds / embeddedSeconds).toFixed(2)}×) in ${steps.length} index steps, longest ${ms(Math.max(...steps))}; ${compactions.length} compactions, longest ${ms(Math.max(...compactions.map((c) => c.ms)))}; uploaded ${mb(writer.counted.up)}`,
+      `initial indexing of ${mb(totalBytes)}: embedded ${embeddedSeconds.toFixed(1)} s; aws ${awsSeconds.toFixed(1)} s (${(awsSeconds / embeddedSeconds).toFixed(2)}×) in ${steps.length} index steps (${(steps.reduce((n, t) => n + t, 0) / 1000).toFixed(1)} s in all), longest ${ms(Math.max(...steps))}; ${compactions.length} compactions (${(compactions.reduce((n, c) => n + c.ms, 0) / 1000).toFixed(1)} s, ${mb(compactions.reduce((n, c) => n + c.uploaded, 0))}), longest ${ms(Math.max(...compactions.map((c) => c.ms)))}; uploaded ${mb(writer.counted.up)}`,
     );
     const pointer = await aws.pointers.get(USER);
     const manifest = pointer?.base ? decodeManifest(await stores.blobs.get(pointer.base.key)) : undefined;

@@ -12,8 +12,20 @@ import type { Stores } from "@pisync/store";
 import { lazy } from "./lazy.js";
 import type { SearchDeps } from "./routes/search.js";
 
-/** Sessions one bounded step indexes at most (each one batch of lines at most: see `SearchIndexer.step`). */
-const STEP_SESSIONS = 8;
+/**
+ * Sessions one bounded step indexes (each one batch of lines at most: see `SearchIndexer.step`),
+ * in one log entry: a pass's first step takes the fewest; each next one takes twice as many
+ * while a step took under a quarter of the time left (fewer, larger entries: fewer pointer
+ * writes and compactions in a rebuild), half as many when it took more than half. Its bytes
+ * follow the pass's rate within the bounds below.
+ */
+const STEP_SESSIONS = { first: 8, max: 64 };
+const STEP_MIN_BYTES = 128 * 1024;
+const STEP_MAX_BYTES = 4 * 1024 * 1024;
+/** The indexing rate a pass assumes before its first step (bytes of lines per ms: a loaded machine's). */
+const FIRST_BYTES_PER_MS = 300;
+/** Marks removed or put off at once. */
+const MARKS_AT_ONCE = 16;
 /** Marks a scheduled pass reads at most (oldest due first): more than a pass indexes in its budget. */
 export const MARKS_PER_PASS = 512;
 /** Marks of its user a search reads at most before it indexes them. */
@@ -124,8 +136,8 @@ export class MarkingIndexer extends SearchIndexer {
     const due = await this.marks.due(MARKS_PER_PASS);
     const pass = await this.indexMarks(inTurns(due.marks), deadline);
     // Put off, a few at once: a failing session waits, and the next bounded read reaches the marks after it.
-    for (let i = 0; i < pass.failed.length; i += 16) {
-      await Promise.all(pass.failed.slice(i, i + 16).map((mark) => this.marks.defer(mark)));
+    for (let i = 0; i < pass.failed.length; i += MARKS_AT_ONCE) {
+      await Promise.all(pass.failed.slice(i, i + MARKS_AT_ONCE).map((mark) => this.marks.defer(mark)));
     }
     const more = due.more || pass.left > pass.failed.length;
     return { indexed: pass.indexed, left: pass.left, upgraded, more };
@@ -183,6 +195,7 @@ export class MarkingIndexer extends SearchIndexer {
   /**
    * Indexes the marked sessions, in order, in bounded steps until `deadline` (at least one step:
    * every pass makes progress); a mark goes once its session is up to date, and only that mark.
+   * Each step's bytes follow the rate of the steps before it, so the last one ends near the deadline.
    */
   private async indexMarks(
     marks: readonly SessionMark[],
@@ -190,45 +203,49 @@ export class MarkingIndexer extends SearchIndexer {
   ): Promise<{ indexed: number; left: number; failed: SessionMark[] }> {
     const queue = [...marks];
     let indexed = 0;
-    const stalled = new Set<SessionMark>();
     const failed: SessionMark[] = [];
-    /** Where each mark's session stood after its last step. */
-    const known = new Map<SessionMark, number | undefined>();
+    let bytesPerMs = FIRST_BYTES_PER_MS;
+    let size = STEP_SESSIONS.first;
     let first = true;
     while (queue.length > 0 && (first || Date.now() < deadline)) {
       first = false;
-      const step = queue.splice(0, STEP_SESSIONS);
-      // Not stepped yet: unknown (NaN equals nothing), so its first step counts as progress.
-      const before = step.map((mark) => (known.has(mark) ? known.get(mark) : Number.NaN));
-      await this.marked.step(step);
-      for (const [i, mark] of step.entries()) {
-        const now = await this.progress(mark);
-        known.set(mark, now.offset);
-        if (now.current) {
-          await this.marks.done(mark);
-          indexed++;
-        } else if (now.offset !== before[i] || !stalled.has(mark)) {
-          // More lines (or not read: past the step's byte limit): a later step goes on from here.
-          if (now.offset === before[i]) stalled.add(mark);
-          queue.push(mark);
-        } else {
-          // Did not move twice: it failed (and waits for its retry); its mark stays, put off by the scheduled pass.
-          failed.push(mark);
-        }
+      const step = queue.splice(0, size);
+      const maxBytes = Math.min(STEP_MAX_BYTES, Math.max(STEP_MIN_BYTES, bytesPerMs * (deadline - Date.now())));
+      const t0 = performance.now();
+      const { outcomes, bytes } = await this.marked.step(step, { maxBytes });
+      const took = Math.max(1, performance.now() - t0);
+      if (bytes > 0) bytesPerMs = bytes / took;
+      const left = deadline - Date.now();
+      if (took < left / 4) size = Math.min(STEP_SESSIONS.max, size * 2);
+      else if (took > left / 2) size = Math.max(1, Math.floor(size / 2));
+      const current = step.filter((_, i) => outcomes[i] === "current");
+      for (let i = 0; i < current.length; i += MARKS_AT_ONCE) {
+        await Promise.all(current.slice(i, i + MARKS_AT_ONCE).map((mark) => this.marks.done(mark)));
       }
+      indexed += current.length;
+      // Not taken (past the step's bytes): next, in order. More lines: after the others, as the embedded drain does.
+      queue.unshift(...step.filter((_, i) => outcomes[i] === "later"));
+      queue.push(...step.filter((_, i) => outcomes[i] === "more"));
+      failed.push(...step.filter((_, i) => outcomes[i] === "failed"));
     }
     return { indexed, left: marks.length - indexed, failed };
   }
+}
 
-  /** How far the session's index is, and whether it is up to date with its head (or gone with it). */
-  private async progress(mark: SessionMark): Promise<{ current: boolean; offset: number | undefined }> {
-    const head = await this.storesOf.meta.getHead(mark.userId, mark.sessionId);
-    const state = await this.indexOf.state(mark.userId, mark.sessionId);
-    const current = head
-      ? state?.generation === head.current.generation && state.offset === head.current.length
-      : state === undefined;
-    return { current, offset: state ? state.generation * 2 ** 40 + state.offset : undefined };
+/** Marks ordered oldest first within each user, users in turns (the user with the oldest mark first). */
+function inTurns(marks: readonly SessionMark[]): SessionMark[] {
+  const byUser = new Map<string, SessionMark[]>();
+  for (const mark of [...marks].sort((a, b) => a.at - b.at)) {
+    const list = byUser.get(mark.userId);
+    if (list) list.push(mark);
+    else byUser.set(mark.userId, [mark]);
   }
+  const lists = [...byUser.values()];
+  const ordered: SessionMark[] = [];
+  for (let round = 0; ordered.length < marks.length; round++) {
+    for (const list of lists) if (round < list.length) ordered.push(list[round] as SessionMark);
+  }
+  return ordered;
 }
 
 /** What {@link passesUntilDone} did. */
@@ -257,20 +274,6 @@ export async function passesUntilDone(
     run.more = pass.more;
   }
   return run;
-}
-
-/** Marks ordered oldest first within each user, users in turns (the user with the oldest mark first). */
-function inTurns(marks: readonly SessionMark[]): SessionMark[] {
-  const byUser = new Map<string, SessionMark[]>();
-  for (const mark of [...marks].sort((a, b) => a.at - b.at)) {
-    byUser.set(mark.userId, [...(byUser.get(mark.userId) ?? []), mark]);
-  }
-  const lists = [...byUser.values()];
-  const ordered: SessionMark[] = [];
-  for (let round = 0; ordered.length < marks.length; round++) {
-    for (const list of lists) if (round < list.length) ordered.push(list[round] as SessionMark);
-  }
-  return ordered;
 }
 
 /**
@@ -303,6 +306,11 @@ export function lambdaSearch(
 function forwardTo(get: () => Promise<SearchIndex>): SearchIndex {
   return {
     state: async (userId, sessionId) => (await get()).state(userId, sessionId),
+    states: async (userId, sessionIds) => {
+      const index = await get();
+      if (index.states) return index.states(userId, sessionIds);
+      return Promise.all(sessionIds.map((sessionId) => index.state(userId, sessionId)));
+    },
     sessions: async (userId) => (await get()).sessions(userId),
     users: async () => (await get()).users(),
     apply: async (batch) => (await get()).apply(batch),
