@@ -161,7 +161,9 @@ export class ApiFunction extends Construct {
     // its own: in the role's policy, the function's ARN would make the function depend on itself.
     new iam.Policy(this, "InvokeItself", {
       roles: [this.role],
-      statements: [new iam.PolicyStatement({ actions: ["lambda:InvokeFunction"], resources: [this.function.functionArn] })],
+      statements: [
+        new iam.PolicyStatement({ actions: ["lambda:InvokeFunction"], resources: [this.function.functionArn] }),
+      ],
     });
   }
 }

@@ -29,7 +29,8 @@ export function isIndexEvent(event: unknown): boolean {
 /** The continuation's fields. @throws Error when they are not a chain's id and a link's number */
 export function parseIndexEvent(event: unknown): IndexEvent {
   const parsed = indexEvent.safeParse(event);
-  if (!parsed.success) throw new Error('an index event is { "pisync": "index", "chain": <16 hex digits>, "seq": n ≥ 2 }');
+  if (!parsed.success)
+    throw new Error('an index event is { "pisync": "index", "chain": <16 hex digits>, "seq": n ≥ 2 }');
   return parsed.data;
 }
 

@@ -33,7 +33,8 @@ describe("search marks on the Node server with S3 + DynamoDB", () => {
     const stores = awsStores(config);
     const appender = new Appender(stores);
     const ids = Array.from({ length: count }, (_, i) => `${word}-${i}`);
-    for (const id of ids) await appender.append({ userId: user, sessionId: id, offset: 0, body: enc(session(id, `a ${word} ${id}`)) });
+    for (const id of ids)
+      await appender.append({ userId: user, sessionId: id, offset: 0, body: enc(session(id, `a ${word} ${id}`)) });
     const marks = new SearchMarks(config, config.table);
     await marks.markMany(user, ids);
     return { stores, marks };

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
+import { PutCommand } from "@aws-sdk/lib-dynamodb";
 import { storedLines } from "@pisync/core";
 import { type BlobStore, isSearchObjectKey, searchIndexKey } from "@pisync/store";
-import { PutCommand } from "@aws-sdk/lib-dynamodb";
 import { type AwsStoresConfig, awsStores, documentClient } from "@pisync/store/aws";
 import { testAwsConfig } from "@pisync/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

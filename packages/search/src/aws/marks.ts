@@ -15,14 +15,7 @@ import {
   QueryCommand,
 } from "@aws-sdk/lib-dynamodb";
 import { type AwsConnection, awsErrorName, documentClient } from "@pisync/store/aws";
-import {
-  DUE_MARKS_PARTITION,
-  GSI,
-  MARK_SK_PREFIX,
-  MARKS_PARTITION,
-  REBUILD_MARKS_PARTITION,
-  userPk,
-} from "./items.js";
+import { DUE_MARKS_PARTITION, GSI, MARK_SK_PREFIX, MARKS_PARTITION, REBUILD_MARKS_PARTITION, userPk } from "./items.js";
 
 /** A marked session. */
 export interface SessionMark {
