@@ -1,7 +1,8 @@
 /**
  * The Lambda entry: the same app, on S3 + DynamoDB. `hono/aws-lambda` translates API Gateway
  * (v1, v2) and function-URL events, decodes base64 bodies and base64-encodes binary answers.
- * A scheduled event (EventBridge) runs the search indexer's pass over every marked session; a
+ * A scheduled event (EventBridge) runs a bounded search indexing pass over due marks, and while
+ * marks are left the function invokes itself for the next (`{ "pisync": "index", ... }`); a
  * direct invocation with `{ "pisync": "reindex", "users": [...] }` rebuilds those users' indexes.
  */
 import { parseShareKeys, type ShareKeys, SWEEP_MIN_AGE_MS, storedLines, verifyStores } from "@pisync/core";
