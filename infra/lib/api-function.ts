@@ -68,7 +68,7 @@ export interface ApiFunctionProps {
  * pisync's API as an arm64 Node 22 function, bundled as `infra/lib/bundling.ts` says (the options
  * `npm run bench:bundle` measures), with a role that has no managed policies and no action
  * wildcards: logs to its own log group (a month), objects under `PREFIXES` of the bucket, the
- * table's item actions, and reading the share key.
+ * table's item actions, reading the share key, and invoking itself (the search indexer's next pass).
  * @example new ApiFunction(stack, "Api", { bucket, table, indexName: "gsi1", shareKey, maxShareDays: 90, reservedConcurrency: 20 })
  */
 export class ApiFunction extends Construct {
@@ -144,6 +144,9 @@ export class ApiFunction extends Construct {
       // on): room beyond them for a large user's index. Billed only while the function runs.
       ephemeralStorageSize: Size.gibibytes(2),
       reservedConcurrentExecutions: props.reservedConcurrency,
+      // Its own asynchronous invocations (the indexer's next pass) are not sent again on an
+      // error: the pass's chain lets its lease run out and the schedule starts another.
+      retryAttempts: 0,
       logGroup,
       environment: {
         PISYNC_BUCKET: bucket.bucketName,
@@ -153,6 +156,14 @@ export class ApiFunction extends Construct {
         // No `--enable-source-maps`: Node would read and parse the maps at import, about 16 ms
         // of every cold start. The maps ship beside the code to map a logged stack trace.
       },
+    });
+    // A scheduled pass that leaves marks due invokes the function for the next one. A policy of
+    // its own: in the role's policy, the function's ARN would make the function depend on itself.
+    new iam.Policy(this, "InvokeItself", {
+      roles: [this.role],
+      statements: [
+        new iam.PolicyStatement({ actions: ["lambda:InvokeFunction"], resources: [this.function.functionArn] }),
+      ],
     });
   }
 }

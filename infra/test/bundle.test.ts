@@ -204,6 +204,7 @@ describe("the shipped Lambda bundle", () => {
       indexed: 0,
       left: 0,
       upgraded: 0,
+      more: false,
     });
   });
 });

@@ -170,18 +170,29 @@ describe("the pisync stack", () => {
     });
   });
 
-  it("runs the function as its own role, whose one policy holds exactly the construct's grants", () => {
+  it("runs the function as its own role, whose policies hold exactly the construct's grants", () => {
     const functions = Object.values(template.findResources("AWS::Lambda::Function")).filter(
       (f) => f.Properties.Runtime === "nodejs22.x",
     );
     expect(functions).toHaveLength(1);
     const [fn] = functions as [{ Properties: { Role: { "Fn::GetAtt": [string, string] } } }];
     const roleId = fn.Properties.Role["Fn::GetAtt"][0];
+    const [fnId] = Object.keys(
+      template.findResources("AWS::Lambda::Function", { Properties: { Runtime: "nodejs22.x" } }),
+    );
     const policies = Object.values(template.findResources("AWS::IAM::Policy")).filter((p) =>
       (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === roleId),
     );
-    expect(policies).toHaveLength(1);
-    const [policy] = policies as [{ Properties: { PolicyDocument: { Statement: { Action: string | string[] }[] } } }];
+    expect(policies).toHaveLength(2);
+    type Statement = { Action: string | string[]; Resource: unknown };
+    const [policy, invoke] = policies as [
+      { Properties: { PolicyDocument: { Statement: Statement[] } } },
+      { Properties: { PolicyDocument: { Statement: Statement[] } } },
+    ];
+    // The search indexer's next pass: the function invokes itself, and nothing else.
+    expect(invoke.Properties.PolicyDocument.Statement).toEqual([
+      expect.objectContaining({ Action: "lambda:InvokeFunction", Resource: { "Fn::GetAtt": [fnId, "Arn"] } }),
+    ]);
     const actions = policy.Properties.PolicyDocument.Statement.map((s) => [s.Action].flat().sort());
     expect(actions).toEqual([
       ["logs:CreateLogStream", "logs:PutLogEvents"],

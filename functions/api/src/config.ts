@@ -56,5 +56,7 @@ export function lambdaConfig(env: NodeJS.ProcessEnv = process.env) {
     maxShareDays,
     publicUrl,
     indexBudgetMs,
+    // Set by Lambda: the scheduled pass invokes the function itself for the next one.
+    functionName: env.AWS_LAMBDA_FUNCTION_NAME || undefined,
   };
 }

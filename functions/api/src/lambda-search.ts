@@ -12,8 +12,24 @@ import type { Stores } from "@pisync/store";
 import { lazy } from "./lazy.js";
 import type { SearchDeps } from "./routes/search.js";
 
-/** Sessions one bounded step indexes at most (each one batch of lines at most: see `SearchIndexer.step`). */
-const STEP_SESSIONS = 8;
+/**
+ * Sessions one bounded step indexes (each one batch of lines at most: see `SearchIndexer.step`),
+ * in one log entry: a pass's first step takes the fewest; each next one takes twice as many
+ * while a step took under a quarter of the time left (fewer, larger entries: fewer pointer
+ * writes and compactions in a rebuild), half as many when it took more than half. Its bytes
+ * follow the pass's rate within the bounds below.
+ */
+const STEP_SESSIONS = { first: 8, max: 64 };
+const STEP_MIN_BYTES = 128 * 1024;
+const STEP_MAX_BYTES = 4 * 1024 * 1024;
+/** The indexing rate a pass assumes before its first step (bytes of lines per ms: a loaded machine's). */
+const FIRST_BYTES_PER_MS = 300;
+/** Marks removed or put off at once. */
+const MARKS_AT_ONCE = 16;
+/** Marks a scheduled pass reads at most (oldest due first): more than a pass indexes in its budget. */
+export const MARKS_PER_PASS = 512;
+/** Marks of its user a search reads at most before it indexes them. */
+const MARKS_PER_SEARCH = 64;
 /** The scheduled pass's time budget by default, and a search's for its user's marks. */
 export const INDEX_BUDGET_MS = 6_000;
 export const SEARCH_BUDGET_MS = 2_000;
@@ -29,6 +45,12 @@ export interface MarkPass {
   left: number;
   /** Users whose index of the older layout was upgraded (their sessions marked). */
   upgraded: number;
+  /**
+   * Whether marks are still due (a pass of the schedule: the budget ran out, or it read only
+   * a bounded number of them): another pass may start at once. Marks of sessions that failed
+   * are put off, so they alone never make it true.
+   */
+  more: boolean;
 }
 
 /**
@@ -103,13 +125,16 @@ export class MarkingIndexer extends SearchIndexer {
   async catchUpUser(userId: string, budgetMs = SEARCH_BUDGET_MS): Promise<MarkPass> {
     const deadline = Date.now() + budgetMs;
     const upgraded = await this.upgradeIfOld(userId);
-    return { ...(await this.indexMarks(await this.marks.ofUser(userId), deadline)), upgraded };
+    const marks = await this.marks.ofUser(userId, MARKS_PER_SEARCH);
+    const pass = await this.indexMarks(marks, deadline);
+    return { indexed: pass.indexed, left: pass.left, upgraded, more: pass.left > 0 };
   }
 
   /**
    * The scheduled pass: upgrades indexes of the older layout, then indexes marked sessions of
    * every user until `budgetMs` is spent, oldest marks first and users in turns (one user's
-   * rebuild does not hold up another's appends).
+   * rebuild does not hold up another's appends). It reads at most {@link MARKS_PER_PASS} marks,
+   * oldest due first (writes' before a rebuild's); a session that failed has its mark put off.
    */
   async catchUpMarked(budgetMs = INDEX_BUDGET_MS): Promise<MarkPass> {
     const deadline = Date.now() + budgetMs;
@@ -124,7 +149,14 @@ export class MarkingIndexer extends SearchIndexer {
       });
     }
     if (recheck && old.length === 0) this.upgradedAllAt = Date.now();
-    return { ...(await this.indexMarks(inTurns(await this.marks.all()), deadline)), upgraded };
+    const due = await this.marks.due(MARKS_PER_PASS);
+    const pass = await this.indexMarks(inTurns(due.marks), deadline);
+    // Put off, a few at once: a failing session waits, and the next bounded read reaches the marks after it.
+    for (let i = 0; i < pass.failed.length; i += MARKS_AT_ONCE) {
+      await Promise.all(pass.failed.slice(i, i + MARKS_AT_ONCE).map((mark) => this.marks.defer(mark)));
+    }
+    const more = due.more || pass.left > pass.failed.length;
+    return { indexed: pass.indexed, left: pass.left, upgraded, more };
   }
 
   /**
@@ -179,45 +211,40 @@ export class MarkingIndexer extends SearchIndexer {
   /**
    * Indexes the marked sessions, in order, in bounded steps until `deadline` (at least one step:
    * every pass makes progress); a mark goes once its session is up to date, and only that mark.
+   * Each step's bytes follow the rate of the steps before it, so the last one ends near the deadline.
    */
-  private async indexMarks(marks: readonly SessionMark[], deadline: number): Promise<Omit<MarkPass, "upgraded">> {
+  private async indexMarks(
+    marks: readonly SessionMark[],
+    deadline: number,
+  ): Promise<{ indexed: number; left: number; failed: SessionMark[] }> {
     const queue = [...marks];
     let indexed = 0;
-    const stalled = new Set<SessionMark>();
-    /** Where each mark's session stood after its last step. */
-    const known = new Map<SessionMark, number | undefined>();
+    const failed: SessionMark[] = [];
+    let bytesPerMs = FIRST_BYTES_PER_MS;
+    let size = STEP_SESSIONS.first;
     let first = true;
     while (queue.length > 0 && (first || Date.now() < deadline)) {
       first = false;
-      const step = queue.splice(0, STEP_SESSIONS);
-      // Not stepped yet: unknown (NaN equals nothing), so its first step counts as progress.
-      const before = step.map((mark) => (known.has(mark) ? known.get(mark) : Number.NaN));
-      await this.marked.step(step);
-      for (const [i, mark] of step.entries()) {
-        const now = await this.progress(mark);
-        known.set(mark, now.offset);
-        if (now.current) {
-          await this.marks.done(mark);
-          indexed++;
-        } else if (now.offset !== before[i] || !stalled.has(mark)) {
-          // More lines (or not read: past the step's byte limit): a later step goes on from here.
-          if (now.offset === before[i]) stalled.add(mark);
-          queue.push(mark);
-        }
-        // A session that did not move twice failed (it waits for its retry): its mark stays for a later pass.
+      const step = queue.splice(0, size);
+      const maxBytes = Math.min(STEP_MAX_BYTES, Math.max(STEP_MIN_BYTES, bytesPerMs * (deadline - Date.now())));
+      const t0 = performance.now();
+      const { outcomes, bytes } = await this.marked.step(step, { maxBytes });
+      const took = Math.max(1, performance.now() - t0);
+      if (bytes > 0) bytesPerMs = bytes / took;
+      const left = deadline - Date.now();
+      if (took < left / 4) size = Math.min(STEP_SESSIONS.max, size * 2);
+      else if (took > left / 2) size = Math.max(1, Math.floor(size / 2));
+      const current = step.filter((_, i) => outcomes[i] === "current");
+      for (let i = 0; i < current.length; i += MARKS_AT_ONCE) {
+        await Promise.all(current.slice(i, i + MARKS_AT_ONCE).map((mark) => this.marks.done(mark)));
       }
+      indexed += current.length;
+      // Not taken (past the step's bytes): next, in order. More lines: after the others, as the embedded drain does.
+      queue.unshift(...step.filter((_, i) => outcomes[i] === "later"));
+      queue.push(...step.filter((_, i) => outcomes[i] === "more"));
+      failed.push(...step.filter((_, i) => outcomes[i] === "failed"));
     }
-    return { indexed, left: marks.length - indexed };
-  }
-
-  /** How far the session's index is, and whether it is up to date with its head (or gone with it). */
-  private async progress(mark: SessionMark): Promise<{ current: boolean; offset: number | undefined }> {
-    const head = await this.storesOf.meta.getHead(mark.userId, mark.sessionId);
-    const state = await this.indexOf.state(mark.userId, mark.sessionId);
-    const current = head
-      ? state?.generation === head.current.generation && state.offset === head.current.length
-      : state === undefined;
-    return { current, offset: state ? state.generation * 2 ** 40 + state.offset : undefined };
+    return { indexed, left: marks.length - indexed, failed };
   }
 }
 
@@ -225,7 +252,9 @@ export class MarkingIndexer extends SearchIndexer {
 function inTurns(marks: readonly SessionMark[]): SessionMark[] {
   const byUser = new Map<string, SessionMark[]>();
   for (const mark of [...marks].sort((a, b) => a.at - b.at)) {
-    byUser.set(mark.userId, [...(byUser.get(mark.userId) ?? []), mark]);
+    const list = byUser.get(mark.userId);
+    if (list) list.push(mark);
+    else byUser.set(mark.userId, [mark]);
   }
   const lists = [...byUser.values()];
   const ordered: SessionMark[] = [];
@@ -233,6 +262,34 @@ function inTurns(marks: readonly SessionMark[]): SessionMark[] {
     for (const list of lists) if (round < list.length) ordered.push(list[round] as SessionMark);
   }
   return ordered;
+}
+
+/** What {@link passesUntilDone} did. */
+export interface MarkPasses {
+  passes: number;
+  indexed: number;
+  /** Whether marks were still due when it stopped (`stopped` said so). */
+  more: boolean;
+}
+
+/**
+ * Bounded passes back to back until no mark is due (or `stopped()` says so): on one machine
+ * nothing bounds a run, but each pass still reads a bounded number of marks and writes as
+ * much as one pass of the function does.
+ */
+export async function passesUntilDone(
+  indexer: MarkingIndexer,
+  budgetMs = INDEX_BUDGET_MS,
+  stopped: () => boolean = () => false,
+): Promise<MarkPasses> {
+  const run: MarkPasses = { passes: 0, indexed: 0, more: true };
+  while (run.more && !stopped()) {
+    const pass = await indexer.catchUpMarked(budgetMs);
+    run.passes++;
+    run.indexed += pass.indexed;
+    run.more = pass.more;
+  }
+  return run;
 }
 
 /**
@@ -265,6 +322,11 @@ export function lambdaSearch(
 function forwardTo(get: () => Promise<SearchIndex>): SearchIndex {
   return {
     state: async (userId, sessionId) => (await get()).state(userId, sessionId),
+    states: async (userId, sessionIds) => {
+      const index = await get();
+      if (index.states) return index.states(userId, sessionIds);
+      return Promise.all(sessionIds.map((sessionId) => index.state(userId, sessionId)));
+    },
     sessions: async (userId) => (await get()).sessions(userId),
     users: async () => (await get()).users(),
     apply: async (batch) => (await get()).apply(batch),

@@ -1,12 +1,14 @@
 /**
  * The Lambda entry: the same app, on S3 + DynamoDB. `hono/aws-lambda` translates API Gateway
  * (v1, v2) and function-URL events, decodes base64 bodies and base64-encodes binary answers.
- * A scheduled event (EventBridge) runs the search indexer's pass over every marked session; a
+ * A scheduled event (EventBridge) runs a bounded search indexing pass over due marks, and while
+ * marks are left the function invokes itself for the next (`{ "pisync": "index", ... }`); a
  * direct invocation with `{ "pisync": "reindex", "users": [...] }` rebuilds those users' indexes.
  */
 import { parseShareKeys, type ShareKeys, SWEEP_MIN_AGE_MS, storedLines, verifyStores } from "@pisync/core";
 import { SAFE_ID } from "@pisync/protocol";
 // The marks alone: the index's module (`@pisync/search/aws`) is a chunk loaded on the first search.
+import { type ChainLink, PassChain } from "@pisync/search/aws/chain";
 import { LegacyIndexes } from "@pisync/search/aws/legacy";
 import { commitMark, SearchMarks } from "@pisync/search/aws/marks";
 import type { Commit, MetaStore, Stores } from "@pisync/store";
@@ -14,6 +16,7 @@ import { type AwsConnection, awsStores, readSecretString } from "@pisync/store/a
 import { handle, type LambdaContext, type LambdaEvent } from "hono/aws-lambda";
 import { type AppDeps, createApp } from "./app.js";
 import { lambdaConfig } from "./config.js";
+import { type ContinuePass, type IndexEvent, invokeSelf, isIndexEvent, parseIndexEvent } from "./continue-pass.js";
 import {
   INDEX_BUDGET_MS,
   lambdaSearch,
@@ -44,6 +47,11 @@ export interface LambdaSearchConfig {
    * retry, a delete) writes one after it.
    */
   marksInCommits?: boolean;
+  /**
+   * Starts the next pass at once while marks are due (on Lambda: the function invokes itself);
+   * one chain at a time (`PassChain`). Without it, passes follow the schedule only.
+   */
+  continuePass?: ContinuePass;
 }
 
 /** The function's timeout is 15 s (infra): an invocation keeps this much of its remaining time as a margin. */
@@ -169,15 +177,37 @@ export function createSearchingHandler(
   const http = handle(
     createApp({ stores: appStores, search: lambdaSearch(index, indexer, console.error, searchBudgetMs), ...options }),
   );
-  const handler = async (
-    event: LambdaEvent | { "detail-type": "Scheduled Event" } | ReindexEvent | typeof SWEEP_EVENT,
-    context: LambdaContext,
-  ) => {
-    if (isScheduled(event)) {
-      const pass = await indexer.catchUpMarked(budgetOf(context, search.indexBudgetMs ?? INDEX_BUDGET_MS));
-      if (pass.left > 0) console.log(`pisync: search: ${pass.left} marked sessions left for the next run`);
+  const chain = new PassChain(search.connection, search.table);
+  const send = search.continuePass;
+  /** Sends the pass after `held` (a lost one is not retried: the chain's lease runs out and the schedule starts another). */
+  const continueAfter = async (held: ChainLink) => {
+    await send?.({ pisync: "index", chain: held.chain, seq: held.seq + 1 }).catch((error: Error) =>
+      console.error(`pisync: search: the next indexing pass was not started: ${error.message}`),
+    );
+  };
+  /**
+   * A pass over due marks (the schedule's, or a chain's link). While marks are due it sends the
+   * next pass: a scheduled one starts a chain if none holds the lease; a link that is not its
+   * chain's next (delivered twice, or overtaken by a newer chain) does nothing.
+   */
+  const indexPass = async (link: IndexEvent | undefined, context: LambdaContext) => {
+    if (link && !(await chain.claim(link))) return { indexed: 0, left: 0, upgraded: 0, more: false, claimed: false };
+    const pass = await indexer.catchUpMarked(budgetOf(context, search.indexBudgetMs ?? INDEX_BUDGET_MS));
+    if (!send) {
+      if (pass.more) console.log("pisync: search: marked sessions left for the next run");
       return pass;
     }
+    const held = link ?? (pass.more ? await chain.start() : undefined);
+    if (held && pass.more) await continueAfter(held);
+    else if (held) await chain.end(held);
+    return pass;
+  };
+  const handler = async (
+    event: LambdaEvent | { "detail-type": "Scheduled Event" } | ReindexEvent | IndexEvent | typeof SWEEP_EVENT,
+    context: LambdaContext,
+  ) => {
+    if (isScheduled(event)) return indexPass(undefined, context);
+    if (isIndexEvent(event)) return indexPass(parseIndexEvent(event), context);
     if (isSweep(event)) {
       // The stores' sweep first, then the index's upkeep in what is left: both resume on the next run.
       const deadline = Date.now() + budgetOf(context, SWEEP_BUDGET_MS);
@@ -187,7 +217,11 @@ export function createSearchingHandler(
     }
     if (isReindex(event)) {
       const users = usersOf(event);
-      return { reindexed: users, marked: await indexer.rebuildUsers(users) };
+      const marked = await indexer.rebuildUsers(users);
+      // The first pass at once, not at the schedule's next minute (unless a chain runs already).
+      const held = send && marked > 0 ? await chain.start() : undefined;
+      if (held) await continueAfter(held);
+      return { reindexed: users, marked };
     }
     const answer = await http(event as LambdaEvent, context);
     try {
@@ -241,7 +275,13 @@ export function init(): ReturnType<typeof createSearchingHandler> {
     const commitItems = (commit: Commit) => [commitMark(commit)];
     cached = createSearchingHandler(
       awsStores({ ...connection, bucket: config.bucket, table: config.table, commitItems }),
-      { connection, table: config.table, indexBudgetMs: config.indexBudgetMs, marksInCommits: true },
+      {
+        connection,
+        table: config.table,
+        indexBudgetMs: config.indexBudgetMs,
+        marksInCommits: true,
+        continuePass: config.functionName ? invokeSelf(connection, config.functionName) : undefined,
+      },
       {
         shareKeys: secretKeys(connection, config.shareKeySecret),
         maxShareDays: config.maxShareDays,

@@ -17,8 +17,12 @@ import {
   Uploads,
   verifyStores,
 } from "@pisync/core";
+import type { SearchIndex } from "@pisync/search";
+import { SearchMarks } from "@pisync/search/aws/marks";
+import type { Stores } from "@pisync/store";
 import { createApp } from "./app.js";
 import { secretKeys } from "./lambda.js";
+import { INDEX_BUDGET_MS, MarkingIndexer, passesUntilDone } from "./lambda-search.js";
 import { type AwsStoreSettings, type OpenStores, openAws, openEmbedded, searchIndexFor } from "./node-stores.js";
 import { DEFAULT_RATE_LIMITS, type RateLimits } from "./rate-limit.js";
 import { type WorkerPoolOptions, workerPool } from "./worker-pool.js";
@@ -89,6 +93,12 @@ export const SEARCH_CATCH_UP_MS = 5000;
  */
 export const AWS_SEARCH_CATCH_UP_MS = 3600_000;
 
+/**
+ * How often the server on S3 + DynamoDB looks for due search marks (a rebuild's, or left by the
+ * Lambda function's writes to the same stores); when it finds some, passes run back to back.
+ */
+export const AWS_SEARCH_MARKS_EVERY_MS = 60_000;
+
 /** How often the sweep removes unreferenced objects and rolls heads behind their bytes forward. */
 export const SWEEP_EVERY_MS = 3600_000;
 
@@ -106,6 +116,34 @@ function every(ms: number, now: boolean, task: () => Promise<void>): () => void 
   const timer = setInterval(pass, ms);
   timer.unref();
   return () => clearInterval(timer);
+}
+
+/**
+ * The search marks' passes on S3 + DynamoDB: now and every {@link AWS_SEARCH_MARKS_EVERY_MS},
+ * bounded passes back to back while marks are due. Returns its stop (which waits for the pass under way).
+ */
+function markedPasses(
+  stores: Stores,
+  search: SearchIndex,
+  aws: AwsStoreSettings,
+  log: (line: string) => void,
+): () => Promise<void> {
+  const marks = new SearchMarks(aws, aws.table);
+  const indexer = new MarkingIndexer(stores, search, marks, log);
+  let stopped = false;
+  let running: Promise<unknown> = Promise.resolve();
+  const stop = every(AWS_SEARCH_MARKS_EVERY_MS, true, () => {
+    running = passesUntilDone(indexer, INDEX_BUDGET_MS, () => stopped).catch((error: Error) =>
+      log(`pisync: search passes failed: ${error.message}`),
+    );
+    return running.then(() => undefined);
+  });
+  return async () => {
+    stopped = true;
+    stop();
+    await running;
+    marks.close();
+  };
 }
 
 /** The sweep of the server's schedule: what `npm run verify -- --repair` does, without reading every byte. */
@@ -170,6 +208,7 @@ export async function startNodeServer(options: NodeServerOptions) {
   const stopCatchUp = every(options.aws ? AWS_SEARCH_CATCH_UP_MS : SEARCH_CATCH_UP_MS, true, () =>
     indexer.catchUp().catch((error: Error) => log(`pisync: search catch-up failed: ${error.message}`)),
   );
+  const stopMarks = options.aws ? markedPasses(stores, search, options.aws, log) : async () => {};
   const stopSweep = every(options.sweepEveryMs ?? SWEEP_EVERY_MS, false, () => sweep(open, log));
   const stopUploadSweep = sweepUploadsEvery(new Uploads(stores.blobs, 0), UPLOAD_SWEEP_MS, log);
   const app = createApp({
@@ -196,6 +235,7 @@ export async function startNodeServer(options: NodeServerOptions) {
     });
   } catch (error) {
     stopCatchUp();
+    await stopMarks();
     stopSweep();
     stopUploadSweep();
     await indexer.flush();
@@ -223,6 +263,7 @@ export async function startNodeServer(options: NodeServerOptions) {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await work.close();
       stopCatchUp();
+      await stopMarks();
       stopSweep();
       stopUploadSweep();
       await indexer.flush(); // what was written is indexed before the index closes

@@ -13,12 +13,13 @@ import { Appender, SearchIndexer, storedLines, Tokens } from "@pisync/core";
 import { parseQuery } from "@pisync/search";
 import { SearchMarks } from "@pisync/search/aws";
 import { SqliteSearchIndex } from "@pisync/search/embedded";
-import { type Stores, searchIndexKey } from "@pisync/store";
+import { type Stores, searchIndexKey, sessionPrefix } from "@pisync/store";
 import { type AwsStoresConfig, awsStores, documentClient } from "@pisync/store/aws";
 import { testAwsConfig } from "@pisync/testing";
 import { event } from "@pisync/testing/lambda-events";
 import type { LambdaContext } from "hono/aws-lambda";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { IndexEvent } from "../src/continue-pass.js";
 import { createSearchingHandler } from "../src/lambda.js";
 import { maintainSearch } from "../src/lambda-search.js";
 
@@ -62,7 +63,7 @@ describe("rebuilds in bounded invocations", () => {
     });
     marks = new SearchMarks(config, config.table);
     dir = mkdtempSync(join(tmpdir(), "pisync-rebuild-"));
-    for (const user of ["rebuilder", "bystander", "elder", "elder2"]) {
+    for (const user of ["rebuilder", "bystander", "elder", "elder2", "chained"]) {
       auth[user] = { Authorization: `Bearer ${(await new Tokens(stores.meta).create(user, "test")).token}` };
     }
   });
@@ -167,6 +168,63 @@ describe("rebuilds in bounded invocations", () => {
     expect((await s3.pointers.get("bystander"))?.rev).toBe(bystander?.rev);
     expect(await search("bystander", "herring")).toHaveLength(2);
   }, 120_000);
+
+  it("a reindex starts a chain of passes that continue themselves, each within its budget, until no mark is due", async () => {
+    const words = (i: number) => [`a chained albatross numbered word${i}`, `second line ${i} of tern`];
+    await store("chained", 24, "sess-ch", words);
+    // A session whose bytes are gone: it fails at every try, and must not keep the chain going.
+    await store("chained", 1, "sess-broken", words);
+    await stores.blobs.delete(await stores.blobs.list(sessionPrefix("chained", "sess-broken-0")));
+    const sent: IndexEvent[] = [];
+    const chained = createSearchingHandler(stores, {
+      connection: config,
+      table: config.table,
+      indexBudgetMs: BUDGET_MS,
+      continuePass: async (next) => {
+        sent.push(next);
+      },
+    });
+    try {
+      expect(await chained({ pisync: "reindex", users: ["chained"] }, context)).toMatchObject({ marked: 25 });
+      expect(sent).toHaveLength(1); // the first pass at once, not at the schedule's next minute
+      // The schedule meanwhile: it passes, but starts no second chain.
+      const scheduled = (await chained(SCHEDULED, context)) as { more: boolean };
+      expect(scheduled.more).toBe(true);
+      expect(sent).toHaveLength(1);
+
+      const took: number[] = [];
+      let duplicate = true;
+      for (let links = 0; sent.length > 0; links++) {
+        expect(links).toBeLessThan(80);
+        const link = sent.shift() as IndexEvent;
+        const t0 = performance.now();
+        const pass = (await chained(link, context)) as { more: boolean; left: number };
+        took.push(performance.now() - t0);
+        // A continuation exactly when marks are still due.
+        expect(sent.length, JSON.stringify(pass)).toBe(pass.more ? 1 : 0);
+        if (duplicate) {
+          // Delivered twice (asynchronous invocations are at least once): the second does nothing.
+          duplicate = false;
+          expect(await chained(link, context)).toMatchObject({ claimed: false, more: false });
+          expect(sent.length).toBe(pass.more ? 1 : 0);
+        }
+      }
+      expect(took.length).toBeGreaterThan(1);
+      for (const ms of took) expect(ms).toBeLessThan(BUDGET_MS + MARGIN_MS);
+      // Only the failing session's mark is left, put off: the chain ended, and the schedule finds nothing due.
+      expect((await marks.ofUser("chained")).map((m) => [m.sessionId, m.attempts])).toEqual([["sess-broken-0", 1]]);
+      expect(await chained(SCHEDULED, context)).toMatchObject({ indexed: 0, left: 0, more: false });
+      expect(sent).toEqual([]);
+
+      const queries = ["albatross", "word17", "tern second"];
+      const answers: string[][] = [];
+      for (const q of queries) answers.push(await search("chained", q));
+      expect(answers).toEqual(await embedded("chained", queries));
+      expect(answers[0]).toHaveLength(24);
+    } finally {
+      chained.index.close();
+    }
+  }, 180_000);
 
   it("upgrades an index of the older layout (one whole file per user): by a search, and by the scheduled pass", async () => {
     const words = (i: number) => [`an ancient coelacanth ${i}`];

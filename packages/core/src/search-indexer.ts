@@ -28,6 +28,30 @@ const DRAIN_SESSIONS = 64;
  */
 const DRAIN_BYTES = 8 * 1024 * 1024;
 
+/** What one bounded step did with a session (see {@link SearchIndexer.step}). */
+export type StepOutcome =
+  /** Up to date with the head the step read (or gone from the store, and now from the index). */
+  | "current"
+  /** Lines added; more are left for a later step. */
+  | "more"
+  /** Not taken (past the step's limits) or overtaken by another indexer: a later step goes on. */
+  | "later"
+  /** Failed now, or waiting for its retry time (see {@link SearchIndexer.failures}). */
+  | "failed";
+
+/** Sessions whose heads or lines a step reads at once. */
+const STEP_READS_AT_ONCE = 8;
+
+/** `fn` over `items`, a few at once, each answer its value or its error. */
+async function settleEach<T, R>(items: readonly T[], fn: (item: T) => Promise<R>): Promise<Array<R | Error>> {
+  const answers: Array<R | Error> = [];
+  for (let i = 0; i < items.length; i += STEP_READS_AT_ONCE) {
+    const group = items.slice(i, i + STEP_READS_AT_ONCE);
+    answers.push(...(await Promise.all(group.map((item) => fn(item).catch((error: Error) => error)))));
+  }
+  return answers;
+}
+
 /** Where the users the catch-up pass visits come from (every user the meta store has). */
 export type UserSource = () => Promise<readonly string[]>;
 
@@ -298,22 +322,103 @@ export class SearchIndexer {
 
   /**
    * One bounded step over the given sessions: the next run of each one's unindexed lines (one
-   * batch's worth, {@link BATCH_BYTES}, at most) added in one transaction, up to the drain's
-   * limits per step; sessions past them, or with more lines, are left to the caller's next
-   * step. A caller with a time budget (a Lambda invocation) calls it until it is spent.
+   * batch's worth, {@link BATCH_BYTES}, at most) added in one transaction, up to
+   * {@link DRAIN_SESSIONS} sessions and `maxBytes` of lines (the first session always);
+   * sessions past them, or with more lines, are left to the caller's next step. Heads, index
+   * states and lines are read a few sessions at once. A caller with a time budget (a Lambda
+   * invocation) calls it until it is spent.
+   * @returns what became of each session, and the bytes of lines added
    */
-  async step(sessions: ReadonlyArray<{ userId: string; sessionId: string }>): Promise<void> {
+  async step(
+    sessions: ReadonlyArray<{ userId: string; sessionId: string }>,
+    options: { maxBytes?: number } = {},
+  ): Promise<{ outcomes: StepOutcome[]; bytes: number }> {
+    const maxBytes = options.maxBytes ?? DRAIN_BYTES;
     const keys = sessions.map((s) => `${s.userId}\n${s.sessionId}`);
-    for (const key of keys) this.dirty.add(key);
-    try {
-      const { items } = await this.readStep(new Set());
-      const applied = await this.applyEach(items);
-      applied.forEach((ok, i) => {
-        if (ok === true) this.failed.delete(`${items[i]?.at.userId}\n${items[i]?.at.sessionId}`);
-      });
-    } finally {
-      for (const key of keys) this.dirty.delete(key);
+    const outcomes: StepOutcome[] = sessions.map(() => "later");
+    const heads = await settleEach(sessions, (s) => this.stores.meta.getHead(s.userId, s.sessionId));
+    const states = await this.statesOf(sessions);
+    const chosen: Array<{ i: number; head: SessionHead; from: number }> = [];
+    let planned = 0;
+    for (const [i, { userId, sessionId }] of sessions.entries()) {
+      const key = keys[i] as string;
+      const head = heads[i];
+      if (this.waiting(key)) outcomes[i] = "failed";
+      else if (head instanceof Error || states[i] instanceof Error) {
+        this.fail(key, head instanceof Error ? head : states[i]);
+        outcomes[i] = "failed";
+      } else if (!head) {
+        try {
+          await this.index.remove(userId, sessionId);
+          outcomes[i] = "current";
+        } catch (error) {
+          this.fail(key, error);
+          outcomes[i] = "failed";
+        }
+      } else {
+        const state = states[i] as IndexState | undefined;
+        const { generation, length } = head.current;
+        if (state?.generation === generation && state.offset === length) {
+          outcomes[i] = "current";
+          continue;
+        }
+        const from = resumeAt(head, state);
+        const pending = isV1(head) ? length : Math.min(length - from, BATCH_BYTES);
+        if (chosen.length > 0 && (chosen.length >= DRAIN_SESSIONS || planned + pending > maxBytes)) continue;
+        chosen.push({ i, head, from });
+        planned += pending;
+      }
     }
+    const read = await settleEach(chosen, ({ head, from }) => nextLines(this.stores, head, from));
+    const items: LinesToIndex[] = [];
+    const taken: Array<{ i: number; end: number; length: number }> = [];
+    for (const [k, { i, head, from }] of chosen.entries()) {
+      const bytes = read[k];
+      if (bytes instanceof Error || bytes === undefined) {
+        this.fail(keys[i] as string, bytes);
+        outcomes[i] = "failed";
+        continue;
+      }
+      const { userId, sessionId } = sessions[i] as { userId: string; sessionId: string };
+      items.push({ bytes, at: { userId, sessionId, generation: head.current.generation, from } });
+      taken.push({ i, end: from + bytes.length, length: head.current.length });
+    }
+    const applied = await this.applyEach(items);
+    let bytes = 0;
+    applied.forEach((ok, k) => {
+      const { i, end, length } = taken[k] as { i: number; end: number; length: number };
+      if (ok === true) {
+        this.failed.delete(keys[i] as string);
+        bytes += (items[k] as LinesToIndex).bytes.length;
+        outcomes[i] = end < length ? "more" : "current";
+      } else outcomes[i] = ok === false ? "later" : "failed"; // false: another indexer overtook it
+    });
+    return { outcomes, bytes };
+  }
+
+  /** The index states of sessions, in one read per user where the index can. Errors in place of a user's states when its read failed. */
+  private async statesOf(
+    sessions: ReadonlyArray<{ userId: string; sessionId: string }>,
+  ): Promise<Array<IndexState | undefined | Error>> {
+    const states: Array<IndexState | undefined | Error> = sessions.map(() => undefined);
+    const byUser = new Map<string, number[]>();
+    sessions.forEach((s, i) => {
+      byUser.set(s.userId, [...(byUser.get(s.userId) ?? []), i]);
+    });
+    for (const [userId, positions] of byUser) {
+      const ids = positions.map((i) => (sessions[i] as { sessionId: string }).sessionId);
+      try {
+        const read = this.index.states
+          ? await this.index.states(userId, ids)
+          : await Promise.all(ids.map((id) => this.index.state(userId, id)));
+        positions.forEach((at, k) => {
+          states[at] = read[k];
+        });
+      } catch (error) {
+        for (const at of positions) states[at] = error as Error;
+      }
+    }
+    return states;
   }
 
   /** Brings one session's index up to its stored bytes (or removes it when the session is gone). */

@@ -125,6 +125,11 @@ export interface SearchPage {
 export interface SearchIndex {
   /** How far a session is indexed, or undefined when it is not. */
   state(userId: string, sessionId: string): Promise<IndexState | undefined>;
+  /**
+   * Optional: how far each of a user's sessions is indexed, in one read (an adapter whose every
+   * read first checks a remote pointer has it); callers fall back to {@link SearchIndex.state}.
+   */
+  states?(userId: string, sessionIds: readonly string[]): Promise<Array<IndexState | undefined>>;
   /** Every session of a user the index holds, with its state. */
   sessions(userId: string): Promise<Array<IndexState & { sessionId: string }>>;
   /** Every user the index holds a session of. */

@@ -1,12 +1,14 @@
 import { randomBytes } from "node:crypto";
+import { PutCommand } from "@aws-sdk/lib-dynamodb";
 import { storedLines } from "@pisync/core";
 import { type BlobStore, isSearchObjectKey, searchIndexKey } from "@pisync/store";
-import { type AwsStoresConfig, awsStores } from "@pisync/store/aws";
+import { type AwsStoresConfig, awsStores, documentClient } from "@pisync/store/aws";
 import { testAwsConfig } from "@pisync/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   AmbiguousPointerWrite,
   decodeManifest,
+  PassChain,
   type Pointer,
   S3SearchIndex,
   type S3SearchIndexConfig,
@@ -189,7 +191,7 @@ describe("search marks", () => {
     const mine = await marks.ofUser("marker");
     expect(mine.map((m) => m.sessionId).sort()).toEqual(["s1", "s2"]);
     expect(
-      (await marks.all())
+      (await marks.due(1000)).marks
         .filter((m) => m.userId.startsWith("marker"))
         .map((m) => `${m.userId}/${m.sessionId}`)
         .sort(),
@@ -211,6 +213,82 @@ describe("search marks", () => {
     expect(listed).toHaveLength(130);
     expect([...listed].sort((a, b) => a.at - b.at).map((m) => m.sessionId)).toEqual(ids);
     expect(listed.every((m) => m.at > 0)).toBe(true);
+  });
+});
+
+describe("due marks", () => {
+  it("are read a bounded number at a time, oldest first, writes' before a rebuild's and those of the earlier layout", async () => {
+    const own = await testAwsConfig(); // a table of its own: every mark in it is this test's
+    const marks = new SearchMarks(own, own.table);
+    await marks.markMany("bulk", ["b1", "b2", "b3"]);
+    await marks.mark("live", "l1");
+    await marks.mark("live", "l2");
+    const db = documentClient(own);
+    // As a mark was written before marks were ordered by due time.
+    await db.send(
+      new PutCommand({
+        TableName: own.table,
+        Item: { pk: "X#old", sk: "D#o1", token: "t0", gsi1pk: "XD", gsi1sk: "old#o1" },
+      }),
+    );
+    const ids = (read: { marks: { userId: string; sessionId: string }[] }) =>
+      read.marks.map((m) => `${m.userId}/${m.sessionId}`);
+    const first = await marks.due(3);
+    expect(ids(first)).toEqual(["live/l1", "live/l2", "bulk/b1"]);
+    expect(first.more).toBe(true);
+    const all = await marks.due(10);
+    expect(ids(all)).toEqual(["live/l1", "live/l2", "bulk/b1", "bulk/b2", "bulk/b3", "old/o1"]);
+    expect(all.more).toBe(false);
+    expect(all.marks.at(-1)).toMatchObject({ token: "t0", at: 0, attempts: 0 });
+    db.destroy();
+    marks.close();
+  });
+
+  it("put off a failed session's mark, longer at each failure, unless the session was written again", async () => {
+    const own = await testAwsConfig();
+    const marks = new SearchMarks(own, own.table);
+    await marks.mark("u", "failing");
+    await marks.mark("u", "fine");
+    const now = Date.now() + 1000;
+    const [failing] = (await marks.due(1, now)).marks;
+    expect(failing?.sessionId).toBe("failing");
+    const until = await marks.defer(failing as never, now);
+    expect(until - now).toBe(10_000);
+    // Not due before its time: a bounded read reaches the marks after it.
+    expect((await marks.due(1, now)).marks.map((m) => m.sessionId)).toEqual(["fine"]);
+    const again = (await marks.due(5, until)).marks.find((m) => m.sessionId === "failing");
+    expect(again?.attempts).toBe(1);
+    expect((await marks.defer(again as never, until)) - until).toBe(20_000);
+    // Written again meanwhile: the new mark is due now, and a stale put-off leaves it so.
+    const stale = (await marks.ofUser("u")).find((m) => m.sessionId === "failing");
+    await marks.mark("u", "failing");
+    await marks.defer(stale as never, Date.now());
+    expect((await marks.due(5)).marks.map((m) => m.sessionId).sort()).toEqual(["failing", "fine"]);
+    marks.close();
+  });
+});
+
+describe("the chain of passes", () => {
+  it("has one chain at a time; a link runs once; an ended or expired chain lets another start", async () => {
+    const own = await testAwsConfig();
+    const chain = new PassChain(own, own.table, 1000);
+    const now = Date.now();
+    const first = await chain.start(now);
+    expect(first?.seq).toBe(1);
+    expect(await chain.start(now + 10)).toBeUndefined(); // the schedule while the chain holds its lease
+    const next = { chain: first?.chain as string, seq: 2 };
+    expect(await chain.claim(next, now + 20)).toBe(true);
+    expect(await chain.claim(next, now + 30)).toBe(false); // delivered twice
+    expect(await chain.claim({ ...next, seq: 4 }, now + 30)).toBe(false); // not its next link
+    await chain.end({ ...next, seq: 1 }); // an older link ends nothing
+    expect(await chain.start(now + 40)).toBeUndefined();
+    await chain.end(next);
+    const second = await chain.start(now + 50);
+    expect(second).toBeDefined();
+    // Its continuation lost: after the lease, the schedule starts another, and the old chain's next link stops.
+    const third = await chain.start(now + 50 + 1001);
+    expect(third?.chain).not.toBe(second?.chain);
+    expect(await chain.claim({ chain: second?.chain as string, seq: 2 }, now + 1100)).toBe(false);
   });
 });
 

@@ -3,7 +3,8 @@
  * plus a log of changes, behind a DynamoDB pointer ({@link S3SearchIndex}), and the durable marks
  * of sessions written since they were indexed ({@link SearchMarks}).
  */
-export { commitMark, SearchMarks, type SessionMark } from "./marks.js";
+export { CHAIN_LEASE_MS, type ChainLink, PassChain } from "./chain.js";
+export { commitMark, type DueMarks, SearchMarks, type SessionMark } from "./marks.js";
 export { decodeManifest, type Manifest } from "./objects.js";
 export { AmbiguousPointerWrite, type Pointer, Pointers } from "./pointers.js";
 export {

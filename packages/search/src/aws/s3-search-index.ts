@@ -141,6 +141,15 @@ export class S3SearchIndex implements SearchIndex {
     return this.read(userId, (index) => index.state(userId, sessionId));
   }
 
+  /** Each session's state, in one read of the pointer (an indexing step's sessions). */
+  states(userId: string, sessionIds: readonly string[]): Promise<Array<IndexState | undefined>> {
+    return this.read(userId, async (index) => {
+      const states: Array<IndexState | undefined> = [];
+      for (const sessionId of sessionIds) states.push(await index.state(userId, sessionId));
+      return states;
+    });
+  }
+
   sessions(userId: string): Promise<Array<IndexState & { sessionId: string }>> {
     return this.read(userId, (index) => index.sessions(userId));
   }
