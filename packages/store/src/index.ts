@@ -20,7 +20,11 @@ export {
   cardMatches,
   decodeListCursor,
   encodeListCursor,
+  FOLDER_KEY_DEPTH,
+  filterIndexOf,
+  filterKeys,
   LIST_SCAN_BUDGET,
+  MODEL_KEY_PARTS,
   listedCard,
   readCardPage,
 } from "./listing.js";

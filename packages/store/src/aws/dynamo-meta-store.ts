@@ -11,6 +11,13 @@
  *            without its usage, `cwd` and `mk` (the model names it answers to) for the filters:
  *            the library's list read a page at a time in its order, written (and deleted) in the
  *            same transaction as the head
+ * - filter entry: pk `U#<user>`, sk `K#<session>#<key hash>`; gsi1 `UK#<user>#<key hash>` /
+ *            `<lastAt>#<session>`: one per filter key of the session's card (`filterKeys`: its
+ *            folder and the folders above it, its model names), no body, so a folder or model
+ *            filter reads a page of its own index in the list's order, then those sessions'
+ *            list entries (`BatchGetItem`); written in the same transaction as the head. One
+ *            whose key the card no longer has is left stale (its `lastAt` old): a read drops it,
+ *            as the list entry it names no longer matches; `verify --repair` removes it
  * - page:    pk `P#<user>#<session>`, sk `G#<generation:8 hex>#<start:16 hex>`
  * - archive: pk `P#<user>#<session>`, sk `A#<generation:8 hex>`
  * - token:   pk `T#<hash>`, sk `T`; gsi1 `UT#<user>` / `<token id>`
@@ -26,7 +33,7 @@
  * read in fewer, smaller queries.
  */
 
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { ConditionalCheckFailedException, TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import {
@@ -51,9 +58,12 @@ import { TABLE_SCHEMA } from "../layout.js";
 import {
   type CardFilter,
   type CardPage,
+  type CardBatchReader,
   type CardPageRequest,
   decodeListCursor,
   encodeListCursor,
+  filterIndexOf,
+  filterKeys,
   type ListPosition,
   lastAtRange,
   listedCard,
@@ -101,6 +111,21 @@ function listItem(userId: string, card: SessionCard): Item {
     // A set cannot be empty: a card without models has none.
     ...(models.length ? { mk: new Set(models) } : {}),
   };
+}
+
+/** A filter key as a key part: hashed, so any folder or model name (any length, any character) fits. */
+const keyHash = (key: string) => createHash("sha256").update(key).digest("base64url").slice(0, 22);
+const filterSkPrefix = (sessionId: string) => `K#${sessionId}#`;
+const filterPk = (userId: string, key: string) => `UK#${userId}#${keyHash(key)}`;
+
+/** The filter entries of a session's card (see the items above): keys only, ordered like the list. */
+function filterItems(userId: string, card: SessionCard): Item[] {
+  return filterKeys(card).map((filterKey) => ({
+    pk: `U#${userId}`,
+    sk: `${filterSkPrefix(card.sessionId)}${keyHash(filterKey)}`,
+    gsi1pk: filterPk(userId, filterKey),
+    gsi1sk: `${card.lastAt}#${card.sessionId}`,
+  }));
 }
 
 /**
@@ -164,7 +189,7 @@ function decodeCursor(cursor: string | undefined, gsi1pk: string): Item | undefi
 export class DynamoMetaStore implements MetaStore {
   private readonly client: DynamoDBDocumentClient;
   /** Items the list queries have read (their `ScannedCount`), for tests and benchmarks. */
-  readonly listReads = { items: 0, queries: 0 };
+  readonly listReads = { items: 0, queries: 0, fetched: 0 };
 
   constructor(
     connection: AwsConnection,
@@ -243,6 +268,8 @@ export class DynamoMetaStore implements MetaStore {
       },
       // Its list entry: the head's condition guards the whole transaction.
       { Put: { TableName: this.table, Item: listItem(head.userId, cardOf(head)) } },
+      // Its filter entries, moved with it.
+      ...filterItems(head.userId, cardOf(head)).map((Item) => ({ Put: { TableName: this.table, Item } })),
     ];
     const pk = sessionPk(head.userId, head.sessionId);
     for (const page of commit.pages ?? []) {
@@ -327,6 +354,8 @@ export class DynamoMetaStore implements MetaStore {
   }
 
   listCardPage(userId: string, request: CardPageRequest): Promise<CardPage> {
+    const index = filterIndexOf(request.filter);
+    if (index) return this.listFilteredPage(userId, request, index);
     const gsi1pk = listPk(userId);
     const { low, high } = lastAtRange(request.filter);
     const filter = filterExpression(request.filter);
@@ -355,6 +384,59 @@ export class DynamoMetaStore implements MetaStore {
       const last = positionOf(result.LastEvaluatedKey);
       return { cards, scanned, ...(last ? { last } : {}), end: !result.LastEvaluatedKey };
     });
+  }
+
+  /**
+   * A folder- or model-filtered page read through that key's filter entries, in the list's
+   * order, then the list entries they name (one `BatchGetItem`): a stale entry (its session
+   * moved, or its card lost the key) is dropped by its `lastAt` and the filter's own check.
+   */
+  private listFilteredPage(
+    userId: string,
+    request: CardPageRequest,
+    index: { key: string; whole: boolean },
+  ): Promise<CardPage> {
+    const gsi1pk = filterPk(userId, index.key);
+    const { low, high } = lastAtRange(request.filter);
+    const read: CardBatchReader = async (after, count) => {
+      let start: Item | undefined;
+      if (after) {
+        const at = `${after[0]}#${after[1]}`;
+        if (at < low) return { cards: [], scanned: 0, end: true };
+        if (at < high) start = { pk: `U#${userId}`, sk: `${filterSkPrefix(after[1])}${keyHash(index.key)}`, gsi1pk, gsi1sk: at };
+      }
+      const result = await this.query({
+        IndexName: GSI,
+        KeyConditionExpression: "gsi1pk = :pk AND gsi1sk BETWEEN :low AND :high",
+        ExpressionAttributeValues: { ":pk": gsi1pk, ":low": low, ":high": high },
+        ProjectionExpression: "gsi1sk",
+        ScanIndexForward: false,
+        Limit: count,
+        ExclusiveStartKey: start,
+      });
+      const positions = (result.Items ?? []).map((item) => positionOf(item) as ListPosition);
+      const scanned = result.ScannedCount ?? 0;
+      this.listReads.items += scanned;
+      this.listReads.queries++;
+      const listed = await this.batchGet(
+        positions.map(([, id]) => listKey(userId, id)),
+        "card",
+      );
+      this.listReads.fetched += listed.length;
+      const byId = new Map(
+        listed.map((item) => {
+          const card = JSON.parse(item.card as string) as SessionCard;
+          return [card.sessionId, card];
+        }),
+      );
+      const cards = positions.flatMap(([lastAt, id]) => {
+        const card = byId.get(id);
+        return card && card.lastAt === lastAt ? [card] : [];
+      });
+      const last = positionOf(result.LastEvaluatedKey) ?? positions[positions.length - 1];
+      return { cards, scanned, ...(last ? { last } : {}), end: !result.LastEvaluatedKey };
+    };
+    return readCardPage(userId, request, read, { indexed: index.whole });
   }
 
   /** Items by key, 100 to a BatchGetItem; unprocessed keys are asked again. */
@@ -398,7 +480,9 @@ export class DynamoMetaStore implements MetaStore {
       ProjectionExpression: "sk",
     });
     const have = new Set(listed.map((item) => String(item.sk).slice(2)));
-    const missing = (await this.listCards(userId)).filter((card) => !have.has(card.sessionId));
+    const cards = await this.listCards(userId);
+    const missing = cards.filter((card) => !have.has(card.sessionId));
+    const filters = await this.fillFilterEntries(userId, cards, options);
     for (const card of options.check ? [] : missing) {
       try {
         // Only where none is: a commit meanwhile wrote a newer entry, which stays.
@@ -413,7 +497,39 @@ export class DynamoMetaStore implements MetaStore {
         if (!(error instanceof ConditionalCheckFailedException)) throw error;
       }
     }
-    return missing.length;
+    return missing.length + filters;
+  }
+
+  /**
+   * Writes the filter entries sessions lack (written before they were kept; only where none is,
+   * so a commit meanwhile wins) and removes those whose key the card no longer has (their
+   * session gone, or its folder or models changed); with `check` only counts sessions with either.
+   */
+  private async fillFilterEntries(userId: string, cards: SessionCard[], options: { check?: boolean }) {
+    const stored = await this.queryAll({
+      KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+      ExpressionAttributeValues: { ":pk": `U#${userId}`, ":prefix": "K#" },
+      ProjectionExpression: "pk, sk",
+    });
+    const wanted = new Map(cards.flatMap((card) => filterItems(userId, card).map((item) => [item.sk as string, item])));
+    const stale = stored.filter((item) => !wanted.has(item.sk as string));
+    const have = new Set(stored.map((item) => item.sk as string));
+    const lacking = [...wanted.values()].filter((item) => !have.has(item.sk as string));
+    const sessions = new Set(
+      [...stale, ...lacking].map((item) => String(item.sk).slice(2, String(item.sk).lastIndexOf("#"))),
+    );
+    if (options.check) return sessions.size;
+    await this.deleteKeys(stale, `of ${userId}'s stale filter entries`);
+    for (const Item of lacking) {
+      try {
+        await this.client.send(
+          new PutCommand({ TableName: this.table, Item, ConditionExpression: "attribute_not_exists(pk)" }),
+        );
+      } catch (error) {
+        if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      }
+    }
+    return sessions.size;
   }
 
   async getPages(userId: string, sessionId: string, generation: number, from = 0): Promise<IndexPage[]> {
@@ -456,13 +572,19 @@ export class DynamoMetaStore implements MetaStore {
     await this.client.send(
       new TransactWriteCommand({ TransactItems: [...commitHead, ...revoked.slice(early.length)] }),
     );
-    // Then the pages and archives, which nothing reaches without the head.
+    // Then the pages and archives, which nothing reaches without the head, and the filter
+    // entries (a read drops one whose list entry is gone).
     const keys = await this.queryAll({
       KeyConditionExpression: "pk = :pk",
       ExpressionAttributeValues: { ":pk": sessionPk(userId, sessionId) },
       ProjectionExpression: "pk, sk",
     });
-    await this.deleteKeys(keys, `of session ${sessionId}`);
+    const filters = await this.queryAll({
+      KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+      ExpressionAttributeValues: { ":pk": `U#${userId}`, ":prefix": filterSkPrefix(sessionId) },
+      ProjectionExpression: "pk, sk",
+    });
+    await this.deleteKeys([...keys, ...filters], `of session ${sessionId}`);
   }
 
   /** Deletes items by key. BatchWriteItem takes 25 requests at most; unprocessed ones are retried. */
