@@ -574,6 +574,57 @@ export function describeStoreContract(
           expect(expected({ cwd: "/w/app" })).toHaveLength(20);
         });
 
+        it("a filtered page follows a session that moves, changes folder or models, or is deleted; deep and odd folders too", async () => {
+          const [u, other] = [user(), user()];
+          const deep = "/a/b/c/d/e/f/g/h/i";
+          const odd = `/w/odd#dir ${"x".repeat(3000)}/"q"`;
+          const commits: [string, string, string, string[]][] = [
+            ["s1", "2025-01-01T00:00:00.000Z", "/w/one", ["p/m"]],
+            ["s2", "2025-01-02T00:00:00.000Z", "/w/two", ["p/n"]],
+            ["s3", "2025-01-03T00:00:00.000Z", `${deep}/j`, ["x/y/z/w"]],
+            ["s4", "2025-01-04T00:00:00.000Z", odd, ["p/m"]],
+            ["s5", "2025-01-05T00:00:00.000Z", `${deep}x`, ["p/m"]],
+          ];
+          for (const [id, at, cwd, models] of commits) {
+            await stores.meta.commit({ head: card(u, id, at, cwd, models), expectedRevision: null });
+          }
+          await stores.meta.commit({
+            head: card(other, "s9", "2025-01-09T00:00:00.000Z", "/w/one", ["p/m"]),
+            expectedRevision: null,
+          });
+          const ids = async (filter: CardFilter) => (await pages(u, { limit: 2, filter })).flat();
+          expect(await ids({ cwd: "/w" })).toEqual(["s4", "s2", "s1"]);
+          expect(await ids({ cwd: odd })).toEqual(["s4"]);
+          expect(await ids({ cwd: "/w/odd#dir" })).toEqual([]);
+          expect(await ids({ cwd: deep })).toEqual(["s3"]);
+          expect(await ids({ cwd: `${deep}/j` })).toEqual(["s3"]);
+          expect(await ids({ cwd: "/a/b" })).toEqual(["s5", "s3"]);
+          expect(await ids({ cwd: "/" })).toEqual(["s5", "s4", "s3", "s2", "s1"]);
+          expect(await ids({ model: "m" })).toEqual(["s5", "s4", "s1"]);
+          expect(await ids({ model: "z/w" })).toEqual(["s3"]);
+          expect(await ids({ model: "y/z/w" })).toEqual(["s3"]);
+          // s1 moves to the top and to another folder and model; s2 is deleted.
+          await stores.meta.commit({
+            head: { ...card(u, "s1", "2025-02-01T00:00:00.000Z", "/v", ["q/r"]), revision: 2 },
+            expectedRevision: 1,
+          });
+          await stores.meta.deleteSession(u, "s2", "2025-02-02T00:00:00.000Z");
+          expect(await ids({ cwd: "/w" })).toEqual(["s4"]);
+          expect(await ids({ model: "m" })).toEqual(["s5", "s4"]);
+          expect(await ids({ model: "r" })).toEqual(["s1"]);
+          expect(await ids({ cwd: "/" })).toEqual(["s1", "s5", "s4", "s3"]);
+          // s4 moves within its folder: listed once, at its new place.
+          await stores.meta.commit({
+            head: { ...card(u, "s4", "2025-03-01T00:00:00.000Z", odd, ["p/m"]), revision: 2 },
+            expectedRevision: 1,
+          });
+          expect(await ids({ model: "p/m" })).toEqual(["s4", "s5"]);
+          expect(await ids({ cwd: "/w", from: "2025-02-01" })).toEqual(["s4"]);
+          expect(await ids({ cwd: "/w", to: "2025-02-01" })).toEqual([]);
+          // Nobody else's.
+          expect((await pages(other, { limit: 5, filter: { cwd: "/w" } })).flat()).toEqual(["s9"]);
+        });
+
         it("refuses a cursor another user's list gave, or one no list gave", async () => {
           const [u, other] = [user(), user()];
           for (const [owner, id] of [
