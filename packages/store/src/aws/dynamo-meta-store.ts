@@ -118,13 +118,19 @@ const keyHash = (key: string) => createHash("sha256").update(key).digest("base64
 const filterSkPrefix = (sessionId: string) => `K#${sessionId}#`;
 const filterPk = (userId: string, key: string) => `UK#${userId}#${keyHash(key)}`;
 
-/** The filter entries of a session's card (see the items above): keys only, ordered like the list. */
+/**
+ * The filter entries of a session's card (see the items above): ordered like the list, with the
+ * folder and model names of the list entry, so a page with a second filter narrows on them too.
+ */
 function filterItems(userId: string, card: SessionCard): Item[] {
+  const { cwd, mk } = listItem(userId, card);
   return filterKeys(card).map((filterKey) => ({
     pk: `U#${userId}`,
     sk: `${filterSkPrefix(card.sessionId)}${keyHash(filterKey)}`,
     gsi1pk: filterPk(userId, filterKey),
     gsi1sk: `${card.lastAt}#${card.sessionId}`,
+    ...(cwd ? { cwd } : {}),
+    ...(mk ? { mk } : {}),
   }));
 }
 
@@ -398,6 +404,8 @@ export class DynamoMetaStore implements MetaStore {
   ): Promise<CardPage> {
     const gsi1pk = filterPk(userId, index.key);
     const { low, high } = lastAtRange(request.filter);
+    // The index answers the filter whole, or DynamoDB narrows what it read by the rest of it.
+    const filter = filterExpression(index.whole ? undefined : request.filter);
     const read: CardBatchReader = async (after, count) => {
       let start: Item | undefined;
       if (after) {
@@ -408,7 +416,8 @@ export class DynamoMetaStore implements MetaStore {
       const result = await this.query({
         IndexName: GSI,
         KeyConditionExpression: "gsi1pk = :pk AND gsi1sk BETWEEN :low AND :high",
-        ExpressionAttributeValues: { ":pk": gsi1pk, ":low": low, ":high": high },
+        ...(filter.FilterExpression ? { FilterExpression: filter.FilterExpression } : {}),
+        ExpressionAttributeValues: { ":pk": gsi1pk, ":low": low, ":high": high, ...filter.values },
         ProjectionExpression: "gsi1sk",
         ScanIndexForward: false,
         Limit: count,
