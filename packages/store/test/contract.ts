@@ -424,6 +424,52 @@ export function describeStoreContract(
         expect(await stores.meta.listBrowserSessions(b)).toEqual([theirs]);
       });
 
+      it("pages a user's tokens (by id) and browser sessions (oldest first), nobody else's; refuses another's cursor", async () => {
+        const [a, b] = [user(), user()];
+        const ids = Array.from({ length: 7 }, (_, i) => `t${i}`);
+        for (const id of [...ids].reverse()) {
+          await stores.meta.putToken({ hash: randomUUID(), userId: a, id, name: id, createdAt: "2026-01-01T00:00:00.000Z" });
+        }
+        await stores.meta.putToken({ hash: randomUUID(), userId: b, id: "t3x", name: "b", createdAt: "2026-01-01T00:00:00.000Z" });
+        for (let i = 0; i < 5; i++) {
+          const createdAt = `2026-01-0${1 + (i % 2)}T00:00:00.000Z`;
+          for (const owner of [a, b]) {
+            await stores.meta.putBrowserSession({
+              hash: randomUUID(),
+              userId: owner,
+              id: `b${i}`,
+              createdAt,
+              lastUsedAt: createdAt,
+              userAgent: "Firefox on Linux",
+            });
+          }
+        }
+        const tokenPages: string[][] = [];
+        let cursor: string | undefined;
+        do {
+          const page = await stores.meta.listTokenPage(a, { limit: 3, cursor });
+          tokenPages.push(page.tokens.map((t) => t.id));
+          cursor = page.cursor;
+        } while (cursor && tokenPages.length < 10);
+        expect(tokenPages).toEqual([["t0", "t1", "t2"], ["t3", "t4", "t5"], ["t6"]]);
+        const browserPages: string[][] = [];
+        do {
+          const page = await stores.meta.listBrowserSessionPage(a, { limit: 2, cursor });
+          browserPages.push(page.sessions.map((s) => `${s.userId === a ? "" : "!"}${s.id}`));
+          cursor = page.cursor;
+        } while (cursor && browserPages.length < 10);
+        expect(browserPages).toEqual([["b0", "b2"], ["b4", "b1"], ["b3"]]);
+        const theirs = await stores.meta.listTokenPage(b, { limit: 1 });
+        expect(theirs.tokens.map((t) => t.id)).toEqual(["t3x"]);
+        const theirBrowsers = await stores.meta.listBrowserSessionPage(b, { limit: 1 });
+        for (const bad of [theirBrowsers.cursor, "not a cursor"]) {
+          await expect(stores.meta.listTokenPage(a, { limit: 3, cursor: bad })).rejects.toBeInstanceOf(InvalidCursorError);
+          await expect(stores.meta.listBrowserSessionPage(a, { limit: 3, cursor: bad })).rejects.toBeInstanceOf(
+            InvalidCursorError,
+          );
+        }
+      });
+
       it("keeps shares by id and lists them per user, newest first", async () => {
         const u = user();
         const share = (id: string, createdAt: string) => ({

@@ -680,6 +680,30 @@ export class DynamoMetaStore implements MetaStore {
     return this.listIndexed(`UT#${userId}`);
   }
 
+  /**
+   * A page of one `gsi1` partition in ascending order, after `after` (a sort key value, read as
+   * a key condition: the items' own keys hold secrets' hashes, which a cursor must not carry).
+   */
+  private async ascendingPage(gsi1pk: string, after: string | undefined, limit: number) {
+    const result = await this.query({
+      IndexName: GSI,
+      KeyConditionExpression: after === undefined ? "gsi1pk = :pk" : "gsi1pk = :pk AND gsi1sk > :after",
+      ExpressionAttributeValues: { ":pk": gsi1pk, ...(after === undefined ? {} : { ":after": after }) },
+      // One more than the page: whether another page follows.
+      Limit: limit + 1,
+    });
+    const items = result.Items ?? [];
+    return { items: items.slice(0, limit), more: items.length > limit || result.LastEvaluatedKey !== undefined };
+  }
+
+  async listTokenPage(userId: string, page: { limit: number; cursor?: string }) {
+    const after = page.cursor ? decodeListCursor(userId, page.cursor)[1] : undefined;
+    const { items, more } = await this.ascendingPage(`UT#${userId}`, after, page.limit);
+    const tokens = items.map((stored) => usedDataOf<TokenRecord>(stored));
+    const last = tokens[tokens.length - 1];
+    return more && last ? { tokens, cursor: encodeListCursor(userId, [last.id, last.id]) } : { tokens };
+  }
+
   async deleteToken(userId: string, id: string): Promise<boolean> {
     const token = (await this.listTokens(userId)).find((t) => t.id === id);
     if (!token) return false;
@@ -831,6 +855,14 @@ export class DynamoMetaStore implements MetaStore {
 
   listBrowserSessions(userId: string): Promise<BrowserSessionRecord[]> {
     return this.listIndexed(`UB#${userId}`);
+  }
+
+  async listBrowserSessionPage(userId: string, page: { limit: number; cursor?: string }) {
+    const at = page.cursor ? decodeListCursor(userId, page.cursor) : undefined;
+    const { items, more } = await this.ascendingPage(`UB#${userId}`, at && `${at[0]}#${at[1]}`, page.limit);
+    const sessions = items.map((stored) => usedDataOf<BrowserSessionRecord>(stored));
+    const last = sessions[sessions.length - 1];
+    return more && last ? { sessions, cursor: encodeListCursor(userId, [last.createdAt, last.id]) } : { sessions };
   }
 
   touchBrowserSession(hash: string, lastUsedAt: string): Promise<void> {

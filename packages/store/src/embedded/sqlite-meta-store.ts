@@ -421,6 +421,16 @@ export class SqliteMetaStore implements MetaStore {
     return rows.map((row) => JSON.parse(row.data) as TokenRecord);
   }
 
+  async listTokenPage(userId: string, page: { limit: number; cursor?: string }) {
+    const after = page.cursor ? decodeListCursor(userId, page.cursor)[1] : "";
+    const rows = this.db
+      .prepare("SELECT data FROM tokens WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?")
+      .all(userId, after, page.limit + 1) as { data: string }[];
+    const tokens = rows.slice(0, page.limit).map((row) => JSON.parse(row.data) as TokenRecord);
+    const last = tokens[tokens.length - 1];
+    return rows.length > page.limit ? { tokens, cursor: encodeListCursor(userId, [last.id, last.id]) } : { tokens };
+  }
+
   async deleteToken(userId: string, id: string): Promise<boolean> {
     return this.db.prepare("DELETE FROM tokens WHERE user_id = ? AND id = ?").run(userId, id).changes > 0;
   }
@@ -511,6 +521,21 @@ export class SqliteMetaStore implements MetaStore {
       .prepare("SELECT data FROM browser_sessions WHERE user_id = ? ORDER BY created_at, id")
       .all(userId) as { data: string }[];
     return rows.map((row) => JSON.parse(row.data) as BrowserSessionRecord);
+  }
+
+  async listBrowserSessionPage(userId: string, page: { limit: number; cursor?: string }) {
+    const [at, id] = page.cursor ? decodeListCursor(userId, page.cursor) : ["", ""];
+    const rows = this.db
+      .prepare(
+        `SELECT data FROM browser_sessions WHERE user_id = ? AND (created_at > ? OR (created_at = ? AND id > ?))
+         ORDER BY created_at, id LIMIT ?`,
+      )
+      .all(userId, at, at, id, page.limit + 1) as { data: string }[];
+    const sessions = rows.slice(0, page.limit).map((row) => JSON.parse(row.data) as BrowserSessionRecord);
+    const last = sessions[sessions.length - 1];
+    return rows.length > page.limit
+      ? { sessions, cursor: encodeListCursor(userId, [last.createdAt, last.id]) }
+      : { sessions };
   }
 
   async touchBrowserSession(hash: string, lastUsedAt: string): Promise<void> {
