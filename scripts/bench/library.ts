@@ -219,8 +219,6 @@ if (pairs.includes("aws")) {
       ] as Result,
     ];
     report("AWS pair: DynamoDB Local + s3rver", results, TARGETS);
-    console.log(
-      `items read per request include the filters' choices (the latest 200 sessions); never the ${SESSIONS}`,
-    );
+    console.log(`items read per request include the filters' choices (the latest 200 sessions); never the ${SESSIONS}`);
   });
 }

@@ -342,7 +342,8 @@ describe.each(STORE_NAMES)("the library's pages (%s)", (storeName) => {
     const tokens = new Tokens(pair.stores.meta);
     for (let i = 0; i < 52; i++) await tokens.create("frank", `machine-${i}`);
     await tokens.create("grace", "graces-laptop");
-    const rows = (text: string) => [...text.matchAll(/<tr data-kind="token" data-id="([a-f0-9]{12})"/g)].map((m) => m[1]);
+    const rows = (text: string) =>
+      [...text.matchAll(/<tr data-kind="token" data-id="([a-f0-9]{12})"/g)].map((m) => m[1]);
     const first = await page(frank, "/devices");
     expect(rows(first)).toHaveLength(50);
     const more = /<a rel="next" href="([^"]+)">More devices<\/a>/.exec(first)?.[1]?.replaceAll("&amp;", "&") ?? "";

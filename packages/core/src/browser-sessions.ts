@@ -211,13 +211,17 @@ export class BrowserSessions {
         const browsers = await this.meta.listBrowserSessionPage(userId, { limit, cursor: inner });
         const now = this.clock().getTime();
         for (const b of browsers.sessions) {
-          if (now - Date.parse(b.lastUsedAt) < IDLE_MS) devices.push(deviceOf("browser", b, b.userAgent, b.id === current.browserId));
+          if (now - Date.parse(b.lastUsedAt) < IDLE_MS)
+            devices.push(deviceOf("browser", b, b.userAgent, b.id === current.browserId));
         }
         if (browsers.cursor) return { devices, cursor: `b.${browsers.cursor}` };
       }
       // The tokens follow on the same page when it has room; one is read to know whether any follow.
       const room = part === "b" ? limit - devices.length : limit;
-      const tokens = await this.meta.listTokenPage(userId, { limit: Math.max(room, 1), cursor: part === "t" ? inner : undefined });
+      const tokens = await this.meta.listTokenPage(userId, {
+        limit: Math.max(room, 1),
+        cursor: part === "t" ? inner : undefined,
+      });
       if (room === 0) return tokens.tokens.length ? { devices, cursor: "t." } : { devices };
       for (const t of tokens.tokens) devices.push(deviceOf("token", t, t.name, t.id === current.tokenId));
       return tokens.cursor ? { devices, cursor: `t.${tokens.cursor}` } : { devices };

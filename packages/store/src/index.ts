@@ -24,8 +24,8 @@ export {
   filterIndexOf,
   filterKeys,
   LIST_SCAN_BUDGET,
-  MODEL_KEY_PARTS,
   listedCard,
+  MODEL_KEY_PARTS,
   readCardPage,
 } from "./listing.js";
 export type * from "./ports.js";

@@ -321,7 +321,10 @@ export interface MetaStore {
    * `cursor`, from the previous page, is absent on the last. @throws InvalidCursorError for a
    * cursor another user's list gave, or none gave
    */
-  listTokenPage(userId: string, page: { limit: number; cursor?: string }): Promise<{ tokens: TokenRecord[]; cursor?: string }>;
+  listTokenPage(
+    userId: string,
+    page: { limit: number; cursor?: string },
+  ): Promise<{ tokens: TokenRecord[]; cursor?: string }>;
   /** @returns whether a token with that id existed for that user. */
   deleteToken(userId: string, id: string): Promise<boolean>;
   /** Records a token's last use; a token deleted meanwhile stays deleted (nothing is written). */

@@ -428,9 +428,21 @@ export function describeStoreContract(
         const [a, b] = [user(), user()];
         const ids = Array.from({ length: 7 }, (_, i) => `t${i}`);
         for (const id of [...ids].reverse()) {
-          await stores.meta.putToken({ hash: randomUUID(), userId: a, id, name: id, createdAt: "2026-01-01T00:00:00.000Z" });
+          await stores.meta.putToken({
+            hash: randomUUID(),
+            userId: a,
+            id,
+            name: id,
+            createdAt: "2026-01-01T00:00:00.000Z",
+          });
         }
-        await stores.meta.putToken({ hash: randomUUID(), userId: b, id: "t3x", name: "b", createdAt: "2026-01-01T00:00:00.000Z" });
+        await stores.meta.putToken({
+          hash: randomUUID(),
+          userId: b,
+          id: "t3x",
+          name: "b",
+          createdAt: "2026-01-01T00:00:00.000Z",
+        });
         for (let i = 0; i < 5; i++) {
           const createdAt = `2026-01-0${1 + (i % 2)}T00:00:00.000Z`;
           for (const owner of [a, b]) {
@@ -463,7 +475,9 @@ export function describeStoreContract(
         expect(theirs.tokens.map((t) => t.id)).toEqual(["t3x"]);
         const theirBrowsers = await stores.meta.listBrowserSessionPage(b, { limit: 1 });
         for (const bad of [theirBrowsers.cursor, "not a cursor"]) {
-          await expect(stores.meta.listTokenPage(a, { limit: 3, cursor: bad })).rejects.toBeInstanceOf(InvalidCursorError);
+          await expect(stores.meta.listTokenPage(a, { limit: 3, cursor: bad })).rejects.toBeInstanceOf(
+            InvalidCursorError,
+          );
           await expect(stores.meta.listBrowserSessionPage(a, { limit: 3, cursor: bad })).rejects.toBeInstanceOf(
             InvalidCursorError,
           );

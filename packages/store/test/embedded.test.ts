@@ -86,7 +86,10 @@ describe("embedded filter index", () => {
       ["c", "2026-01-01T00:00:00.000Z", "/w"],
     ]) {
       const h = head("u", id, 1, at);
-      await old.meta.commit({ head: { ...h, summary: { ...h.summary, cwd, models: ["p/m"] } }, expectedRevision: null });
+      await old.meta.commit({
+        head: { ...h, summary: { ...h.summary, cwd, models: ["p/m"] } },
+        expectedRevision: null,
+      });
     }
     old.close();
     // As the file was before: no filter table.

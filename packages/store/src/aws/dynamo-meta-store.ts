@@ -56,9 +56,9 @@ import { cardOf } from "../card.js";
 import { RevisionConflictError, StorageUnavailableError } from "../errors.js";
 import { TABLE_SCHEMA } from "../layout.js";
 import {
+  type CardBatchReader,
   type CardFilter,
   type CardPage,
-  type CardBatchReader,
   type CardPageRequest,
   decodeListCursor,
   encodeListCursor,
@@ -411,7 +411,8 @@ export class DynamoMetaStore implements MetaStore {
       if (after) {
         const at = `${after[0]}#${after[1]}`;
         if (at < low) return { cards: [], scanned: 0, end: true };
-        if (at < high) start = { pk: `U#${userId}`, sk: `${filterSkPrefix(after[1])}${keyHash(index.key)}`, gsi1pk, gsi1sk: at };
+        if (at < high)
+          start = { pk: `U#${userId}`, sk: `${filterSkPrefix(after[1])}${keyHash(index.key)}`, gsi1pk, gsi1sk: at };
       }
       const result = await this.query({
         IndexName: GSI,
