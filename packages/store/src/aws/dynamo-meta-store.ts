@@ -363,33 +363,54 @@ export class DynamoMetaStore implements MetaStore {
     const index = filterIndexOf(request.filter);
     if (index) return this.listFilteredPage(userId, request, index);
     const gsi1pk = listPk(userId);
-    const { low, high } = lastAtRange(request.filter);
-    const filter = filterExpression(request.filter);
     return readCardPage(userId, request, async (after, count) => {
-      let start: Item | undefined;
-      if (after) {
-        const at = `${after[0]}#${after[1]}`;
-        if (at < low) return { cards: [], scanned: 0, end: true };
-        // A place above the range (a cursor of another filter) starts at the range's top.
-        if (at < high) start = { ...listKey(userId, after[1]), gsi1pk, gsi1sk: at };
-      }
-      const result = await this.query({
-        IndexName: GSI,
-        KeyConditionExpression: "gsi1pk = :pk AND gsi1sk BETWEEN :low AND :high",
-        ...(filter.FilterExpression ? { FilterExpression: filter.FilterExpression } : {}),
-        ExpressionAttributeValues: { ":pk": gsi1pk, ":low": low, ":high": high, ...filter.values },
-        ProjectionExpression: "card",
-        ScanIndexForward: false,
-        Limit: count,
-        ExclusiveStartKey: start,
-      });
-      const scanned = result.ScannedCount ?? 0;
-      this.listReads.items += scanned;
-      this.listReads.queries++;
-      const cards = (result.Items ?? []).map((item) => JSON.parse(item.card as string) as SessionCard);
-      const last = positionOf(result.LastEvaluatedKey);
-      return { cards, scanned, ...(last ? { last } : {}), end: !result.LastEvaluatedKey };
+      const batch = await this.listIndexBatch(
+        { gsi1pk, keyOf: (sessionId) => listKey(userId, sessionId), projection: "card" },
+        request.filter,
+        request.filter,
+        after,
+        count,
+      );
+      const cards = batch.items.map((item) => JSON.parse(item.card as string) as SessionCard);
+      return { ...batch, cards };
     });
+  }
+
+  /**
+   * One batch of a list index (`gsi1pk`), newest first, within the filter's dates, after a
+   * place, at most `count` items read (DynamoDB narrowing them by `narrow`'s folder and model).
+   */
+  private async listIndexBatch(
+    index: { gsi1pk: string; keyOf: (sessionId: string) => Item; projection: string },
+    range: CardFilter | undefined,
+    narrow: CardFilter | undefined,
+    after: ListPosition | undefined,
+    count: number,
+  ): Promise<{ items: Item[]; scanned: number; last?: ListPosition; end: boolean }> {
+    const { low, high } = lastAtRange(range);
+    const filter = filterExpression(narrow);
+    let start: Item | undefined;
+    if (after) {
+      const at = `${after[0]}#${after[1]}`;
+      if (at < low) return { items: [], scanned: 0, end: true };
+      // A place above the range (a cursor of another filter) starts at the range's top.
+      if (at < high) start = { ...index.keyOf(after[1]), gsi1pk: index.gsi1pk, gsi1sk: at };
+    }
+    const result = await this.query({
+      IndexName: GSI,
+      KeyConditionExpression: "gsi1pk = :pk AND gsi1sk BETWEEN :low AND :high",
+      ...(filter.FilterExpression ? { FilterExpression: filter.FilterExpression } : {}),
+      ExpressionAttributeValues: { ":pk": index.gsi1pk, ":low": low, ":high": high, ...filter.values },
+      ProjectionExpression: index.projection,
+      ScanIndexForward: false,
+      Limit: count,
+      ExclusiveStartKey: start,
+    });
+    const scanned = result.ScannedCount ?? 0;
+    this.listReads.items += scanned;
+    this.listReads.queries++;
+    const last = positionOf(result.LastEvaluatedKey);
+    return { items: result.Items ?? [], scanned, ...(last ? { last } : {}), end: !result.LastEvaluatedKey };
   }
 
   /**
@@ -402,32 +423,21 @@ export class DynamoMetaStore implements MetaStore {
     request: CardPageRequest,
     index: { key: string; whole: boolean },
   ): Promise<CardPage> {
-    const gsi1pk = filterPk(userId, index.key);
-    const { low, high } = lastAtRange(request.filter);
-    // The index answers the filter whole, or DynamoDB narrows what it read by the rest of it.
-    const filter = filterExpression(index.whole ? undefined : request.filter);
+    const entries = {
+      gsi1pk: filterPk(userId, index.key),
+      keyOf: (sessionId: string) => ({ pk: `U#${userId}`, sk: `${filterSkPrefix(sessionId)}${keyHash(index.key)}` }),
+      projection: "gsi1sk",
+    };
     const read: CardBatchReader = async (after, count) => {
-      let start: Item | undefined;
-      if (after) {
-        const at = `${after[0]}#${after[1]}`;
-        if (at < low) return { cards: [], scanned: 0, end: true };
-        if (at < high)
-          start = { pk: `U#${userId}`, sk: `${filterSkPrefix(after[1])}${keyHash(index.key)}`, gsi1pk, gsi1sk: at };
-      }
-      const result = await this.query({
-        IndexName: GSI,
-        KeyConditionExpression: "gsi1pk = :pk AND gsi1sk BETWEEN :low AND :high",
-        ...(filter.FilterExpression ? { FilterExpression: filter.FilterExpression } : {}),
-        ExpressionAttributeValues: { ":pk": gsi1pk, ":low": low, ":high": high, ...filter.values },
-        ProjectionExpression: "gsi1sk",
-        ScanIndexForward: false,
-        Limit: count,
-        ExclusiveStartKey: start,
-      });
-      const positions = (result.Items ?? []).map((item) => positionOf(item) as ListPosition);
-      const scanned = result.ScannedCount ?? 0;
-      this.listReads.items += scanned;
-      this.listReads.queries++;
+      // The index answers the filter whole, or DynamoDB narrows what it read by the rest of it.
+      const batch = await this.listIndexBatch(
+        entries,
+        request.filter,
+        index.whole ? undefined : request.filter,
+        after,
+        count,
+      );
+      const positions = batch.items.map((item) => positionOf(item) as ListPosition);
       const listed = await this.batchGet(
         positions.map(([, id]) => listKey(userId, id)),
         "card",
@@ -443,8 +453,8 @@ export class DynamoMetaStore implements MetaStore {
         const card = byId.get(id);
         return card && card.lastAt === lastAt ? [card] : [];
       });
-      const last = positionOf(result.LastEvaluatedKey) ?? positions[positions.length - 1];
-      return { cards, scanned, ...(last ? { last } : {}), end: !result.LastEvaluatedKey };
+      const last = batch.last ?? positions[positions.length - 1];
+      return { cards, scanned: batch.scanned, ...(last ? { last } : {}), end: batch.end };
     };
     return readCardPage(userId, request, read, { indexed: index.whole });
   }
