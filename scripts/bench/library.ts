@@ -18,7 +18,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { createApp } from "@pisync/api";
 import { Appender, Tokens } from "@pisync/core";
-import type { Stores } from "@pisync/store";
+import { StorageUnavailableError, type Stores } from "@pisync/store";
 import { awsStores, type DynamoMetaStore } from "@pisync/store/aws";
 import { embeddedStores } from "@pisync/store/embedded";
 import { withAwsServers } from "./aws-servers.js";
@@ -74,14 +74,22 @@ async function generate(stores: Stores, parallel: number) {
   for (let i = 0; i < SESSIONS; i += parallel) {
     const batch = Array.from({ length: Math.min(parallel, SESSIONS - i) }, (_, k) => i + k);
     await Promise.all(
-      batch.map((n) =>
-        appender.append({
+      batch.map(async (n) => {
+        const append = {
           userId: "bench",
           sessionId: `bench-${String(n).padStart(5, "0")}`,
           offset: 0,
           body: session(n),
-        }),
-      ),
+        };
+        // A busy DynamoDB Local may time a commit out: the same append again is recognised if it landed.
+        for (let attempt = 1; ; attempt++) {
+          try {
+            return await appender.append(append);
+          } catch (error) {
+            if (!(error instanceof StorageUnavailableError) || attempt === 5) throw error;
+          }
+        }
+      }),
     );
   }
   console.log(`generated ${SESSIONS} sessions in ${((performance.now() - t) / 1000).toFixed(1)} s`);
@@ -205,7 +213,7 @@ if (pairs.includes("embedded")) {
 if (pairs.includes("aws")) {
   await withAwsServers(async (config) => {
     const stores = awsStores(config);
-    await generate(stores, 16);
+    await generate(stores, 8);
     const { token } = await new Tokens(stores.meta).create("bench", "bench");
     const app = createApp({ stores, log: () => {} });
     const time = await timer(app, { Authorization: `Bearer ${token}`, Accept: "text/html" });
