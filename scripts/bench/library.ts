@@ -219,14 +219,17 @@ if (pairs.includes("aws")) {
     const time = await timer(app, { Authorization: `Bearer ${token}`, Accept: "text/html" });
     const meta = stores.meta as DynamoMetaStore;
     // Items DynamoDB read for the lists (index items scanned, and list entries a filtered page fetched).
-    const results = [
-      ...(await listRequests(time, () => meta.listReads.items + meta.listReads.fetched)),
-      [
-        "GET /insights (all of 2025)",
-        await time("/insights?from=2025-01-01&to=2025-12-31", (t) => t.includes("svg class")),
-      ] as Result,
-    ];
+    const results = await listRequests(time, () => meta.listReads.items + meta.listReads.fetched);
     report("AWS pair: DynamoDB Local + s3rver", results, TARGETS);
     console.log(`items read per request include the filters' choices (the latest 200 sessions); never the ${SESSIONS}`);
+    // Insights still read every card of the user: timed apart, so its failure leaves the lists' figures.
+    try {
+      const insights = await time("/insights?from=2025-01-01&to=2025-12-31", (t) => t.includes("svg class"));
+      console.log(
+        `GET /insights (all of 2025): median ${insights.median.toFixed(1)} ms, p95 ${insights.p95.toFixed(1)} ms`,
+      );
+    } catch (error) {
+      console.log(`GET /insights (all of 2025) failed: ${(error as Error).message.slice(0, 200)}`);
+    }
   });
 }
