@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { newShareKeys, SearchIndexer, storedLines } from "@pisync/core";
+import { newShareKeys, SearchIndexer, storedLines, Tokens } from "@pisync/core";
 import { SqliteSearchIndex } from "@pisync/search/embedded";
 import { assistantMessage, entry, line, openPair, type Pair, STORE_NAMES, userMessage } from "@pisync/testing";
 import { TOOL_XSS } from "@pisync/testing/hostile";
@@ -340,6 +340,29 @@ describe.each(STORE_NAMES)("the library's pages (%s)", (storeName) => {
     expect(second).not.toContain("Older links");
     // Dave's cursor is Dave's: Alice's request with it is refused.
     expect((await alice.get(more, html)).status).toBe(400);
+  });
+
+  it("pages the devices page by its 'More devices' link, nothing twice, nobody else's; another's cursor is 400", async () => {
+    const frank = client(app, await userToken(pair.stores, "frank"));
+    const tokens = new Tokens(pair.stores.meta);
+    for (let i = 0; i < 52; i++) await tokens.create("frank", `machine-${i}`);
+    await tokens.create("grace", "graces-laptop");
+    const rows = (text: string) =>
+      [...text.matchAll(/<tr data-kind="token" data-id="([a-f0-9]{12})"/g)].map((m) => m[1]);
+    const first = await page(frank, "/devices");
+    expect(rows(first)).toHaveLength(50);
+    const more = /<a rel="next" href="([^"]+)">More devices<\/a>/.exec(first)?.[1]?.replaceAll("&amp;", "&") ?? "";
+    expect(more).toMatch(/^\/devices\?cursor=/);
+    const second = await page(frank, more);
+    expect(rows(second)).toHaveLength(3);
+    expect(second).not.toContain("More devices");
+    const all = [...rows(first), ...rows(second)];
+    expect(new Set(all).size).toBe(53);
+    expect(all).toEqual([...all].sort());
+    expect(`${first}${second}`).not.toContain("graces-laptop");
+    // Frank's cursor is Frank's: Alice's request with it is refused, as is one no page gave.
+    expect((await alice.get(more, html)).status).toBe(400);
+    expect((await frank.get("/devices?cursor=x.nope", html)).status).toBe(400);
   });
 
   it("another user's session or share answers 404 exactly like a missing one", async () => {

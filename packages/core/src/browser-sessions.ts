@@ -9,7 +9,7 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { BROWSER_SECRET, LOGIN_SECRET } from "@pisync/protocol";
-import type { BrowserSessionRecord, MetaStore, TokenRecord } from "@pisync/store";
+import { type BrowserSessionRecord, InvalidCursorError, type MetaStore, type TokenRecord } from "@pisync/store";
 import { BadRequest, Gone, NotFound } from "./errors.js";
 import { checkId } from "./keys.js";
 import { hashToken, TOUCH_EVERY_MS } from "./tokens.js";
@@ -193,20 +193,42 @@ export class BrowserSessions {
   }
 
   /**
-   * `userId`'s tokens and browser sessions, browsers first, each oldest first; `current` marks
-   * the one the listing request was signed in with.
+   * A page of `userId`'s browser sessions then tokens (browsers oldest first, tokens by id), at
+   * most `limit`, read a page at a time from the store (never all of them); `current` marks the
+   * one the listing request was signed in with. A browser unused for 30 days is left out.
+   * @throws BadRequest for a cursor this user's list did not give
    */
-  async devices(userId: string, current: { browserId?: string; tokenId?: string }): Promise<Device[]> {
-    const [browsers, tokens] = await Promise.all([this.meta.listBrowserSessions(userId), this.meta.listTokens(userId)]);
-    const now = this.clock().getTime();
-    return [
-      ...browsers
-        .filter((b) => now - Date.parse(b.lastUsedAt) < IDLE_MS)
-        .map((b): Device => deviceOf("browser", b, b.userAgent, b.id === current.browserId)),
-      ...tokens
-        .sort((a, b) => a.createdAt.localeCompare(b.createdAt))
-        .map((t): Device => deviceOf("token", t, t.name, t.id === current.tokenId)),
-    ];
+  async devices(
+    userId: string,
+    current: { browserId?: string; tokenId?: string },
+    page: { limit: number; cursor?: string } = { limit: DEVICES_PAGE },
+  ): Promise<DeviceList> {
+    const limit = Math.max(1, Math.min(Math.floor(page.limit), DEVICES_PAGE));
+    const [part, inner] = splitDeviceCursor(page.cursor);
+    const devices: Device[] = [];
+    try {
+      if (part === "b") {
+        const browsers = await this.meta.listBrowserSessionPage(userId, { limit, cursor: inner });
+        const now = this.clock().getTime();
+        for (const b of browsers.sessions) {
+          if (now - Date.parse(b.lastUsedAt) < IDLE_MS)
+            devices.push(deviceOf("browser", b, b.userAgent, b.id === current.browserId));
+        }
+        if (browsers.cursor) return { devices, cursor: `b.${browsers.cursor}` };
+      }
+      // The tokens follow on the same page when it has room; one is read to know whether any follow.
+      const room = part === "b" ? limit - devices.length : limit;
+      const tokens = await this.meta.listTokenPage(userId, {
+        limit: Math.max(room, 1),
+        cursor: part === "t" ? inner : undefined,
+      });
+      if (room === 0) return tokens.tokens.length ? { devices, cursor: "t." } : { devices };
+      for (const t of tokens.tokens) devices.push(deviceOf("token", t, t.name, t.id === current.tokenId));
+      return tokens.cursor ? { devices, cursor: `t.${tokens.cursor}` } : { devices };
+    } catch (error) {
+      if (error instanceof InvalidCursorError) throw new BadRequest(error.message, "bad_request");
+      throw error;
+    }
   }
 
   /** Signs out one browser session of `userId`; false when it has none with that id. */
@@ -218,6 +240,23 @@ export class BrowserSessions {
   revokeAll(userId: string): Promise<number> {
     return this.meta.deleteBrowserSessions(userId);
   }
+}
+
+/** Devices a page lists at most. */
+export const DEVICES_PAGE = 50;
+
+/** A page of devices; `cursor` (pass it back for the next page) is absent on the last. */
+export interface DeviceList {
+  devices: Device[];
+  cursor?: string;
+}
+
+/** Which part of the list a cursor resumes (`b`rowsers or `t`okens) and the store's cursor in it. */
+function splitDeviceCursor(cursor: string | undefined): ["b" | "t", string | undefined] {
+  if (cursor === undefined || cursor === "") return ["b", undefined];
+  const part = cursor.slice(0, 2);
+  if (part !== "b." && part !== "t.") throw new BadRequest("not a cursor of this list", "bad_request");
+  return [part[0] as "b" | "t", cursor.slice(2) || undefined];
 }
 
 function deviceOf(

@@ -134,13 +134,13 @@ describe("browser sessions", () => {
     const mine = await signIn(env);
     const other = await signIn(env);
     const theirs = await signIn(env, "bob");
-    const devices = await env.sessions.devices("alice", { browserId: mine.record.id });
+    const { devices } = await env.sessions.devices("alice", { browserId: mine.record.id });
     expect(devices.map((d) => [d.kind, d.name, d.current])).toEqual([
       ["browser", "Chrome on Linux", true],
       ["browser", "Chrome on Linux", false],
       ["token", "laptop", false],
     ]);
-    expect((await env.sessions.devices("alice", { tokenId: token.id })).filter((d) => d.current)).toEqual([
+    expect((await env.sessions.devices("alice", { tokenId: token.id })).devices.filter((d) => d.current)).toEqual([
       expect.objectContaining({ kind: "token", id: token.id }),
     ]);
     expect(await env.sessions.revoke("alice", theirs.record.id)).toBe(false);
@@ -149,7 +149,7 @@ describe("browser sessions", () => {
     expect(await env.sessions.revokeAll("alice")).toBe(1);
     expect(await env.sessions.authenticate(mine.secret)).toBeUndefined();
     expect(await env.sessions.authenticate(theirs.secret)).toBeDefined();
-    expect((await env.sessions.devices("alice", {})).map((d) => d.kind)).toEqual(["token"]);
+    expect((await env.sessions.devices("alice", {})).devices.map((d) => d.kind)).toEqual(["token"]);
   });
 });
 

@@ -188,6 +188,14 @@ export class MemoryMetaStore implements MetaStore {
     return [...this.tokens.values()].filter((t) => t.userId === userId).map(copy);
   }
 
+  async listTokenPage(userId: string, page: { limit: number; cursor?: string }) {
+    const after = page.cursor ? decodeListCursor(userId, page.cursor)[1] : "";
+    const all = (await this.listTokens(userId)).sort((a, b) => a.id.localeCompare(b.id)).filter((t) => t.id > after);
+    const tokens = all.slice(0, page.limit);
+    const last = tokens[tokens.length - 1];
+    return all.length > page.limit ? { tokens, cursor: encodeListCursor(userId, [last.id, last.id]) } : { tokens };
+  }
+
   async deleteToken(userId: string, id: string): Promise<boolean> {
     const token = [...this.tokens.values()].find((t) => t.userId === userId && t.id === id);
     if (token) this.tokens.delete(token.hash);
@@ -224,6 +232,16 @@ export class MemoryMetaStore implements MetaStore {
       .filter((s) => s.userId === userId)
       .sort((a, b) => a.createdAt.localeCompare(b.createdAt))
       .map(copy);
+  }
+
+  async listBrowserSessionPage(userId: string, page: { limit: number; cursor?: string }) {
+    const at = page.cursor ? decodeListCursor(userId, page.cursor).join("#") : "";
+    const all = (await this.listBrowserSessions(userId)).filter((s) => `${s.createdAt}#${s.id}` > at);
+    const sessions = all.slice(0, page.limit);
+    const last = sessions[sessions.length - 1];
+    return all.length > page.limit
+      ? { sessions, cursor: encodeListCursor(userId, [last.createdAt, last.id]) }
+      : { sessions };
   }
 
   async touchBrowserSession(hash: string, lastUsedAt: string): Promise<void> {

@@ -9,7 +9,7 @@ import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DeleteCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, type DynamoDBDocumentClient, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { type Stores, segmentKey, uploadKey } from "@pisync/store";
 import { embeddedStores, FileBlobStore } from "@pisync/store/embedded";
 import { describeOnEveryStore, line, sessionHeader, userLine } from "@pisync/testing";
@@ -64,6 +64,44 @@ describeOnEveryStore("verify", (pair, name) => {
       const repaired = await verify(user, { repair: true });
       expect(repaired.findings).toEqual([expect.objectContaining({ kind: "unlisted", repaired: true })]);
       expect((await listed()).sort()).toEqual(["new", "old"]);
+      expect((await verify(user)).findings).toEqual([]);
+    });
+
+    it("finds sessions missing from the folder and model filters' index, or left in a stale one; repair mends both", async () => {
+      const { stores } = pair();
+      const user = `u-${randomUUID()}`;
+      await writeSession(stores, user, "old", 1);
+      await writeSession(stores, user, "new", 1);
+      const [card] = await stores.meta.getCards(user, ["old"]);
+      expect(card.cwd).toBeTruthy();
+      // As a session written before the filter entries were kept: none are there.
+      const raw = stores.meta as unknown as { client: DynamoDBDocumentClient; table: string };
+      const entries = await raw.client.send(
+        new QueryCommand({
+          TableName: raw.table,
+          KeyConditionExpression: "pk = :pk AND begins_with(sk, :k)",
+          ExpressionAttributeValues: { ":pk": `U#${user}`, ":k": "K#" },
+        }),
+      );
+      const olds = (entries.Items ?? []).filter((item) => String(item.sk).startsWith("K#old#"));
+      expect(olds.length).toBeGreaterThan(0);
+      for (const item of olds) {
+        await raw.client.send(new DeleteCommand({ TableName: raw.table, Key: { pk: item.pk, sk: item.sk } }));
+      }
+      // And one of "new" under a folder it left: its key the card no longer has.
+      const kept = (entries.Items ?? []).find((item) => String(item.sk).startsWith("K#new#"));
+      await raw.client.send(
+        new PutCommand({ TableName: raw.table, Item: { ...kept, sk: "K#new#stale", gsi1pk: `UK#${user}#stale` } }),
+      );
+      const filtered = async () =>
+        (await stores.meta.listCardPage(user, { limit: 10, filter: { cwd: card.cwd } })).cards.map((c) => c.sessionId);
+      expect(await filtered()).toEqual(["new"]);
+      const checked = await verify(user);
+      expect(checked.findings).toEqual([expect.objectContaining({ kind: "unlisted", problem: true, repaired: false })]);
+      expect(checked.findings[0].message).toMatch(/^2 sessions/);
+      const repaired = await verify(user, { repair: true });
+      expect(repaired.findings).toEqual([expect.objectContaining({ kind: "unlisted", repaired: true })]);
+      expect((await filtered()).sort()).toEqual(["new", "old"]);
       expect((await verify(user)).findings).toEqual([]);
     });
   }

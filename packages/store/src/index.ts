@@ -20,8 +20,12 @@ export {
   cardMatches,
   decodeListCursor,
   encodeListCursor,
+  FOLDER_KEY_DEPTH,
+  filterIndexOf,
+  filterKeys,
   LIST_SCAN_BUDGET,
   listedCard,
+  MODEL_KEY_PARTS,
   readCardPage,
 } from "./listing.js";
 export type * from "./ports.js";

@@ -128,17 +128,80 @@ export function modelKeys(card: SessionCard): string[] {
   return [...keys];
 }
 
+/**
+ * Folder levels a card is indexed under: its folder's ancestors of at most this many `/` (and
+ * its folder itself when no deeper). A filter on a deeper folder reads its ancestor's index at
+ * that depth and checks each card (within {@link LIST_SCAN_BUDGET}).
+ */
+export const FOLDER_KEY_DEPTH = 6;
+/**
+ * Trailing parts of a model name a card is also indexed under (besides the whole name): a
+ * filter of at most this many parts reads its index; a longer one scans, as before.
+ */
+export const MODEL_KEY_PARTS = 2;
+
+const slashes = (text: string) => text.split("/").length - 1;
+
+/**
+ * The filter keys a card is listed under (`f:` folders, `m:` model names): every folder and
+ * model filter a card passes names one of them (see {@link filterIndexOf}), so a filtered page
+ * reads an index of its key, ordered like the list, instead of scanning the list.
+ * At most 8 folder keys and 3 per model (20 models at most): a commit writes a bounded number.
+ */
+export function filterKeys(card: SessionCard): string[] {
+  const keys = new Set<string>();
+  const cwd = card.cwd;
+  if (cwd !== undefined && cwd !== "") {
+    if (slashes(cwd) <= FOLDER_KEY_DEPTH) keys.add(`f:${cwd}`);
+    for (let at = cwd.indexOf("/"), depth = 0; at >= 0 && depth <= FOLDER_KEY_DEPTH; at = cwd.indexOf("/", at + 1)) {
+      keys.add(`f:${cwd.slice(0, at)}`);
+      depth++;
+    }
+  }
+  for (const model of card.models) {
+    keys.add(`m:${model}`);
+    const parts = model.split("/");
+    for (let n = 1; n <= Math.min(MODEL_KEY_PARTS, parts.length - 1); n++) keys.add(`m:${parts.slice(-n).join("/")}`);
+  }
+  return [...keys];
+}
+
+/**
+ * The filter key whose index serves a filter, and whether that index answers it whole (the
+ * dates aside, which are its range) or its cards still need checking against the rest;
+ * `undefined` when no index serves it (a model name of more parts than are indexed).
+ */
+export function filterIndexOf(filter: CardFilter | undefined): { key: string; whole: boolean } | undefined {
+  if (filter?.cwd) {
+    const folder = filter.cwd.replace(/\/+$/, "");
+    // The ancestor at the deepest indexed level, for a folder deeper than that.
+    const parts = folder.split("/");
+    const deep = parts.length - 1 > FOLDER_KEY_DEPTH;
+    const key = `f:${deep ? parts.slice(0, FOLDER_KEY_DEPTH + 1).join("/") : folder}`;
+    return { key, whole: !deep && !filter.model && folder === filter.cwd };
+  }
+  if (filter?.model && slashes(filter.model) < MODEL_KEY_PARTS) return { key: `m:${filter.model}`, whole: true };
+  return undefined;
+}
+
 /** Cards read by a filtered page's first batch; a filter that skips more reads the rest of its budget at once. */
 const FILTERED_BATCH = 250;
 
 /**
  * One page of the list, read through `read` (an adapter's ordered index): at most
- * {@link LIST_SCAN_BUDGET} cards are read, whatever the filter.
+ * {@link LIST_SCAN_BUDGET} cards are read, whatever the filter. `indexed`: `read` reads an
+ * index that answers the filter whole (every card it gives matches, but for a rare stale one).
  */
-export async function readCardPage(userId: string, request: CardPageRequest, read: CardBatchReader): Promise<CardPage> {
+export async function readCardPage(
+  userId: string,
+  request: CardPageRequest,
+  read: CardBatchReader,
+  options: { indexed?: boolean } = {},
+): Promise<CardPage> {
   const limit = Math.max(1, Math.min(Math.floor(request.limit), LIST_SCAN_BUDGET));
   let position = request.cursor ? decodeListCursor(userId, request.cursor) : undefined;
-  const filtered = narrows(request.filter);
+  // Read through an index that answers the filter whole, a page reads like an unfiltered one.
+  const filtered = narrows(request.filter) && !options.indexed;
   const cards: SessionCard[] = [];
   let scanned = 0;
   for (;;) {

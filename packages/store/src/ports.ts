@@ -316,6 +316,15 @@ export interface MetaStore {
   findToken(hash: string): Promise<TokenRecord | undefined>;
   /** A user's token records. */
   listTokens(userId: string): Promise<TokenRecord[]>;
+  /**
+   * A page of a user's tokens, by id (at most `limit`, read from an index: never all of them);
+   * `cursor`, from the previous page, is absent on the last. @throws InvalidCursorError for a
+   * cursor another user's list gave, or none gave
+   */
+  listTokenPage(
+    userId: string,
+    page: { limit: number; cursor?: string },
+  ): Promise<{ tokens: TokenRecord[]; cursor?: string }>;
   /** @returns whether a token with that id existed for that user. */
   deleteToken(userId: string, id: string): Promise<boolean>;
   /** Records a token's last use; a token deleted meanwhile stays deleted (nothing is written). */
@@ -336,6 +345,11 @@ export interface MetaStore {
   findBrowserSession(hash: string): Promise<BrowserSessionRecord | undefined>;
   /** A user's browser sessions, oldest first. */
   listBrowserSessions(userId: string): Promise<BrowserSessionRecord[]>;
+  /** A page of a user's browser sessions, oldest first (as {@link listTokenPage}). @throws InvalidCursorError */
+  listBrowserSessionPage(
+    userId: string,
+    page: { limit: number; cursor?: string },
+  ): Promise<{ sessions: BrowserSessionRecord[]; cursor?: string }>;
   /** Records a browser session's last use; one deleted meanwhile stays deleted (nothing is written). */
   touchBrowserSession(hash: string, lastUsedAt: string): Promise<void>;
   /** @returns whether a browser session with that id existed for that user (and now does not). */

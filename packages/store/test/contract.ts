@@ -424,6 +424,66 @@ export function describeStoreContract(
         expect(await stores.meta.listBrowserSessions(b)).toEqual([theirs]);
       });
 
+      it("pages a user's tokens (by id) and browser sessions (oldest first), nobody else's; refuses another's cursor", async () => {
+        const [a, b] = [user(), user()];
+        const ids = Array.from({ length: 7 }, (_, i) => `t${i}`);
+        for (const id of [...ids].reverse()) {
+          await stores.meta.putToken({
+            hash: randomUUID(),
+            userId: a,
+            id,
+            name: id,
+            createdAt: "2026-01-01T00:00:00.000Z",
+          });
+        }
+        await stores.meta.putToken({
+          hash: randomUUID(),
+          userId: b,
+          id: "t3x",
+          name: "b",
+          createdAt: "2026-01-01T00:00:00.000Z",
+        });
+        for (let i = 0; i < 5; i++) {
+          const createdAt = `2026-01-0${1 + (i % 2)}T00:00:00.000Z`;
+          for (const owner of [a, b]) {
+            await stores.meta.putBrowserSession({
+              hash: randomUUID(),
+              userId: owner,
+              id: `b${i}`,
+              createdAt,
+              lastUsedAt: createdAt,
+              userAgent: "Firefox on Linux",
+            });
+          }
+        }
+        const tokenPages: string[][] = [];
+        let cursor: string | undefined;
+        do {
+          const page = await stores.meta.listTokenPage(a, { limit: 3, cursor });
+          tokenPages.push(page.tokens.map((t) => t.id));
+          cursor = page.cursor;
+        } while (cursor && tokenPages.length < 10);
+        expect(tokenPages).toEqual([["t0", "t1", "t2"], ["t3", "t4", "t5"], ["t6"]]);
+        const browserPages: string[][] = [];
+        do {
+          const page = await stores.meta.listBrowserSessionPage(a, { limit: 2, cursor });
+          browserPages.push(page.sessions.map((s) => `${s.userId === a ? "" : "!"}${s.id}`));
+          cursor = page.cursor;
+        } while (cursor && browserPages.length < 10);
+        expect(browserPages).toEqual([["b0", "b2"], ["b4", "b1"], ["b3"]]);
+        const theirs = await stores.meta.listTokenPage(b, { limit: 1 });
+        expect(theirs.tokens.map((t) => t.id)).toEqual(["t3x"]);
+        const theirBrowsers = await stores.meta.listBrowserSessionPage(b, { limit: 1 });
+        for (const bad of [theirBrowsers.cursor, "not a cursor"]) {
+          await expect(stores.meta.listTokenPage(a, { limit: 3, cursor: bad })).rejects.toBeInstanceOf(
+            InvalidCursorError,
+          );
+          await expect(stores.meta.listBrowserSessionPage(a, { limit: 3, cursor: bad })).rejects.toBeInstanceOf(
+            InvalidCursorError,
+          );
+        }
+      });
+
       it("keeps shares by id and lists them per user, newest first", async () => {
         const u = user();
         const share = (id: string, createdAt: string) => ({
@@ -572,6 +632,57 @@ export function describeStoreContract(
           }
           // Not everything: the folder filter leaves out the folder that only starts the same.
           expect(expected({ cwd: "/w/app" })).toHaveLength(20);
+        });
+
+        it("a filtered page follows a session that moves, changes folder or models, or is deleted; deep and odd folders too", async () => {
+          const [u, other] = [user(), user()];
+          const deep = "/a/b/c/d/e/f/g/h/i";
+          const odd = `/w/odd#dir ${"x".repeat(3000)}/"q"`;
+          const commits: [string, string, string, string[]][] = [
+            ["s1", "2025-01-01T00:00:00.000Z", "/w/one", ["p/m"]],
+            ["s2", "2025-01-02T00:00:00.000Z", "/w/two", ["p/n"]],
+            ["s3", "2025-01-03T00:00:00.000Z", `${deep}/j`, ["x/y/z/w"]],
+            ["s4", "2025-01-04T00:00:00.000Z", odd, ["p/m"]],
+            ["s5", "2025-01-05T00:00:00.000Z", `${deep}x`, ["p/m"]],
+          ];
+          for (const [id, at, cwd, models] of commits) {
+            await stores.meta.commit({ head: card(u, id, at, cwd, models), expectedRevision: null });
+          }
+          await stores.meta.commit({
+            head: card(other, "s9", "2025-01-09T00:00:00.000Z", "/w/one", ["p/m"]),
+            expectedRevision: null,
+          });
+          const ids = async (filter: CardFilter) => (await pages(u, { limit: 2, filter })).flat();
+          expect(await ids({ cwd: "/w" })).toEqual(["s4", "s2", "s1"]);
+          expect(await ids({ cwd: odd })).toEqual(["s4"]);
+          expect(await ids({ cwd: "/w/odd#dir" })).toEqual([]);
+          expect(await ids({ cwd: deep })).toEqual(["s3"]);
+          expect(await ids({ cwd: `${deep}/j` })).toEqual(["s3"]);
+          expect(await ids({ cwd: "/a/b" })).toEqual(["s5", "s3"]);
+          expect(await ids({ cwd: "/" })).toEqual(["s5", "s4", "s3", "s2", "s1"]);
+          expect(await ids({ model: "m" })).toEqual(["s5", "s4", "s1"]);
+          expect(await ids({ model: "z/w" })).toEqual(["s3"]);
+          expect(await ids({ model: "y/z/w" })).toEqual(["s3"]);
+          // s1 moves to the top and to another folder and model; s2 is deleted.
+          await stores.meta.commit({
+            head: { ...card(u, "s1", "2025-02-01T00:00:00.000Z", "/v", ["q/r"]), revision: 2 },
+            expectedRevision: 1,
+          });
+          await stores.meta.deleteSession(u, "s2", "2025-02-02T00:00:00.000Z");
+          expect(await ids({ cwd: "/w" })).toEqual(["s4"]);
+          expect(await ids({ model: "m" })).toEqual(["s5", "s4"]);
+          expect(await ids({ model: "r" })).toEqual(["s1"]);
+          expect(await ids({ cwd: "/" })).toEqual(["s1", "s5", "s4", "s3"]);
+          // s4 moves within its folder: listed once, at its new place.
+          await stores.meta.commit({
+            head: { ...card(u, "s4", "2025-03-01T00:00:00.000Z", odd, ["p/m"]), revision: 2 },
+            expectedRevision: 1,
+          });
+          expect(await ids({ model: "p/m" })).toEqual(["s4", "s5"]);
+          expect(await ids({ cwd: "/w", from: "2025-02-01" })).toEqual(["s4"]);
+          expect(await ids({ cwd: "/w", to: "2025-02-01" })).toEqual([]);
+          // Nobody else's.
+          expect((await pages(other, { limit: 5, filter: { cwd: "/w" } })).flat()).toEqual(["s9"]);
         });
 
         it("refuses a cursor another user's list gave, or one no list gave", async () => {

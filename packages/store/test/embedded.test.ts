@@ -5,7 +5,7 @@ import { fullDisk } from "@pisync/testing";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { embeddedStores, STALE_TEMP_MS } from "../src/embedded/index.js";
-import { NotFoundError, StorageFullError } from "../src/index.js";
+import { type CardFilter, NotFoundError, StorageFullError } from "../src/index.js";
 import { describeStoreContract, head } from "./contract.js";
 
 const dir = mkdtempSync(join(tmpdir(), "pisync-embedded-"));
@@ -69,6 +69,39 @@ describe("embedded list index", () => {
       const rest = await again.meta.listCardPage("u", { limit: 2, cursor: page.cursor });
       expect(rest).toMatchObject({ cards: [{ sessionId: "c" }] });
       expect(rest.cursor).toBeUndefined();
+    } finally {
+      again.close();
+      rmSync(data, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("embedded filter index", () => {
+  it("a file from before the filter index gains it when opened, and its folder and model pages find every session", async () => {
+    const data = mkdtempSync(join(tmpdir(), "pisync-keys-"));
+    const old = embeddedStores(data);
+    for (const [id, at, cwd] of [
+      ["a", "2026-01-02T00:00:00.000Z", "/w/x"],
+      ["b", "2026-01-03T00:00:00.000Z", "/v"],
+      ["c", "2026-01-01T00:00:00.000Z", "/w"],
+    ]) {
+      const h = head("u", id, 1, at);
+      await old.meta.commit({
+        head: { ...h, summary: { ...h.summary, cwd, models: ["p/m"] } },
+        expectedRevision: null,
+      });
+    }
+    old.close();
+    // As the file was before: no filter table.
+    const db = new Database(join(data, "meta.sqlite"));
+    db.exec("DROP TABLE card_keys;");
+    db.close();
+    const again = embeddedStores(data);
+    try {
+      const ids = async (filter: CardFilter) =>
+        (await again.meta.listCardPage("u", { limit: 10, filter })).cards.map((c) => c.sessionId);
+      expect(await ids({ cwd: "/w" })).toEqual(["a", "c"]);
+      expect(await ids({ model: "m" })).toEqual(["b", "a", "c"]);
     } finally {
       again.close();
       rmSync(data, { recursive: true, force: true });

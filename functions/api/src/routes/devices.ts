@@ -2,14 +2,19 @@
  * The devices page and its forms: `GET /devices` (tokens and browser sessions with their last
  * use), `POST /devices/tokens/:id/revoke`, `POST /devices/sessions/:id/revoke`.
  */
-import { NotFound } from "@pisync/core";
+import { DEVICES_PAGE, NotFound } from "@pisync/core";
 import { DEVICE_ID } from "@pisync/protocol";
 import { Hono } from "hono";
+import * as z from "zod/mini";
 import type { Services } from "../app.js";
 import { LIBRARY_SECURITY_HEADERS } from "../html.js";
 import { type LibraryEnv, signedIn } from "../library-auth.js";
 import { libraryPages } from "../library-pages.js";
+import { parseQuery } from "../validate.js";
 import { clearSessionCookie } from "./sign-in.js";
+
+/** `/devices?cursor=`: the next page's cursor, as the previous page gave it. */
+const DevicesQuery = z.object({ cursor: z.optional(z.string().check(z.maxLength(2000))) });
 
 /** A device id from the path; anything else is missing, like another user's. */
 function deviceId(id: string, what: string): string {
@@ -23,9 +28,16 @@ export function deviceRoutes(services: Services) {
   app.use("/devices", signedIn(services));
   app.use("/devices/*", signedIn(services));
   app.get("/devices", async (c) => {
-    const devices = await services.browserSessions.devices(c.get("userId"), c.get("signedInWith"));
+    const { cursor } = parseQuery(DevicesQuery, c);
+    const page = await services.browserSessions.devices(c.get("userId"), c.get("signedInWith"), {
+      limit: DEVICES_PAGE,
+      cursor,
+    });
     for (const [name, value] of Object.entries(LIBRARY_SECURITY_HEADERS)) c.header(name, value);
-    return c.html((await libraryPages()).renderDevicesPage({ devices, csrfToken: c.get("csrfToken") }));
+    const next = page.cursor ? `/devices?cursor=${encodeURIComponent(page.cursor)}` : undefined;
+    return c.html(
+      (await libraryPages()).renderDevicesPage({ devices: page.devices, csrfToken: c.get("csrfToken"), next }),
+    );
   });
   app.post("/devices/tokens/:id/revoke", async (c) => {
     const id = deviceId(c.req.param("id"), "token");

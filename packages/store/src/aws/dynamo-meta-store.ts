@@ -11,6 +11,13 @@
  *            without its usage, `cwd` and `mk` (the model names it answers to) for the filters:
  *            the library's list read a page at a time in its order, written (and deleted) in the
  *            same transaction as the head
+ * - filter entry: pk `U#<user>`, sk `K#<session>#<key hash>`; gsi1 `UK#<user>#<key hash>` /
+ *            `<lastAt>#<session>`: one per filter key of the session's card (`filterKeys`: its
+ *            folder and the folders above it, its model names), no body, so a folder or model
+ *            filter reads a page of its own index in the list's order, then those sessions'
+ *            list entries (`BatchGetItem`); written in the same transaction as the head. One
+ *            whose key the card no longer has is left stale (its `lastAt` old): a read drops it,
+ *            as the list entry it names no longer matches; `verify --repair` removes it
  * - page:    pk `P#<user>#<session>`, sk `G#<generation:8 hex>#<start:16 hex>`
  * - archive: pk `P#<user>#<session>`, sk `A#<generation:8 hex>`
  * - token:   pk `T#<hash>`, sk `T`; gsi1 `UT#<user>` / `<token id>`
@@ -26,7 +33,7 @@
  * read in fewer, smaller queries.
  */
 
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { ConditionalCheckFailedException, TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import {
@@ -49,11 +56,14 @@ import { cardOf } from "../card.js";
 import { RevisionConflictError, StorageUnavailableError } from "../errors.js";
 import { TABLE_SCHEMA } from "../layout.js";
 import {
+  type CardBatchReader,
   type CardFilter,
   type CardPage,
   type CardPageRequest,
   decodeListCursor,
   encodeListCursor,
+  filterIndexOf,
+  filterKeys,
   type ListPosition,
   lastAtRange,
   listedCard,
@@ -101,6 +111,27 @@ function listItem(userId: string, card: SessionCard): Item {
     // A set cannot be empty: a card without models has none.
     ...(models.length ? { mk: new Set(models) } : {}),
   };
+}
+
+/** A filter key as a key part: hashed, so any folder or model name (any length, any character) fits. */
+const keyHash = (key: string) => createHash("sha256").update(key).digest("base64url").slice(0, 22);
+const filterSkPrefix = (sessionId: string) => `K#${sessionId}#`;
+const filterPk = (userId: string, key: string) => `UK#${userId}#${keyHash(key)}`;
+
+/**
+ * The filter entries of a session's card (see the items above): ordered like the list, with the
+ * folder and model names of the list entry, so a page with a second filter narrows on them too.
+ */
+function filterItems(userId: string, card: SessionCard): Item[] {
+  const { cwd, mk } = listItem(userId, card);
+  return filterKeys(card).map((filterKey) => ({
+    pk: `U#${userId}`,
+    sk: `${filterSkPrefix(card.sessionId)}${keyHash(filterKey)}`,
+    gsi1pk: filterPk(userId, filterKey),
+    gsi1sk: `${card.lastAt}#${card.sessionId}`,
+    ...(cwd ? { cwd } : {}),
+    ...(mk ? { mk } : {}),
+  }));
 }
 
 /**
@@ -171,7 +202,7 @@ export type CommitItems = (commit: Commit) => Item[];
 export class DynamoMetaStore implements MetaStore {
   private readonly client: DynamoDBDocumentClient;
   /** Items the list queries have read (their `ScannedCount`), for tests and benchmarks. */
-  readonly listReads = { items: 0, queries: 0 };
+  readonly listReads = { items: 0, queries: 0, fetched: 0 };
 
   constructor(
     connection: AwsConnection,
@@ -251,6 +282,8 @@ export class DynamoMetaStore implements MetaStore {
       },
       // Its list entry: the head's condition guards the whole transaction.
       { Put: { TableName: this.table, Item: listItem(head.userId, cardOf(head)) } },
+      // Its filter entries, moved with it.
+      ...filterItems(head.userId, cardOf(head)).map((Item) => ({ Put: { TableName: this.table, Item } })),
     ];
     const pk = sessionPk(head.userId, head.sessionId);
     for (const page of commit.pages ?? []) {
@@ -336,34 +369,103 @@ export class DynamoMetaStore implements MetaStore {
   }
 
   listCardPage(userId: string, request: CardPageRequest): Promise<CardPage> {
+    const index = filterIndexOf(request.filter);
+    if (index) return this.listFilteredPage(userId, request, index);
     const gsi1pk = listPk(userId);
-    const { low, high } = lastAtRange(request.filter);
-    const filter = filterExpression(request.filter);
     return readCardPage(userId, request, async (after, count) => {
-      let start: Item | undefined;
-      if (after) {
-        const at = `${after[0]}#${after[1]}`;
-        if (at < low) return { cards: [], scanned: 0, end: true };
-        // A place above the range (a cursor of another filter) starts at the range's top.
-        if (at < high) start = { ...listKey(userId, after[1]), gsi1pk, gsi1sk: at };
-      }
-      const result = await this.query({
-        IndexName: GSI,
-        KeyConditionExpression: "gsi1pk = :pk AND gsi1sk BETWEEN :low AND :high",
-        ...(filter.FilterExpression ? { FilterExpression: filter.FilterExpression } : {}),
-        ExpressionAttributeValues: { ":pk": gsi1pk, ":low": low, ":high": high, ...filter.values },
-        ProjectionExpression: "card",
-        ScanIndexForward: false,
-        Limit: count,
-        ExclusiveStartKey: start,
-      });
-      const scanned = result.ScannedCount ?? 0;
-      this.listReads.items += scanned;
-      this.listReads.queries++;
-      const cards = (result.Items ?? []).map((item) => JSON.parse(item.card as string) as SessionCard);
-      const last = positionOf(result.LastEvaluatedKey);
-      return { cards, scanned, ...(last ? { last } : {}), end: !result.LastEvaluatedKey };
+      const batch = await this.listIndexBatch(
+        { gsi1pk, keyOf: (sessionId) => listKey(userId, sessionId), projection: "card" },
+        request.filter,
+        request.filter,
+        after,
+        count,
+      );
+      const cards = batch.items.map((item) => JSON.parse(item.card as string) as SessionCard);
+      return { ...batch, cards };
     });
+  }
+
+  /**
+   * One batch of a list index (`gsi1pk`), newest first, within the filter's dates, after a
+   * place, at most `count` items read (DynamoDB narrowing them by `narrow`'s folder and model).
+   */
+  private async listIndexBatch(
+    index: { gsi1pk: string; keyOf: (sessionId: string) => Item; projection: string },
+    range: CardFilter | undefined,
+    narrow: CardFilter | undefined,
+    after: ListPosition | undefined,
+    count: number,
+  ): Promise<{ items: Item[]; scanned: number; last?: ListPosition; end: boolean }> {
+    const { low, high } = lastAtRange(range);
+    const filter = filterExpression(narrow);
+    let start: Item | undefined;
+    if (after) {
+      const at = `${after[0]}#${after[1]}`;
+      if (at < low) return { items: [], scanned: 0, end: true };
+      // A place above the range (a cursor of another filter) starts at the range's top.
+      if (at < high) start = { ...index.keyOf(after[1]), gsi1pk: index.gsi1pk, gsi1sk: at };
+    }
+    const result = await this.query({
+      IndexName: GSI,
+      KeyConditionExpression: "gsi1pk = :pk AND gsi1sk BETWEEN :low AND :high",
+      ...(filter.FilterExpression ? { FilterExpression: filter.FilterExpression } : {}),
+      ExpressionAttributeValues: { ":pk": index.gsi1pk, ":low": low, ":high": high, ...filter.values },
+      ProjectionExpression: index.projection,
+      ScanIndexForward: false,
+      Limit: count,
+      ExclusiveStartKey: start,
+    });
+    const scanned = result.ScannedCount ?? 0;
+    this.listReads.items += scanned;
+    this.listReads.queries++;
+    const last = positionOf(result.LastEvaluatedKey);
+    return { items: result.Items ?? [], scanned, ...(last ? { last } : {}), end: !result.LastEvaluatedKey };
+  }
+
+  /**
+   * A folder- or model-filtered page read through that key's filter entries, in the list's
+   * order, then the list entries they name (one `BatchGetItem`): a stale entry (its session
+   * moved, or its card lost the key) is dropped by its `lastAt` and the filter's own check.
+   */
+  private listFilteredPage(
+    userId: string,
+    request: CardPageRequest,
+    index: { key: string; whole: boolean },
+  ): Promise<CardPage> {
+    const entries = {
+      gsi1pk: filterPk(userId, index.key),
+      keyOf: (sessionId: string) => ({ pk: `U#${userId}`, sk: `${filterSkPrefix(sessionId)}${keyHash(index.key)}` }),
+      projection: "gsi1sk",
+    };
+    const read: CardBatchReader = async (after, count) => {
+      // The index answers the filter whole, or DynamoDB narrows what it read by the rest of it.
+      const batch = await this.listIndexBatch(
+        entries,
+        request.filter,
+        index.whole ? undefined : request.filter,
+        after,
+        count,
+      );
+      const positions = batch.items.map((item) => positionOf(item) as ListPosition);
+      const listed = await this.batchGet(
+        positions.map(([, id]) => listKey(userId, id)),
+        "card",
+      );
+      this.listReads.fetched += listed.length;
+      const byId = new Map(
+        listed.map((item) => {
+          const card = JSON.parse(item.card as string) as SessionCard;
+          return [card.sessionId, card];
+        }),
+      );
+      const cards = positions.flatMap(([lastAt, id]) => {
+        const card = byId.get(id);
+        return card && card.lastAt === lastAt ? [card] : [];
+      });
+      const last = batch.last ?? positions[positions.length - 1];
+      return { cards, scanned: batch.scanned, ...(last ? { last } : {}), end: batch.end };
+    };
+    return readCardPage(userId, request, read, { indexed: index.whole });
   }
 
   /** Items by key, 100 to a BatchGetItem; unprocessed keys are asked again. */
@@ -407,7 +509,9 @@ export class DynamoMetaStore implements MetaStore {
       ProjectionExpression: "sk",
     });
     const have = new Set(listed.map((item) => String(item.sk).slice(2)));
-    const missing = (await this.listCards(userId)).filter((card) => !have.has(card.sessionId));
+    const cards = await this.listCards(userId);
+    const missing = cards.filter((card) => !have.has(card.sessionId));
+    const filters = await this.fillFilterEntries(userId, cards, options);
     for (const card of options.check ? [] : missing) {
       try {
         // Only where none is: a commit meanwhile wrote a newer entry, which stays.
@@ -422,7 +526,39 @@ export class DynamoMetaStore implements MetaStore {
         if (!(error instanceof ConditionalCheckFailedException)) throw error;
       }
     }
-    return missing.length;
+    return missing.length + filters;
+  }
+
+  /**
+   * Writes the filter entries sessions lack (written before they were kept; only where none is,
+   * so a commit meanwhile wins) and removes those whose key the card no longer has (their
+   * session gone, or its folder or models changed); with `check` only counts sessions with either.
+   */
+  private async fillFilterEntries(userId: string, cards: SessionCard[], options: { check?: boolean }) {
+    const stored = await this.queryAll({
+      KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+      ExpressionAttributeValues: { ":pk": `U#${userId}`, ":prefix": "K#" },
+      ProjectionExpression: "pk, sk",
+    });
+    const wanted = new Map(cards.flatMap((card) => filterItems(userId, card).map((item) => [item.sk as string, item])));
+    const stale = stored.filter((item) => !wanted.has(item.sk as string));
+    const have = new Set(stored.map((item) => item.sk as string));
+    const lacking = [...wanted.values()].filter((item) => !have.has(item.sk as string));
+    const sessions = new Set(
+      [...stale, ...lacking].map((item) => String(item.sk).slice(2, String(item.sk).lastIndexOf("#"))),
+    );
+    if (options.check) return sessions.size;
+    await this.deleteKeys(stale, `of ${userId}'s stale filter entries`);
+    for (const Item of lacking) {
+      try {
+        await this.client.send(
+          new PutCommand({ TableName: this.table, Item, ConditionExpression: "attribute_not_exists(pk)" }),
+        );
+      } catch (error) {
+        if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      }
+    }
+    return sessions.size;
   }
 
   async getPages(userId: string, sessionId: string, generation: number, from = 0): Promise<IndexPage[]> {
@@ -465,13 +601,19 @@ export class DynamoMetaStore implements MetaStore {
     await this.client.send(
       new TransactWriteCommand({ TransactItems: [...commitHead, ...revoked.slice(early.length)] }),
     );
-    // Then the pages and archives, which nothing reaches without the head.
+    // Then the pages and archives, which nothing reaches without the head, and the filter
+    // entries (a read drops one whose list entry is gone).
     const keys = await this.queryAll({
       KeyConditionExpression: "pk = :pk",
       ExpressionAttributeValues: { ":pk": sessionPk(userId, sessionId) },
       ProjectionExpression: "pk, sk",
     });
-    await this.deleteKeys(keys, `of session ${sessionId}`);
+    const filters = await this.queryAll({
+      KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+      ExpressionAttributeValues: { ":pk": `U#${userId}`, ":prefix": filterSkPrefix(sessionId) },
+      ProjectionExpression: "pk, sk",
+    });
+    await this.deleteKeys([...keys, ...filters], `of session ${sessionId}`);
   }
 
   /** Deletes items by key. BatchWriteItem takes 25 requests at most; unprocessed ones are retried. */
@@ -556,6 +698,30 @@ export class DynamoMetaStore implements MetaStore {
 
   listTokens(userId: string): Promise<TokenRecord[]> {
     return this.listIndexed(`UT#${userId}`);
+  }
+
+  /**
+   * A page of one `gsi1` partition in ascending order, after `after` (a sort key value, read as
+   * a key condition: the items' own keys hold secrets' hashes, which a cursor must not carry).
+   */
+  private async ascendingPage(gsi1pk: string, after: string | undefined, limit: number) {
+    const result = await this.query({
+      IndexName: GSI,
+      KeyConditionExpression: after === undefined ? "gsi1pk = :pk" : "gsi1pk = :pk AND gsi1sk > :after",
+      ExpressionAttributeValues: { ":pk": gsi1pk, ...(after === undefined ? {} : { ":after": after }) },
+      // One more than the page: whether another page follows.
+      Limit: limit + 1,
+    });
+    const items = result.Items ?? [];
+    return { items: items.slice(0, limit), more: items.length > limit || result.LastEvaluatedKey !== undefined };
+  }
+
+  async listTokenPage(userId: string, page: { limit: number; cursor?: string }) {
+    const after = page.cursor ? decodeListCursor(userId, page.cursor)[1] : undefined;
+    const { items, more } = await this.ascendingPage(`UT#${userId}`, after, page.limit);
+    const tokens = items.map((stored) => usedDataOf<TokenRecord>(stored));
+    const last = tokens[tokens.length - 1];
+    return more && last ? { tokens, cursor: encodeListCursor(userId, [last.id, last.id]) } : { tokens };
   }
 
   async deleteToken(userId: string, id: string): Promise<boolean> {
@@ -709,6 +875,14 @@ export class DynamoMetaStore implements MetaStore {
 
   listBrowserSessions(userId: string): Promise<BrowserSessionRecord[]> {
     return this.listIndexed(`UB#${userId}`);
+  }
+
+  async listBrowserSessionPage(userId: string, page: { limit: number; cursor?: string }) {
+    const at = page.cursor ? decodeListCursor(userId, page.cursor) : undefined;
+    const { items, more } = await this.ascendingPage(`UB#${userId}`, at && `${at[0]}#${at[1]}`, page.limit);
+    const sessions = items.map((stored) => usedDataOf<BrowserSessionRecord>(stored));
+    const last = sessions[sessions.length - 1];
+    return more && last ? { sessions, cursor: encodeListCursor(userId, [last.createdAt, last.id]) } : { sessions };
   }
 
   touchBrowserSession(hash: string, lastUsedAt: string): Promise<void> {

@@ -7,10 +7,14 @@ import Database from "better-sqlite3";
 import { cardOf } from "../card.js";
 import { RevisionConflictError } from "../errors.js";
 import {
+  type CardBatchReader,
   type CardPage,
   type CardPageRequest,
   decodeListCursor,
   encodeListCursor,
+  filterIndexOf,
+  filterKeys,
+  type ListPosition,
   lastAtRange,
   listedCard,
   readCardPage,
@@ -39,6 +43,12 @@ CREATE TABLE IF NOT EXISTS pages (
 CREATE TABLE IF NOT EXISTS generations (
   user_id TEXT NOT NULL, session_id TEXT NOT NULL, generation INTEGER NOT NULL,
   data TEXT NOT NULL, PRIMARY KEY (user_id, session_id, generation));
+-- The library's filter index (see \`filterKeys\`): each head's folder and model keys, in the list's order.
+CREATE TABLE IF NOT EXISTS card_keys (
+  user_id TEXT NOT NULL, session_id TEXT NOT NULL, key TEXT NOT NULL, last_at TEXT NOT NULL,
+  PRIMARY KEY (user_id, session_id, key)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS card_keys_by_key ON card_keys (user_id, key, last_at DESC, session_id DESC);
 CREATE TABLE IF NOT EXISTS tokens (hash TEXT PRIMARY KEY, user_id TEXT NOT NULL, id TEXT NOT NULL, data TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS tokens_by_user ON tokens (user_id, id);
 CREATE TABLE IF NOT EXISTS shares (id TEXT PRIMARY KEY, user_id TEXT NOT NULL, data TEXT NOT NULL);
@@ -121,12 +131,33 @@ export class SqliteMetaStore implements MetaStore {
     // WAL + synchronous=FULL: a committed transaction survives a crash or power loss.
     this.db.pragma("journal_mode = WAL");
     this.db.pragma("synchronous = FULL");
+    const keyed = this.db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'card_keys'").get() !== undefined;
     this.db.exec(SCHEMA);
     for (const [table, column, type] of ADDED_COLUMNS) {
       const columns = this.db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[];
       if (!columns.some((c) => c.name === column)) this.db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
     }
     this.db.exec(MIGRATIONS);
+    // A file written before the filter index: its heads' keys, once.
+    if (!keyed) this.fillCardKeys();
+  }
+
+  /** Writes every head's filter keys (a file from before they were kept). */
+  private fillCardKeys(): void {
+    const heads = this.db.prepare("SELECT card, data FROM heads").all() as { card: string | null; data: string }[];
+    this.db.transaction(() => {
+      for (const row of heads) {
+        const card = row.card ? (JSON.parse(row.card) as SessionCard) : cardOf(JSON.parse(row.data) as SessionHead);
+        this.writeCardKeys(JSON.parse(row.data).userId, card);
+      }
+    })();
+  }
+
+  /** Replaces a session's filter keys by its card's (in the caller's transaction). */
+  private writeCardKeys(userId: string, card: SessionCard): void {
+    this.db.prepare("DELETE FROM card_keys WHERE user_id = ? AND session_id = ?").run(userId, card.sessionId);
+    const put = this.db.prepare("INSERT INTO card_keys (user_id, session_id, key, last_at) VALUES (?, ?, ?, ?)");
+    for (const key of filterKeys(card)) put.run(userId, card.sessionId, key, card.lastAt);
   }
 
   close(): void {
@@ -176,6 +207,7 @@ export class SqliteMetaStore implements MetaStore {
           );
         if (updated.changes === 0) return false;
       }
+      this.writeCardKeys(head.userId, made);
       // A page at the same start can only be left by a head that went back (its commit's record
       // lost): the commit that writes those bytes again writes their page again.
       const putPage = this.db.prepare(
@@ -259,6 +291,8 @@ export class SqliteMetaStore implements MetaStore {
   }
 
   async listCardPage(userId: string, request: CardPageRequest): Promise<CardPage> {
+    const index = filterIndexOf(request.filter);
+    if (index) return this.listFilteredPage(userId, request, index);
     const { low, high } = lastAtRange(request.filter);
     // Rows after a place, in the index's order (heads_by_last); a head without a card is made one.
     const after = this.db.prepare(
@@ -270,19 +304,49 @@ export class SqliteMetaStore implements MetaStore {
       // Nothing sorts above the range's top: with no place yet, start there.
       const [at, id] = position ?? [high, ""];
       const rows = after.all(userId, low, high, at, at, id, count) as { card: string | null; data: string | null }[];
-      const cards = rows.map((row) =>
-        listedCard(
-          row.card ? (JSON.parse(row.card) as SessionCard) : cardOf(JSON.parse(row.data as string) as SessionHead),
-        ),
-      );
-      const last = cards[cards.length - 1];
-      return {
-        cards,
-        scanned: cards.length,
-        last: last && [last.lastAt, last.sessionId],
-        end: rows.length < count,
-      };
+      return this.batchOf(rows, count);
     });
+  }
+
+  /** The cards of rows read in the list's order, as a batch of a page (a head without a card is made one). */
+  private batchOf(rows: { card: string | null; data: string | null }[], count: number) {
+    const cards = rows.map((row) =>
+      listedCard(
+        row.card ? (JSON.parse(row.card) as SessionCard) : cardOf(JSON.parse(row.data as string) as SessionHead),
+      ),
+    );
+    const last = cards[cards.length - 1];
+    return {
+      cards,
+      scanned: cards.length,
+      last: last && ([last.lastAt, last.sessionId] as ListPosition),
+      end: rows.length < count,
+    };
+  }
+
+  /** A folder- or model-filtered page read through that key's rows of `card_keys`, in the list's order. */
+  private listFilteredPage(
+    userId: string,
+    request: CardPageRequest,
+    index: { key: string; whole: boolean },
+  ): Promise<CardPage> {
+    const { low, high } = lastAtRange(request.filter);
+    const after = this.db.prepare(
+      `SELECT h.card, CASE WHEN h.card IS NULL THEN h.data END AS data FROM card_keys k
+       JOIN heads h ON h.user_id = k.user_id AND h.session_id = k.session_id
+       WHERE k.user_id = ? AND k.key = ? AND k.last_at BETWEEN ? AND ?
+         AND (k.last_at < ? OR (k.last_at = ? AND k.session_id < ?))
+       ORDER BY k.last_at DESC, k.session_id DESC LIMIT ?`,
+    );
+    const read: CardBatchReader = async (position, count) => {
+      const [at, id] = position ?? [high, ""];
+      const rows = after.all(userId, index.key, low, high, at, at, id, count) as {
+        card: string | null;
+        data: string | null;
+      }[];
+      return this.batchOf(rows, count);
+    };
+    return readCardPage(userId, request, read, { indexed: index.whole });
   }
 
   async getCards(userId: string, sessionIds: readonly string[]): Promise<SessionCard[]> {
@@ -325,7 +389,7 @@ export class SqliteMetaStore implements MetaStore {
 
   async deleteSession(userId: string, sessionId: string, revokedAt: string): Promise<void> {
     this.db.transaction(() => {
-      for (const table of ["heads", "pages", "generations"]) {
+      for (const table of ["heads", "card_keys", "pages", "generations"]) {
         this.db.prepare(`DELETE FROM ${table} WHERE user_id = ? AND session_id = ?`).run(userId, sessionId);
       }
       const shares = this.db.prepare("SELECT data FROM shares WHERE user_id = ?").all(userId) as { data: string }[];
@@ -355,6 +419,16 @@ export class SqliteMetaStore implements MetaStore {
       data: string;
     }[];
     return rows.map((row) => JSON.parse(row.data) as TokenRecord);
+  }
+
+  async listTokenPage(userId: string, page: { limit: number; cursor?: string }) {
+    const after = page.cursor ? decodeListCursor(userId, page.cursor)[1] : "";
+    const rows = this.db
+      .prepare("SELECT data FROM tokens WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?")
+      .all(userId, after, page.limit + 1) as { data: string }[];
+    const tokens = rows.slice(0, page.limit).map((row) => JSON.parse(row.data) as TokenRecord);
+    const last = tokens[tokens.length - 1];
+    return rows.length > page.limit ? { tokens, cursor: encodeListCursor(userId, [last.id, last.id]) } : { tokens };
   }
 
   async deleteToken(userId: string, id: string): Promise<boolean> {
@@ -447,6 +521,21 @@ export class SqliteMetaStore implements MetaStore {
       .prepare("SELECT data FROM browser_sessions WHERE user_id = ? ORDER BY created_at, id")
       .all(userId) as { data: string }[];
     return rows.map((row) => JSON.parse(row.data) as BrowserSessionRecord);
+  }
+
+  async listBrowserSessionPage(userId: string, page: { limit: number; cursor?: string }) {
+    const [at, id] = page.cursor ? decodeListCursor(userId, page.cursor) : ["", ""];
+    const rows = this.db
+      .prepare(
+        `SELECT data FROM browser_sessions WHERE user_id = ? AND (created_at > ? OR (created_at = ? AND id > ?))
+         ORDER BY created_at, id LIMIT ?`,
+      )
+      .all(userId, at, at, id, page.limit + 1) as { data: string }[];
+    const sessions = rows.slice(0, page.limit).map((row) => JSON.parse(row.data) as BrowserSessionRecord);
+    const last = sessions[sessions.length - 1];
+    return rows.length > page.limit
+      ? { sessions, cursor: encodeListCursor(userId, [last.createdAt, last.id]) }
+      : { sessions };
   }
 
   async touchBrowserSession(hash: string, lastUsedAt: string): Promise<void> {

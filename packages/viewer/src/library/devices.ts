@@ -23,6 +23,8 @@ export interface DevicesPage {
   devices: DeviceRow[];
   /** The browser session's CSRF token, for the forms (absent when seen with a bearer token). */
   csrfToken?: string;
+  /** The address of the next page of devices, when there is one. */
+  next?: string;
 }
 
 /** `2026-03-01T10:04:05.000Z` as `2026-03-01 10:04 UTC`, in a `<time>`. */
@@ -65,6 +67,8 @@ export function renderDevicesPage(page: DevicesPage): string {
 <form method="post" action="/logout-all" class="sign-out-all">${csrfField(page.csrfToken)}<button type="submit">Sign out everywhere</button></form>
 <p class="muted">Signs out every browser, this one included. Tokens keep working: revoke each below.</p>
 ${table("Tokens", tokens, page.csrfToken, "No tokens.")}
-<p class="muted">A token lets <code>pisync</code> back up and read your sessions from one machine. Revoking it stops that machine at its next request.</p>`;
+<p class="muted">A token lets <code>pisync</code> back up and read your sessions from one machine. Revoking it stops that machine at its next request.</p>${
+    page.next ? `\n<p class="more"><a rel="next" href="${escapeHtml(page.next)}">More devices</a></p>` : ""
+  }`;
   return renderLibraryPage({ title: "Devices", section: "devices", csrfToken: page.csrfToken, signedIn: true }, body);
 }
