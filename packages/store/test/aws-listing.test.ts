@@ -103,3 +103,32 @@ describe("the library's list on DynamoDB Local: bounded reads per page", () => {
     );
   });
 });
+
+describe("a commit past DynamoDB's 100 items a transaction", () => {
+  it("commits a body of many pages with a card of many models, and lists it under every one", async () => {
+    const config = await testAwsConfig();
+    const meta = new DynamoMetaStore(config, config.table);
+    const h = head("many", "wide", 1, "2026-06-02T00:00:00.000Z");
+    // 20 three-part model names (3 filter entries each) in a deep folder (8 more): 68 filter
+    // entries, beside 40 pages, the head and its list entry: 110 items.
+    const models = Array.from({ length: 20 }, (_, i) => `gw/p${i}/m${i}`);
+    const cwd = "/a/b/c/d/e/f/g/h";
+    const wide: SessionHead = { ...h, summary: { ...h.summary, cwd, models, lastEntryAt: h.updatedAt } };
+    const pages = Array.from({ length: 40 }, (_, i) => ({
+      generation: 1,
+      start: i * 10,
+      end: i * 10 + 10,
+      records: [],
+      problems: [],
+    }));
+    await meta.commit({ head: wide, expectedRevision: null, pages });
+    expect((await meta.getHead("many", "wide"))?.revision).toBe(1);
+    for (const filter of [...models.map((model) => ({ model })), { model: "m19" }, { cwd: "/a/b" }, { cwd }]) {
+      const page = await meta.listCardPage("many", { limit: 10, filter });
+      expect(
+        page.cards.map((c) => c.sessionId),
+        JSON.stringify(filter),
+      ).toEqual(["wide"]);
+    }
+  });
+});

@@ -173,6 +173,9 @@ const BROWSER_SESSION_TTL_SECONDS = 31 * DAY_SECONDS;
 
 type QueryInput = Omit<QueryCommandInput, "TableName">;
 type WriteRequest = NonNullable<BatchWriteCommandInput["RequestItems"]>[string][number];
+
+/** Items one TransactWriteItems may hold. */
+const TRANSACTION_ITEMS = 100;
 type TransactItem = NonNullable<TransactWriteCommandInput["TransactItems"]>[number];
 
 /** A listing cursor is the last key of a page; one from a client is checked to be a key of that listing. */
@@ -282,8 +285,6 @@ export class DynamoMetaStore implements MetaStore {
       },
       // Its list entry: the head's condition guards the whole transaction.
       { Put: { TableName: this.table, Item: listItem(head.userId, cardOf(head)) } },
-      // Its filter entries, moved with it.
-      ...filterItems(head.userId, cardOf(head)).map((Item) => ({ Put: { TableName: this.table, Item } })),
     ];
     const pk = sessionPk(head.userId, head.sessionId);
     for (const page of commit.pages ?? []) {
@@ -309,6 +310,11 @@ export class DynamoMetaStore implements MetaStore {
       });
     }
     for (const Item of this.commitItems?.(commit) ?? []) items.push({ Put: { TableName: this.table, Item } });
+    // Its filter entries, moved with it in the same transaction while they fit DynamoDB's 100
+    // items; the rest (a card of many models beside a body of many pages) are put just after.
+    const filters = filterItems(head.userId, cardOf(head));
+    const room = Math.max(0, TRANSACTION_ITEMS - items.length);
+    for (const Item of filters.slice(0, room)) items.push({ Put: { TableName: this.table, Item } });
     try {
       // The same token on every sending of this commit: DynamoDB applies it once (for 10 minutes).
       await this.client.send(new TransactWriteCommand({ TransactItems: items, ClientRequestToken: commit.token }));
@@ -331,6 +337,14 @@ export class DynamoMetaStore implements MetaStore {
         }
       }
       throw error;
+    }
+    if (filters.length > room) {
+      // The commit stands either way: a filter entry not written now is written by
+      // `verify --repair`, and a filtered page never shows a stale one (its time is checked).
+      await this.writeBatch(
+        filters.slice(room).map((Item) => ({ PutRequest: { Item } })),
+        `put the filter entries of session ${head.sessionId}`,
+      ).catch(() => {});
     }
   }
 
@@ -616,10 +630,18 @@ export class DynamoMetaStore implements MetaStore {
     await this.deleteKeys([...keys, ...filters], `of session ${sessionId}`);
   }
 
-  /** Deletes items by key. BatchWriteItem takes 25 requests at most; unprocessed ones are retried. */
-  private async deleteKeys(keys: Item[], what: string): Promise<void> {
-    for (let i = 0; i < keys.length; i += 25) {
-      let requests: WriteRequest[] | undefined = keys.slice(i, i + 25).map((Key) => ({ DeleteRequest: { Key } }));
+  /** Deletes items by key. */
+  private deleteKeys(keys: Item[], what: string): Promise<void> {
+    return this.writeBatch(
+      keys.map((Key) => ({ DeleteRequest: { Key } })),
+      `delete ${keys.length} items ${what}`,
+    );
+  }
+
+  /** Writes requests 25 to a BatchWriteItem (its most); unprocessed ones are retried. */
+  private async writeBatch(all: WriteRequest[], what: string): Promise<void> {
+    for (let i = 0; i < all.length; i += 25) {
+      let requests: WriteRequest[] | undefined = all.slice(i, i + 25);
       for (let attempt = 0; requests && requests.length > 0 && attempt < 8; attempt++) {
         const result: BatchWriteCommandOutput = await this.client.send(
           new BatchWriteCommand({ RequestItems: { [this.table]: requests } }),
@@ -627,7 +649,7 @@ export class DynamoMetaStore implements MetaStore {
         requests = result.UnprocessedItems?.[this.table];
         if (requests?.length) await new Promise((r) => setTimeout(r, 50 * 2 ** attempt));
       }
-      if (requests?.length) throw new Error(`could not delete ${requests.length} items ${what}`);
+      if (requests?.length) throw new Error(`could not ${what}: ${requests.length} requests left`);
     }
   }
 
