@@ -17,6 +17,7 @@ import {
   Uploads,
   verifyStores,
 } from "@pisync/core";
+import { DEFAULT_SEARCH_THREADS, type SearchThreadsOptions } from "@pisync/search/embedded-threaded";
 import { createApp } from "./app.js";
 import { secretKeys } from "./lambda.js";
 import { type AwsStoreSettings, type OpenStores, openAws, openEmbedded, searchIndexFor } from "./node-stores.js";
@@ -36,6 +37,8 @@ export interface NodeServerOptions {
   aws?: AwsStoreSettings;
   /** How often the sweep runs (default {@link SWEEP_EVERY_MS}). */
   sweepEveryMs?: number;
+  /** How searches run on their threads: threads, time limit, queue (default {@link DEFAULT_SEARCH_THREADS}). */
+  searchThreads?: SearchThreadsOptions;
 }
 
 /**
@@ -165,7 +168,7 @@ export async function startNodeServer(options: NodeServerOptions) {
   const localKeys = keys ? undefined : localShareKeys(options.dataDir);
   const work = workerPool(options.workers);
   // Embedded: indexing runs on the index's writer thread, so appends never wait behind it.
-  const search = searchIndexFor(open, options.dataDir, options.aws);
+  const search = searchIndexFor(open, options.dataDir, options.aws, options.searchThreads ?? DEFAULT_SEARCH_THREADS);
   const indexer = new SearchIndexer(stores, search, { users: () => stores.meta.users(), log });
   const stopCatchUp = every(options.aws ? AWS_SEARCH_CATCH_UP_MS : SEARCH_CATCH_UP_MS, true, () =>
     indexer.catchUp().catch((error: Error) => log(`pisync: search catch-up failed: ${error.message}`)),
