@@ -5,6 +5,7 @@
  * owning thread, as in {@link S3SearchIndex}. A reader thread reads the pointer at every search
  * (a consistent read), so it sees every change published before the search began.
  */
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import type { SearchPage } from "../port.js";
 import type { SearchQuery } from "../query.js";
@@ -15,6 +16,7 @@ import { S3SearchIndex, type S3SearchIndexConfig } from "./s3-search-index.js";
 /** The AWS search index, searched on threads (see the module's comment). */
 export class ThreadedS3SearchIndex extends S3SearchIndex {
   private readonly searches: SearchThreads;
+  private readonly folder: string;
 
   /**
    * `config` as {@link S3SearchIndex}'s, with `cacheDir` required: the writer's copies go in
@@ -25,6 +27,7 @@ export class ThreadedS3SearchIndex extends S3SearchIndex {
     searchThreads: SearchThreadsOptions = DEFAULT_SEARCH_THREADS,
   ) {
     super({ ...config, cacheDir: join(config.cacheDir, "writer") });
+    this.folder = config.cacheDir;
     const { credentials, region, endpoints, s3PathStyle, maxAttempts, timeouts } = config.connection;
     const workerData: S3ReaderData = {
       // A credential source stays here (it caches, refreshes): the threads ask for what it gives.
@@ -68,9 +71,11 @@ export class ThreadedS3SearchIndex extends S3SearchIndex {
     return this.searches.warm();
   }
 
-  /** Stops the search threads, then closes the writer's copies. */
+  /** Stops the search threads, then closes the writer's copies and removes every copy from disk. */
   override async close(): Promise<void> {
     await this.searches.close();
     super.close();
+    // A stopped thread never closed its copies: its folder goes with the writer's.
+    rmSync(this.folder, { recursive: true, force: true });
   }
 }
