@@ -7,8 +7,12 @@ import { join } from "node:path";
 import { defaultProvider } from "@aws-sdk/credential-provider-node";
 import { storedLines, type TemporaryFiles } from "@pisync/core";
 import type { SearchIndex } from "@pisync/search";
-import { S3SearchIndex } from "@pisync/search/aws";
-import { ThreadedSearchIndex } from "@pisync/search/embedded-threaded";
+import { ThreadedS3SearchIndex } from "@pisync/search/aws/threaded";
+import {
+  DEFAULT_SEARCH_THREADS,
+  type SearchThreadsOptions,
+  ThreadedSearchIndex,
+} from "@pisync/search/embedded-threaded";
 import type { Stores } from "@pisync/store";
 import { type AwsStoresConfig, awsStores, ensureBucket, ensureTable } from "@pisync/store/aws";
 import { embeddedStores, FileBlobStore } from "@pisync/store/embedded";
@@ -133,23 +137,25 @@ export function openAws(settings: AwsStoreSettings): OpenStores {
   return { stores: awsStores(settings), where: describeAws(settings), close() {} };
 }
 
-/** The search index of a store pair: a SQLite file in the data folder, or one object per user in S3. */
+/**
+ * The search index of a store pair: a SQLite file in the data folder, or one object per user in
+ * S3. On both, searches run on threads of their own (no query holds up the server's loop) with
+ * a time limit (`searchThreads`); writes stay on the caller's side (embedded: its writer thread).
+ */
 export function searchIndexFor(
   open: OpenStores,
   dataDir: string,
   aws?: AwsStoreSettings,
+  searchThreads: SearchThreadsOptions = DEFAULT_SEARCH_THREADS,
 ): SearchIndex & { close(): void | Promise<void> } {
-  if (!aws) {
-    const index = new ThreadedSearchIndex(join(dataDir, "search.sqlite"), storedLines(open.stores));
-    // Searches run on threads of their own (no query holds up the server's loop): started now, not by the first search.
-    void index.warm();
-    return index;
-  }
-  return new S3SearchIndex({
-    connection: aws,
-    table: aws.table,
-    blobs: open.stores.blobs,
-    lines: storedLines(open.stores),
-    cacheDir: join(dataDir, "search-cache"),
-  });
+  const lines = storedLines(open.stores);
+  const index = aws
+    ? new ThreadedS3SearchIndex(
+        { connection: aws, table: aws.table, blobs: open.stores.blobs, lines, cacheDir: join(dataDir, "search-cache") },
+        searchThreads,
+      )
+    : new ThreadedSearchIndex(join(dataDir, "search.sqlite"), lines, searchThreads);
+  // Started now, not by the first search (which would pay their start-up within its time limit).
+  void index.warm();
+  return index;
 }

@@ -19,6 +19,7 @@ import {
 } from "@pisync/core";
 import type { SearchIndex } from "@pisync/search";
 import { SearchMarks } from "@pisync/search/aws/marks";
+import { DEFAULT_SEARCH_THREADS, type SearchThreadsOptions } from "@pisync/search/embedded-threaded";
 import type { Stores } from "@pisync/store";
 import { createApp } from "./app.js";
 import { secretKeys } from "./lambda.js";
@@ -40,6 +41,8 @@ export interface NodeServerOptions {
   aws?: AwsStoreSettings;
   /** How often the sweep runs (default {@link SWEEP_EVERY_MS}). */
   sweepEveryMs?: number;
+  /** How searches run on their threads: threads, time limit, queue (default {@link DEFAULT_SEARCH_THREADS}). */
+  searchThreads?: SearchThreadsOptions;
 }
 
 /**
@@ -203,7 +206,7 @@ export async function startNodeServer(options: NodeServerOptions) {
   const localKeys = keys ? undefined : localShareKeys(options.dataDir);
   const work = workerPool(options.workers);
   // Embedded: indexing runs on the index's writer thread, so appends never wait behind it.
-  const search = searchIndexFor(open, options.dataDir, options.aws);
+  const search = searchIndexFor(open, options.dataDir, options.aws, options.searchThreads ?? DEFAULT_SEARCH_THREADS);
   const indexer = new SearchIndexer(stores, search, { users: () => stores.meta.users(), log });
   const stopCatchUp = every(options.aws ? AWS_SEARCH_CATCH_UP_MS : SEARCH_CATCH_UP_MS, true, () =>
     indexer.catchUp().catch((error: Error) => log(`pisync: search catch-up failed: ${error.message}`)),

@@ -9,10 +9,11 @@
  */
 import { Worker } from "node:worker_threads";
 import { SqliteSearchIndex } from "./embedded.js";
+import type { EmbeddedReaderData } from "./embedded-reader.js";
 import type { WriterAnswer, WriterCall } from "./embedded-writer.js";
 import type { FileTouched, IndexBatch, IndexState, LineSource, LinesToIndex, SearchIndex, SearchPage } from "./port.js";
 import type { SearchQuery } from "./query.js";
-import { DEFAULT_SEARCH_THREADS, SearchThreads, type SearchThreadsOptions } from "./search-threads.js";
+import { DEFAULT_SEARCH_THREADS, SearchThreads, type SearchThreadsOptions, threadFile } from "./search-threads.js";
 
 export { DEFAULT_SEARCH_THREADS, type SearchThreadsOptions } from "./search-threads.js";
 
@@ -21,17 +22,6 @@ const WRITER_HEAP_MB = 512;
 
 /** Distributes calls without their `id` over the call union (keeps `method` and `args` paired). */
 type Call = WriterCall extends infer C ? (C extends WriterCall ? Omit<C, "id"> : never) : never;
-
-/**
- * The writer's file: from source (tests, `npm start`, scripts), a shim that loads the TypeScript
- * through tsx with the `source` condition; the built file otherwise.
- */
-function writerFile(): { url: URL; execArgv?: string[] } {
-  if (import.meta.url.endsWith(".ts")) {
-    return { url: new URL("./embedded-writer.source.mjs", import.meta.url), execArgv: ["--conditions=source"] };
-  }
-  return { url: new URL("./embedded-writer.js", import.meta.url) };
-}
 
 /** The search index on one SQLite file, written by a worker thread (see the module's comment). */
 export class ThreadedSearchIndex implements SearchIndex {
@@ -52,13 +42,17 @@ export class ThreadedSearchIndex implements SearchIndex {
   ) {
     // Made (schema, file mode) here first, so the other threads only open it.
     this.reader = new SqliteSearchIndex(path, lines);
-    this.searches = new SearchThreads(path, lines, searchThreads);
+    const reader = {
+      ...threadFile("embedded-reader", import.meta.url),
+      workerData: { path } satisfies EmbeddedReaderData,
+    };
+    this.searches = new SearchThreads(reader, lines, searchThreads);
   }
 
   /** The writer, started on first use and again after it died (its calls then failed). */
   private writer(): Worker {
     if (this.worker) return this.worker;
-    const { url, execArgv } = writerFile();
+    const { url, execArgv } = threadFile("embedded-writer", import.meta.url);
     const worker = new Worker(url, {
       workerData: { path: this.path },
       execArgv,

@@ -232,26 +232,25 @@ export type PrefixExpansion = (prefix: string) => readonly string[] | undefined;
 
 /**
  * The FTS5 MATCH expression of a query's terms, or `undefined` when it has none (filters only).
- * Every term is quoted: the user's text is never FTS5 syntax. `expand` may replace a prefix the
- * query looks for by the words it gives (`("word1" OR "word2")`); excluded prefixes stay whole,
- * so an exclusion always removes every completion.
+ * Every term is quoted: the user's text is never FTS5 syntax. `expand` may replace a prefix
+ * (`("word1" OR "word2")`), looked for or excluded alike: an excluded prefix costs what a
+ * positive one does, and excludes the completions the same prefix would find.
  */
 export function ftsMatch(query: SearchQuery, expand?: PrefixExpansion): string | undefined {
-  const positive = query.terms
-    .filter((t) => !t.exclude)
-    .map((term) => {
-      if (term.kind !== "prefix" || !expand) return quote(term);
-      // A prefix of several words (`foo-ba*`) is the phrase "foo ba*": its last word is expanded.
-      const words = wordsOf(term.text);
-      const last = words.pop();
-      const completions = last === undefined ? undefined : expand(last);
-      if (completions === undefined) return quote(term);
-      if (completions.length === 0) return quote({ ...term, kind: "word" }); // no completion: nothing matches
-      const phrase = (word: string) => quote({ kind: "word", text: [...words, word].join(" "), exclude: false });
-      return `(${completions.map(phrase).join(" OR ")})`;
-    });
+  const expression = (term: Term): string => {
+    if (term.kind !== "prefix" || !expand) return quote(term);
+    // A prefix of several words (`foo-ba*`) is the phrase "foo ba*": its last word is expanded.
+    const words = wordsOf(term.text);
+    const last = words.pop();
+    const completions = last === undefined ? undefined : expand(last);
+    if (completions === undefined) return quote(term);
+    if (completions.length === 0) return quote({ ...term, kind: "word" }); // no completion: nothing matches
+    const phrase = (word: string) => quote({ kind: "word", text: [...words, word].join(" "), exclude: false });
+    return `(${completions.map(phrase).join(" OR ")})`;
+  };
+  const positive = query.terms.filter((t) => !t.exclude).map(expression);
   if (positive.length === 0) return undefined;
-  const negative = query.terms.filter((t) => t.exclude).map(quote);
+  const negative = query.terms.filter((t) => t.exclude).map(expression);
   const base = positive.join(" AND ");
   return negative.length === 0 ? base : `(${base}) NOT (${negative.join(" OR ")})`;
 }

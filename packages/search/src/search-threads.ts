@@ -5,9 +5,10 @@
  * replaced; searches wait for a free thread in a bounded queue (one more is refused at once).
  */
 import { Worker } from "node:worker_threads";
-import type { LinesAnswer, ReaderCall, ReaderMessage } from "./embedded-reader.js";
+import { NotFoundError } from "@pisync/store";
 import type { LineSource, SearchPage } from "./port.js";
 import { QueryError, type SearchQuery, SearchTimeout } from "./query.js";
+import type { AskAnswer, ReaderCall, ReaderMessage } from "./reader-thread.js";
 
 /** How searches run: threads, time limit, searches waiting at most. */
 export interface SearchThreadsOptions {
@@ -47,15 +48,43 @@ interface Slot {
   isReady: boolean;
 }
 
-/** The reader's file: from source, a shim that loads the TypeScript through tsx; the built file otherwise. */
-function readerFile(): { url: URL; execArgv?: string[] } {
-  if (import.meta.url.endsWith(".ts")) {
-    return { url: new URL("./embedded-reader.source.mjs", import.meta.url), execArgv: ["--conditions=source"] };
-  }
-  return { url: new URL("./embedded-reader.js", import.meta.url) };
+/** Which reader a thread runs: its file (see {@link threadFile}) and what it is started with. */
+export interface ReaderThread {
+  url: URL;
+  execArgv?: string[];
+  /** Cloned to each thread, with `thread`: the number of its slot (a folder of its own, say). */
+  workerData: Record<string, unknown>;
 }
 
-/** A pool of search threads on one index file. */
+/**
+ * A thread's file `name` beside the module at `base` (its `import.meta.url`): from source, a
+ * shim that loads the TypeScript through tsx with the `source` condition; the built file otherwise.
+ */
+export function threadFile(name: string, base: string): { url: URL; execArgv?: string[] } {
+  if (base.endsWith(".ts")) return { url: new URL(`./${name}.source.mjs`, base), execArgv: ["--conditions=source"] };
+  return { url: new URL(`./${name}.js`, base) };
+}
+
+/** What a reader may ask of the owning thread, by name (`lines` always: the stored lines of snippets). */
+export type OwnerAnswers = Record<string, (...args: never[]) => Promise<unknown>>;
+
+/** A result's bytes copied once into buffers of their own, to be moved to a thread (not copied again). */
+function movable(result: unknown): { result: unknown; transfer: ArrayBuffer[] } {
+  if (result instanceof Uint8Array) {
+    const copy = result.slice();
+    return { result: copy, transfer: [copy.buffer as ArrayBuffer] };
+  }
+  if (Array.isArray(result) && result.some((item) => item instanceof Uint8Array)) {
+    const copies = result.map((item) => (item instanceof Uint8Array ? item.slice() : item));
+    return {
+      result: copies,
+      transfer: copies.flatMap((item) => (item instanceof Uint8Array ? [item.buffer as ArrayBuffer] : [])),
+    };
+  }
+  return { result, transfer: [] };
+}
+
+/** A pool of search threads, each running one reader. */
 export class SearchThreads {
   private readonly slots: Array<Slot | undefined>;
   private readonly queue: Job[] = [];
@@ -67,12 +96,20 @@ export class SearchThreads {
   private nextId = 0;
   private closed = false;
 
+  private readonly answers: OwnerAnswers;
+
+  /**
+   * Threads running `reader`; `lines` answers a reader's requests for stored lines, `answers`
+   * its other questions (a blob, credentials: what the thread cannot hold itself).
+   */
   constructor(
-    private readonly path: string,
-    private readonly lines: LineSource,
+    private readonly reader: ReaderThread,
+    lines: LineSource,
     private readonly options: SearchThreadsOptions = DEFAULT_SEARCH_THREADS,
+    answers: OwnerAnswers = {},
   ) {
     this.slots = new Array(options.threads).fill(undefined);
+    this.answers = { ...answers, lines: lines as OwnerAnswers[string] };
   }
 
   /** Runs a search on a thread. @throws QueryError for a malformed cursor; SearchTimeout past the time limit or with too many waiting */
@@ -171,9 +208,9 @@ export class SearchThreads {
   }
 
   private start(at: number): Slot {
-    const { url, execArgv } = readerFile();
+    const { url, execArgv, workerData } = this.reader;
     const worker = new Worker(url, {
-      workerData: { path: this.path },
+      workerData: { ...workerData, thread: at },
       execArgv,
       resourceLimits: { maxOldGenerationSizeMb: READER_HEAP_MB },
     });
@@ -188,8 +225,8 @@ export class SearchThreads {
         this.dispatch();
         return;
       }
-      if ("lines" in message) {
-        void this.answerLines(worker, message.lines, message.args);
+      if ("ask" in message) {
+        void this.answer(worker, message.ask, message.name, message.args);
         return;
       }
       const job = slot.job;
@@ -213,16 +250,21 @@ export class SearchThreads {
     return slot;
   }
 
-  /** Reads stored lines for a thread's snippets and sends them over (moved, not copied twice). */
-  private async answerLines(worker: Worker, id: number, args: Parameters<LineSource>): Promise<void> {
-    let answer: LinesAnswer;
+  /** Answers a thread's question (stored lines, a blob…); bytes are moved to it, not copied twice. */
+  private async answer(worker: Worker, id: number, name: string, args: unknown[]): Promise<void> {
+    let answer: AskAnswer;
     let transfer: ArrayBuffer[] = [];
     try {
-      const result = (await this.lines(...args)).map((line) => line?.slice());
-      transfer = result.flatMap((line) => (line ? [line.buffer as ArrayBuffer] : []));
-      answer = { lines: id, result };
+      const run = this.answers[name];
+      if (!run) throw new Error(`a search thread asked for ${name}, which nothing answers`);
+      const moved = movable(await (run as (...args: unknown[]) => Promise<unknown>)(...args));
+      transfer = moved.transfer;
+      answer = { answer: id, result: moved.result };
     } catch (error) {
-      answer = { lines: id, error: (error as Error).message };
+      answer =
+        error instanceof NotFoundError
+          ? { answer: id, notFound: error.key }
+          : { answer: id, error: (error as Error).message };
     }
     try {
       worker.postMessage(answer, transfer);

@@ -138,7 +138,7 @@ describe("ftsMatch", () => {
     expect(ftsMatch(parseQuery("role:user", NOW))).toBeUndefined();
   });
 
-  it("searches a prefix as the words an expansion gives, quoted; an excluded prefix stays whole", () => {
+  it("searches a prefix as the words an expansion gives, quoted", () => {
     const query = parseQuery('upl* "x y" -old*', NOW);
     const expand = (prefix: string) => (prefix === "upl" ? ["upload", 'upl"oad'] : undefined);
     expect(ftsMatch(query, expand)).toBe('(("upload" OR "upl""oad") AND "x y") NOT ("old"*)');
@@ -148,6 +148,13 @@ describe("ftsMatch", () => {
     expect(ftsMatch(parseQuery("foo-ba*", NOW), (p) => (p === "ba" ? ["bar", "baz"] : undefined))).toBe(
       '("foo bar" OR "foo baz")',
     );
+  });
+
+  it("bounds an excluded prefix as a positive one: the words its expansion gives, never every completion", () => {
+    const expand = (prefix: string) => (prefix === "ab" ? ["abc", "abd"] : prefix === "zz" ? [] : undefined);
+    expect(ftsMatch(parseQuery("x -ab*", NOW), expand)).toBe('("x") NOT (("abc" OR "abd"))');
+    expect(ftsMatch(parseQuery("x -foo-ab*", NOW), expand)).toBe('("x") NOT (("foo abc" OR "foo abd"))');
+    expect(ftsMatch(parseQuery("x -zz*", NOW), expand)).toBe('("x") NOT ("zz")');
   });
 
   it("never lets the user's text become FTS5 syntax (any input: an error, or only quoted terms)", () => {
