@@ -248,15 +248,18 @@ async function proxyServer(
 /** What the server holds of a session: its current bytes and generation (read directly). */
 export function cloud(server: Server) {
   const headers = { Authorization: `Bearer ${server.token}` };
+  // A read may go out on a kept-alive socket the server closed meanwhile (a starved machine):
+  // these reads change nothing, so one is tried once more, as an HTTP client does.
+  const read = (url: string, init: RequestInit) => fetch(url, init).catch(() => fetch(url, init));
   return {
     async bytes(id: string): Promise<Buffer | undefined> {
-      const r = await fetch(`${server.url}/v1/sessions/${id}/raw`, {
+      const r = await read(`${server.url}/v1/sessions/${id}/raw`, {
         headers: { ...headers, "Accept-Encoding": "identity" },
       });
       return r.ok ? Buffer.from(await r.arrayBuffer()) : undefined;
     },
     async generation(id: string): Promise<number> {
-      const r = await fetch(`${server.url}/v1/sessions/${id}`, { headers });
+      const r = await read(`${server.url}/v1/sessions/${id}`, { headers });
       return ((await r.json()) as { generation: number }).generation;
     },
   };
