@@ -20,7 +20,7 @@
  */
 import type { LineRecord } from "@pisync/format";
 import type { GenerationState, IndexPage, SessionHead, Stores } from "@pisync/store";
-import { NotFoundError } from "@pisync/store";
+import { changedUsageDays, NotFoundError } from "@pisync/store";
 import { commitAndResolve } from "./commit.js";
 import { dictionaryBefore } from "./dictionary.js";
 import { BadRequest, Busy, GenerationMismatch, NotFound, OffsetConflict, TooLarge } from "./errors.js";
@@ -262,6 +262,7 @@ export class Appender {
       expectedRevision: head?.revision ?? null,
       pages: pagesOf(state.generation, start, end, ingested),
       archive,
+      usageDays: changedUsageDays(head, next),
     };
     // A lost race leaves the segment for the sweep: a late sending could still name it.
     if ((await commitAndResolve(this.stores.meta, commit, key)) === "lost") return undefined;
@@ -299,6 +300,8 @@ export class Appender {
       {
         head: { ...head, revision: head.revision + 1, current: { ...head.current, segments: merged } },
         expectedRevision: head.revision,
+        // The same entries, so the same usage.
+        usageDays: [],
       },
       key,
     );

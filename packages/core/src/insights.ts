@@ -1,7 +1,8 @@
 /**
  * Insights: where a user's tokens, money and time went, over every machine's sessions, by day,
  * week, model, project, machine and tool. Each session's usage is rolled up by its commits
- * (see `usage-rollup.ts`); a report adds the rollups of the user's cards up, reading no bytes.
+ * (see `usage-rollup.ts`) and filed by day beside the heads; a report adds up the days of its
+ * range, reading no bytes and no session outside it.
  */
 import type { MetaStore, SessionCard, UsageRow } from "@pisync/store";
 import type {
@@ -129,13 +130,14 @@ function addRow(sums: UsageSums, row: UsageRow): void {
 /** A card's title: its name, its first message, or its id. */
 const titleOf = (card: SessionCard) => card.name || card.firstMessage || card.sessionId;
 
-/** Insights over a user's sessions, from the rollups their cards carry. */
+/** Insights over a user's sessions, from their usage by day. */
 export class Insights {
   constructor(private readonly meta: MetaStore) {}
 
   /** The report of `range` for `userId`. Devices are named by their tokens (a removed one says so). */
   async report(userId: string, range: InsightsRange): Promise<InsightsReport> {
-    const [cards, tokens] = await Promise.all([this.meta.listCards(userId), this.meta.listTokens(userId)]);
+    // The range's days of usage (kept by every commit), not every session's card.
+    const [usage, tokens] = await Promise.all([this.meta.listUsage(userId, range), this.meta.listTokens(userId)]);
     const deviceNames = new Map(tokens.map((t) => [t.id, t.name]));
     const days = new Groups();
     const weeks = new Groups();
@@ -144,25 +146,20 @@ export class Insights {
     const devices = new Groups();
     const tools = new Map<string, ToolGroup & { last: string }>();
     const totals = emptySums();
-    const top: TopSession[] = [];
-    let uncounted = 0;
-    for (const card of cards) {
-      if (!card.usage) {
-        if (card.entries > 0) uncounted++;
-        continue;
-      }
+    const top: Omit<TopSession, "title">[] = [];
+    for (const session of usage.sessions) {
       const mine = emptySums();
-      for (const row of card.usage.rows) {
+      for (const row of session.rows) {
         const day = row[0];
         if (day < range.from || day > range.to) continue;
         addRow(mine, row);
-        days.add(day, row, card.sessionId);
-        weeks.add(weekOf(day), row, card.sessionId);
-        models.add(row[1], row, card.sessionId);
-        projects.add(card.cwd ?? "", row, card.sessionId);
-        devices.add(row[2], row, card.sessionId);
+        days.add(day, row, session.sessionId);
+        weeks.add(weekOf(day), row, session.sessionId);
+        models.add(row[1], row, session.sessionId);
+        projects.add(session.cwd ?? "", row, session.sessionId);
+        devices.add(row[2], row, session.sessionId);
       }
-      for (const [day, tool, calls, ms] of card.usage.tools) {
+      for (const [day, tool, calls, ms] of session.tools) {
         if (day < range.from || day > range.to) continue;
         let group = tools.get(tool);
         if (!group) {
@@ -171,9 +168,9 @@ export class Insights {
         }
         group.calls += calls;
         group.ms += ms;
-        if (group.last !== card.sessionId) {
+        if (group.last !== session.sessionId) {
           group.sessions++;
-          group.last = card.sessionId;
+          group.last = session.sessionId;
         }
       }
       if (mine.turns === 0 && mine.tokens === 0 && mine.cost === 0) continue;
@@ -182,15 +179,24 @@ export class Insights {
       }
       totals.sessions++;
       top.push({
-        sessionId: card.sessionId,
-        title: titleOf(card),
-        cwd: card.cwd,
+        sessionId: session.sessionId,
+        cwd: session.cwd,
         cost: mine.cost,
         tokens: mine.tokens,
         turns: mine.turns,
       });
     }
     top.sort((a, b) => b.cost - a.cost || b.tokens - a.tokens);
+    const topSessions = top.slice(0, TOP_SESSIONS);
+    // Titles of the few sessions shown (a session deleted meanwhile keeps its id).
+    const cards = new Map(
+      (
+        await this.meta.getCards(
+          userId,
+          topSessions.map((s) => s.sessionId),
+        )
+      ).map((card) => [card.sessionId, card]),
+    );
     return {
       ...range,
       totals,
@@ -209,8 +215,12 @@ export class Insights {
         .map(({ last: _, ...group }) => group)
         .sort((a, b) => b.calls - a.calls || (a.tool < b.tool ? -1 : 1))
         .slice(0, MAX_GROUPS),
-      topSessions: top.slice(0, TOP_SESSIONS),
-      uncounted,
+      topSessions: topSessions.map((session) => {
+        const card = cards.get(session.sessionId);
+        const { sessionId, cwd, cost, tokens, turns } = session;
+        return { sessionId, title: card ? titleOf(card) : sessionId, cwd, cost, tokens, turns };
+      }),
+      uncounted: usage.uncounted,
     };
   }
 }

@@ -10,6 +10,7 @@ import {
   type CardPageRequest,
   type Commit,
   cardOf,
+  dayUsagesOf,
   decodeListCursor,
   encodeListCursor,
   type GenerationState,
@@ -27,6 +28,9 @@ import {
   StorageUnavailableError,
   type Stores,
   type TokenRecord,
+  UNCOUNTED_DAY,
+  UsageCollector,
+  type UsageInRange,
 } from "@pisync/store";
 
 /** Blobs in a map; `gets` counts reads (a ranged read is one GET, as on S3). */
@@ -124,6 +128,19 @@ export class MemoryMetaStore implements MetaStore {
 
   async listCards(userId: string): Promise<SessionCard[]> {
     return [...this.heads.values()].filter((h) => h.userId === userId).map(cardOf);
+  }
+
+  async listUsage(userId: string, range: { from: string; to: string }): Promise<UsageInRange> {
+    const collector = new UsageCollector();
+    for (const head of this.heads.values()) {
+      if (head.userId !== userId) continue;
+      for (const [day, usage] of dayUsagesOf(head.summary)) {
+        if (day === UNCOUNTED_DAY || (day >= range.from && day <= range.to)) {
+          collector.add(day, head.sessionId, JSON.parse(usage));
+        }
+      }
+    }
+    return collector.result();
   }
 
   async listCardPage(userId: string, request: CardPageRequest): Promise<CardPage> {

@@ -29,3 +29,12 @@ export {
   readCardPage,
 } from "./listing.js";
 export type * from "./ports.js";
+export {
+  changedUsageDays,
+  type DayUsage,
+  dayUsagesOf,
+  type SessionUsage,
+  UNCOUNTED_DAY,
+  UsageCollector,
+  type UsageInRange,
+} from "./usage-days.js";

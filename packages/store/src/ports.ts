@@ -19,6 +19,7 @@
  */
 import type { LineRecord, Problem } from "@pisync/format";
 import type { CardPage, CardPageRequest } from "./listing.js";
+import type { UsageInRange } from "./usage-days.js";
 
 /** One stored object holding bytes [start, end) of a generation. */
 export interface Segment {
@@ -238,6 +239,11 @@ export interface Commit {
    * it is sent within its window.
    */
   token?: string;
+  /**
+   * The days whose usage this commit changes (`changedUsageDays`): a store writes the session's
+   * usage of those days again (see `usage-days.ts`). Absent, it writes every day of the new head.
+   */
+  usageDays?: string[];
 }
 
 /** One stored object, as a listing gives it (no read of its bytes). */
@@ -283,6 +289,11 @@ export interface MetaStore {
   ): Promise<{ heads: SessionHead[]; cursor?: string }>;
   /** Every session of a user as a {@link SessionCard}, in no particular order (reads them all: for reports, not lists). */
   listCards(userId: string): Promise<SessionCard[]>;
+  /**
+   * The usage of a user's sessions on the days `from`..`to` (inclusive, `YYYY-MM-DD`), from the
+   * usage by day every commit keeps: a read of those days, never of every session.
+   */
+  listUsage(userId: string, range: { from: string; to: string }): Promise<UsageInRange>;
   /**
    * A page of a user's session cards (without usage), latest conversation first (`lastAt`, then
    * session id, both descending), narrowed by the request's filter. Read from an index kept by

@@ -1,10 +1,17 @@
 import { randomUUID } from "node:crypto";
 import { type AddressInfo, createServer } from "node:net";
-import { GetCommand } from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { testAwsConfig, testAwsStores } from "@pisync/testing";
 import { beforeAll, describe, expect, it } from "vitest";
 import { awsErrorName, awsStores, documentClient } from "../src/aws/index.js";
-import { NotFoundError, RevisionConflictError, type Stores } from "../src/index.js";
+import {
+  changedUsageDays,
+  NotFoundError,
+  RevisionConflictError,
+  type SessionHead,
+  type Stores,
+  type UsageRow,
+} from "../src/index.js";
 import { describeStoreContract, head } from "./contract.js";
 
 /** The test servers' pair, both moved to a port nothing listens on (connection refused). */
@@ -95,5 +102,76 @@ describe("items put with every commit (commitItems)", () => {
       }),
     ).rejects.toBeInstanceOf(RevisionConflictError);
     expect(await markOf()).toBe("first");
+  });
+});
+
+describe("insights' usage by day on DynamoDB: what a crash or an upgrade leaves", () => {
+  const row = (day: string, cost: number): UsageRow => [day, "m/x", "dev1", 10, 5, 0, 0, cost, 100, 1];
+  const withUsage = (user: string, id: string, revision: number, rows: UsageRow[]): SessionHead => {
+    const h = head(user, id, revision, `2026-01-0${revision}T00:00:00.000Z`);
+    return { ...h, summary: { ...h.summary, cwd: "/w", usage: { rows, tools: [] } } };
+  };
+  /** The user's items under a key prefix (their keys). */
+  async function keysOf(config: Awaited<ReturnType<typeof testAwsConfig>>, user: string, prefix: string) {
+    const read = documentClient(config);
+    const found = await read.send(
+      new QueryCommand({
+        TableName: config.table,
+        KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+        ExpressionAttributeValues: { ":pk": `U#${user}`, ":prefix": prefix },
+        ProjectionExpression: "pk, sk",
+        ConsistentRead: true,
+      }),
+    );
+    return found.Items ?? [];
+  }
+  async function remove(config: Awaited<ReturnType<typeof testAwsConfig>>, keys: Record<string, unknown>[]) {
+    const write = documentClient(config);
+    for (const Key of keys) await write.send(new DeleteCommand({ TableName: config.table, Key }));
+  }
+
+  it("a commit whose days were never written (the process stopped after its transaction) is settled by the next report", async () => {
+    const config = await testAwsConfig();
+    const stores = awsStores(config);
+    const user = `u-${randomUUID()}`;
+    const first = withUsage(user, "a", 1, [row("2025-01-01", 1)]);
+    await stores.meta.commit({ head: first, expectedRevision: null, usageDays: changedUsageDays(undefined, first) });
+    const next = withUsage(user, "a", 2, [row("2025-01-01", 1), row("2025-01-02", 2)]);
+    await stores.meta.commit({ head: next, expectedRevision: 1, usageDays: changedUsageDays(first, next) });
+    expect(await keysOf(config, user, "UM#")).toEqual([]);
+    // What a stop between the transaction and the day writes leaves: the mark, and the days as before.
+    await remove(config, await keysOf(config, user, "UD#2025-01-02"));
+    await documentClient(config).send(
+      new UpdateCommand({
+        TableName: config.table,
+        Key: { pk: `U#${user}`, sk: "UM#a" },
+        UpdateExpression: "SET revision = :r ADD days :d",
+        ExpressionAttributeValues: { ":r": 2, ":d": new Set(["2025-01-02"]) },
+      }),
+    );
+    const usage = await awsStores(config).meta.listUsage(user, { from: "2025-01-01", to: "2025-01-31" });
+    expect(usage.sessions).toEqual([
+      { sessionId: "a", cwd: "/w", rows: [row("2025-01-01", 1), row("2025-01-02", 2)], tools: [] },
+    ]);
+    expect(await keysOf(config, user, "UM#")).toEqual([]);
+  });
+
+  it("heads committed before usage was kept by day are filed by the user's first report, once", async () => {
+    const config = await testAwsConfig();
+    const stores = awsStores(config);
+    const user = `u-${randomUUID()}`;
+    for (const id of ["a", "b"]) {
+      const h = withUsage(user, id, 1, [row(`2025-05-0${id === "a" ? 1 : 2}`, 3)]);
+      await stores.meta.commit({ head: h, expectedRevision: null, usageDays: changedUsageDays(undefined, h) });
+    }
+    // As a table from before: heads, and no days, marks or filled flag.
+    await remove(config, [...(await keysOf(config, user, "UD#")), ...(await keysOf(config, user, "UR"))]);
+    expect(
+      (await awsStores(config).meta.listUsage(user, { from: "2025-05-01", to: "2025-05-31" })).sessions
+        .map((s) => s.sessionId)
+        .sort(),
+    ).toEqual(["a", "b"]);
+    expect(await keysOf(config, user, "UR")).toHaveLength(1);
+    expect((await keysOf(config, user, "UD#")).length).toBe(2);
   });
 });

@@ -9,6 +9,7 @@ import {
   type CardFilter,
   type CardPageRequest,
   cardMatches,
+  changedUsageDays,
   type GenerationState,
   type IndexPage,
   InvalidCursorError,
@@ -19,6 +20,8 @@ import {
   type ShareRecord,
   StorageUnavailableError,
   type Stores,
+  type ToolRow,
+  type UsageRow,
 } from "../src/index.js";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
@@ -815,6 +818,144 @@ export function describeStoreContract(
         expect((await stores.meta.getShare(`live-${u}`))?.sessionCreatedAt).toBe("2026-01-01T00:00:00.000Z");
         expect((await stores.meta.listShares(u)).filter((s) => s.revokedAt)).toHaveLength(3);
         expect(await stores.meta.getHead(other, "a")).toBeDefined();
+      });
+    });
+
+    describe("insights' usage by day", () => {
+      /** A head of `revision` whose rollup has these rows (and tools), in folder `cwd`. */
+      const withUsage = (
+        u: string,
+        id: string,
+        revision: number,
+        rows: UsageRow[],
+        tools: ToolRow[] = [],
+        cwd = "/w/app",
+      ): SessionHead => {
+        const h = head(u, id, revision, `2026-01-0${revision}T00:00:00.000Z`);
+        return { ...h, summary: { ...h.summary, cwd, usage: { rows, tools } } };
+      };
+      const row = (day: string, model: string, cost: number): UsageRow => [
+        day,
+        model,
+        "dev1",
+        10,
+        5,
+        0,
+        0,
+        cost,
+        100,
+        1,
+      ];
+      /** Commits `next` over `before`, with the days it changes, as core's appends do. */
+      const commitOver = (before: SessionHead | undefined, next: SessionHead) =>
+        stores.meta.commit({
+          head: next,
+          expectedRevision: before?.revision ?? null,
+          usageDays: changedUsageDays(before, next),
+        });
+      /** What a report of the range must read: every head's rollup rows in it, by session. */
+      const expected = async (u: string, from: string, to: string) => {
+        const sessions: Record<string, { cwd?: string; rows: UsageRow[]; tools: ToolRow[] }> = {};
+        for (const card of await stores.meta.listCards(u)) {
+          const rows = card.usage?.rows.filter((r) => r[0] >= from && r[0] <= to) ?? [];
+          const tools = card.usage?.tools.filter((r) => r[0] >= from && r[0] <= to) ?? [];
+          if (rows.length || tools.length) sessions[card.sessionId] = { cwd: card.cwd, rows, tools };
+        }
+        return sessions;
+      };
+      const read = async (u: string, from: string, to: string) => {
+        const usage = await stores.meta.listUsage(u, { from, to });
+        const sessions: Record<string, { cwd?: string; rows: UsageRow[]; tools: ToolRow[] }> = {};
+        const byDay = (a: unknown[], b: unknown[]) =>
+          String(a[0]).localeCompare(String(b[0])) || String(a[1]).localeCompare(String(b[1]));
+        for (const s of usage.sessions)
+          sessions[s.sessionId] = { cwd: s.cwd, rows: s.rows.sort(byDay), tools: s.tools.sort(byDay) };
+        return { sessions, uncounted: usage.uncounted };
+      };
+      const sorted = (sessions: Record<string, { cwd?: string; rows: UsageRow[]; tools: ToolRow[] }>) => {
+        const byDay = (a: unknown[], b: unknown[]) =>
+          String(a[0]).localeCompare(String(b[0])) || String(a[1]).localeCompare(String(b[1]));
+        for (const s of Object.values(sessions)) {
+          s.rows.sort(byDay);
+          s.tools.sort(byDay);
+        }
+        return sessions;
+      };
+
+      it("a report reads the days of its range: every session's usage in it, as commits left it, and nobody else's", async () => {
+        const [u, other] = [user(), user()];
+        const a1 = withUsage(
+          u,
+          "a",
+          1,
+          [row("2025-01-01", "m/x", 1), row("2025-01-03", "m/x", 2)],
+          [["2025-01-03", "read", 2, 40]],
+        );
+        await commitOver(undefined, a1);
+        const b1 = withUsage(u, "b", 1, [row("2025-01-03", "m/y", 4)], [], "/w/other");
+        await commitOver(undefined, b1);
+        // A head from before rollups were kept: counted apart, never summed.
+        const legacy = head(u, "c", 1, "2026-01-01T00:00:00.000Z");
+        await commitOver(undefined, legacy);
+        await commitOver(undefined, withUsage(other, "a", 1, [row("2025-01-03", "m/z", 8)]));
+
+        expect(await read(u, "2025-01-02", "2025-01-31")).toEqual({
+          sessions: {
+            a: { cwd: "/w/app", rows: [row("2025-01-03", "m/x", 2)], tools: [["2025-01-03", "read", 2, 40]] },
+            b: { cwd: "/w/other", rows: [row("2025-01-03", "m/y", 4)], tools: [] },
+          },
+          uncounted: 1,
+        });
+        expect((await read(u, "2025-02-01", "2025-02-28")).sessions).toEqual({});
+
+        // The next commit moves a day and adds one; a new generation leaves days behind.
+        const a2 = withUsage(u, "a", 2, [
+          row("2025-01-01", "m/x", 1),
+          row("2025-01-03", "m/x", 3),
+          row("2025-02-01", "m/w", 1),
+        ]);
+        await commitOver(a1, a2);
+        expect((await read(u, "2025-01-01", "2025-12-31")).sessions).toEqual(
+          sorted(await expected(u, "2025-01-01", "2025-12-31")),
+        );
+        const a3 = withUsage(u, "a", 3, [row("2025-02-01", "m/w", 5)]);
+        await commitOver(a2, a3);
+        expect((await read(u, "2025-01-01", "2025-12-31")).sessions.a).toEqual({
+          cwd: "/w/app",
+          rows: [row("2025-02-01", "m/w", 5)],
+          tools: [],
+        });
+
+        // A deleted session leaves every day; another user's days were never read.
+        await stores.meta.deleteSession(u, "b", "2026-01-05T00:00:00.000Z");
+        await stores.meta.deleteSession(u, "c", "2026-01-05T00:00:00.000Z");
+        expect(await read(u, "2025-01-01", "2025-12-31")).toEqual({
+          sessions: { a: { cwd: "/w/app", rows: [row("2025-02-01", "m/w", 5)], tools: [] } },
+          uncounted: 0,
+        });
+        expect((await read(other, "2025-01-01", "2025-12-31")).sessions).toEqual({
+          a: { cwd: "/w/app", rows: [row("2025-01-03", "m/z", 8)], tools: [] },
+        });
+        expect(await read(user(), "2025-01-01", "2025-12-31")).toEqual({ sessions: {}, uncounted: 0 });
+      });
+
+      it("sessions of one user committing the same days at once all land, each as its last commit left it", async () => {
+        const u = user();
+        const days = ["2025-03-01", "2025-03-02", "2025-03-03"];
+        await Promise.all(
+          Array.from({ length: 6 }, async (_, n) => {
+            let before: SessionHead | undefined;
+            for (let revision = 1; revision <= 4; revision++) {
+              const rows = days.slice(0, 1 + (revision % 3)).map((day, i) => row(day, `m/${n % 2}`, revision + i));
+              const next = withUsage(u, `s${n}`, revision, rows, [[days[0], "bash", revision, 10]]);
+              await commitOver(before, next);
+              before = next;
+            }
+          }),
+        );
+        const want = sorted(await expected(u, "2025-01-01", "2025-12-31"));
+        expect(Object.keys(want)).toHaveLength(6);
+        expect((await read(u, "2025-01-01", "2025-12-31")).sessions).toEqual(want);
       });
     });
   });

@@ -82,7 +82,9 @@ import type {
   ShareRecord,
   TokenRecord,
 } from "../ports.js";
+import { dayUsagesOf, type UsageInRange } from "../usage-days.js";
 import { type AwsConnection, documentClient } from "./client.js";
+import { UsageDayItems } from "./usage-day-items.js";
 
 const hex = (n: number, width: number) => n.toString(16).padStart(width, "0");
 const sessionPk = (userId: string, sessionId: string) => `P#${userId}#${sessionId}`;
@@ -213,7 +215,11 @@ export class DynamoMetaStore implements MetaStore {
     private readonly commitItems?: CommitItems,
   ) {
     this.client = documentClient(connection);
+    this.usage = new UsageDayItems(this.client, table, (userId, sessionId) => this.getHead(userId, sessionId));
   }
+
+  /** Insights' usage by day (see `usage-day-items.ts`). */
+  private readonly usage: UsageDayItems;
 
   private async getItem(Key: Item, ConsistentRead = false): Promise<Item | undefined> {
     const result = await this.client.send(new GetCommand({ TableName: this.table, Key, ConsistentRead }));
@@ -310,6 +316,10 @@ export class DynamoMetaStore implements MetaStore {
       });
     }
     for (const Item of this.commitItems?.(commit) ?? []) items.push({ Put: { TableName: this.table, Item } });
+    // The days whose usage it changes, marked in the same transaction: written just after, or
+    // by the next report when this process stops before that.
+    const days = commit.usageDays ?? [...dayUsagesOf(head.summary).keys()];
+    if (days.length > 0) items.push(this.usage.markItem(head.userId, head.sessionId, head.revision, days));
     // Its filter entries, moved with it in the same transaction while they fit DynamoDB's 100
     // items; the rest (a card of many models beside a body of many pages) are put just after.
     const filters = filterItems(head.userId, cardOf(head));
@@ -337,6 +347,10 @@ export class DynamoMetaStore implements MetaStore {
         }
       }
       throw error;
+    }
+    if (days.length > 0) {
+      // The commit stands either way: its mark stays for the next report when this fails.
+      await this.usage.settle(head.userId, head.sessionId, { head, revision: head.revision, days }).catch(() => {});
     }
     if (filters.length > room) {
       // The commit stands either way: a filter entry not written now is written by
@@ -380,6 +394,10 @@ export class DynamoMetaStore implements MetaStore {
       }),
     );
     return cards.filter((card) => card !== undefined);
+  }
+
+  listUsage(userId: string, range: { from: string; to: string }): Promise<UsageInRange> {
+    return this.usage.read(userId, range);
   }
 
   listCardPage(userId: string, request: CardPageRequest): Promise<CardPage> {
@@ -604,11 +622,15 @@ export class DynamoMetaStore implements MetaStore {
     const revoked = (await this.listShares(userId))
       .filter((share) => share.sessionId === sessionId && !share.revokedAt)
       .map((share) => ({ Update: { TableName: this.table, ...this.shareUpdate({ ...share, revokedAt }) } }));
-    const commitHead = [
+    const head = await this.getHead(userId, sessionId);
+    const days = [...dayUsagesOf(head?.summary).keys()];
+    const commitHead: TransactItem[] = [
       { Delete: { TableName: this.table, Key: headKey(userId, sessionId) } },
       { Delete: { TableName: this.table, Key: listKey(userId, sessionId) } },
+      // Its usage by day leaves with it (the mark is settled just below, or by the next report).
+      ...(days.length > 0 ? [this.usage.markItem(userId, sessionId, (head?.revision ?? 0) + 1, days)] : []),
     ];
-    const early = revoked.slice(0, Math.max(0, revoked.length - 98));
+    const early = revoked.slice(0, Math.max(0, revoked.length - (100 - commitHead.length)));
     for (let i = 0; i < early.length; i += 100) {
       await this.client.send(new TransactWriteCommand({ TransactItems: early.slice(i, i + 100) }));
     }
@@ -628,6 +650,7 @@ export class DynamoMetaStore implements MetaStore {
       ProjectionExpression: "pk, sk",
     });
     await this.deleteKeys([...keys, ...filters], `of session ${sessionId}`);
+    if (days.length > 0) await this.usage.settle(userId, sessionId).catch(() => {});
   }
 
   /** Deletes items by key. */

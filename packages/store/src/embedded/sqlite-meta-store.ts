@@ -31,6 +31,7 @@ import type {
   ShareRecord,
   TokenRecord,
 } from "../ports.js";
+import { dayUsagesOf, UNCOUNTED_DAY, UsageCollector, type UsageInRange } from "../usage-days.js";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS heads (
@@ -49,6 +50,12 @@ CREATE TABLE IF NOT EXISTS card_keys (
   PRIMARY KEY (user_id, session_id, key)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS card_keys_by_key ON card_keys (user_id, key, last_at DESC, session_id DESC);
+-- Insights' usage by day (see \`usage-days.ts\`): each session's usage of each day, kept by every commit.
+CREATE TABLE IF NOT EXISTS usage_days (
+  user_id TEXT NOT NULL, day TEXT NOT NULL, session_id TEXT NOT NULL, data TEXT NOT NULL,
+  PRIMARY KEY (user_id, day, session_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS usage_days_by_session ON usage_days (user_id, session_id);
 CREATE TABLE IF NOT EXISTS tokens (hash TEXT PRIMARY KEY, user_id TEXT NOT NULL, id TEXT NOT NULL, data TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS tokens_by_user ON tokens (user_id, id);
 CREATE TABLE IF NOT EXISTS shares (id TEXT PRIMARY KEY, user_id TEXT NOT NULL, data TEXT NOT NULL);
@@ -131,7 +138,10 @@ export class SqliteMetaStore implements MetaStore {
     // WAL + synchronous=FULL: a committed transaction survives a crash or power loss.
     this.db.pragma("journal_mode = WAL");
     this.db.pragma("synchronous = FULL");
-    const keyed = this.db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'card_keys'").get() !== undefined;
+    const has = (table: string) =>
+      this.db.prepare("SELECT 1 FROM sqlite_master WHERE name = ?").get(table) !== undefined;
+    const keyed = has("card_keys");
+    const dated = has("usage_days");
     this.db.exec(SCHEMA);
     for (const [table, column, type] of ADDED_COLUMNS) {
       const columns = this.db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[];
@@ -140,6 +150,31 @@ export class SqliteMetaStore implements MetaStore {
     this.db.exec(MIGRATIONS);
     // A file written before the filter index: its heads' keys, once.
     if (!keyed) this.fillCardKeys();
+    // And one from before usage was kept by day: every head's days, once.
+    if (!dated) this.fillUsageDays();
+  }
+
+  /** Writes every head's usage by day (a file from before it was kept). */
+  private fillUsageDays(): void {
+    const heads = this.db.prepare("SELECT data FROM heads").all() as { data: string }[];
+    this.db.transaction(() => {
+      for (const row of heads) this.writeUsageDays(JSON.parse(row.data) as SessionHead);
+    })();
+  }
+
+  /**
+   * Writes a head's usage of `days` (all of its days when not given) again, in the caller's
+   * transaction; a day the head no longer has is removed.
+   */
+  private writeUsageDays(head: SessionHead, days?: readonly string[]): void {
+    const usages = dayUsagesOf(head.summary);
+    const remove = this.db.prepare("DELETE FROM usage_days WHERE user_id = ? AND day = ? AND session_id = ?");
+    const put = this.db.prepare("INSERT INTO usage_days (user_id, day, session_id, data) VALUES (?, ?, ?, ?)");
+    for (const day of days ?? usages.keys()) {
+      remove.run(head.userId, day, head.sessionId);
+      const usage = usages.get(day);
+      if (usage !== undefined) put.run(head.userId, day, head.sessionId, usage);
+    }
   }
 
   /** Writes every head's filter keys (a file from before they were kept). */
@@ -208,6 +243,7 @@ export class SqliteMetaStore implements MetaStore {
         if (updated.changes === 0) return false;
       }
       this.writeCardKeys(head.userId, made);
+      this.writeUsageDays(head, commit.usageDays);
       // A page at the same start can only be left by a head that went back (its commit's record
       // lost): the commit that writes those bytes again writes their page again.
       const putPage = this.db.prepare(
@@ -359,6 +395,15 @@ export class SqliteMetaStore implements MetaStore {
     return cards;
   }
 
+  async listUsage(userId: string, range: { from: string; to: string }): Promise<UsageInRange> {
+    const rows = this.db
+      .prepare("SELECT day, session_id, data FROM usage_days WHERE user_id = ? AND (day BETWEEN ? AND ? OR day = ?)")
+      .all(userId, range.from, range.to, UNCOUNTED_DAY) as { day: string; session_id: string; data: string }[];
+    const collector = new UsageCollector();
+    for (const row of rows) collector.add(row.day, row.session_id, JSON.parse(row.data));
+    return collector.result();
+  }
+
   /** Every head is in the list's index (the column is filled when the file is opened). */
   async fillCardList(_userId: string, _options?: { check?: boolean }): Promise<number> {
     return 0;
@@ -389,7 +434,7 @@ export class SqliteMetaStore implements MetaStore {
 
   async deleteSession(userId: string, sessionId: string, revokedAt: string): Promise<void> {
     this.db.transaction(() => {
-      for (const table of ["heads", "card_keys", "pages", "generations"]) {
+      for (const table of ["heads", "card_keys", "usage_days", "pages", "generations"]) {
         this.db.prepare(`DELETE FROM ${table} WHERE user_id = ? AND session_id = ?`).run(userId, sessionId);
       }
       const shares = this.db.prepare("SELECT data FROM shares WHERE user_id = ?").all(userId) as { data: string }[];

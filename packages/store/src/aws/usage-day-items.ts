@@ -1,0 +1,295 @@
+/**
+ * Insights' usage by day in DynamoDB (see `../usage-days.ts`), in the user's partition:
+ * - day part: sk `UD#<day>#<part:2 hex>`; `d`, JSON of `{ <session>: [<version>, <day usage>] }`,
+ *   `n`, a counter every write moves (writes are conditional on it); a day's sessions fill part 0,
+ *   then 1, … (each under {@link PART_BYTES}, DynamoDB's items holding 400 KB at most)
+ * - pending mark: sk `UM#<session>`; `revision`, `days` (a string set): put in a commit's own
+ *   transaction, for the days it changed, and deleted once those days are written. A mark left by
+ *   a crash (or a lost answer) between the commit and those writes is settled by the next report,
+ *   so a report is exact whatever happened between the two
+ * - filled: sk `UR`, put once every head of the user written before usage was kept by day is in
+ *   its days (the first report fills them)
+ * A day's write is a read of its parts and a conditional write of the parts it changes (one
+ * transaction); sessions of one user writing the same day at once retry. Each session's entry
+ * carries its head's version (creation time, revision): an older writer never replaces a newer one.
+ */
+import { randomInt } from "node:crypto";
+import { ConditionalCheckFailedException, TransactionCanceledException } from "@aws-sdk/client-dynamodb";
+import {
+  DeleteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  type QueryCommandInput,
+  TransactWriteCommand,
+  type TransactWriteCommandInput,
+} from "@aws-sdk/lib-dynamodb";
+import type { SessionHead } from "../ports.js";
+import { type DayUsage, dayUsagesOf, UNCOUNTED_DAY, UsageCollector, type UsageInRange } from "../usage-days.js";
+
+type Item = Record<string, unknown>;
+type TransactItem = NonNullable<TransactWriteCommandInput["TransactItems"]>[number];
+
+/** The most a day part holds (JSON bytes): well under DynamoDB's 400 KB item. */
+const PART_BYTES = 300_000;
+/** Tries of one day's read-and-write before giving up (the mark stays for the next report). */
+const DAY_WRITE_TRIES = 12;
+/** Days written at once by one settling or filling. */
+const DAYS_AT_ONCE = 4;
+
+/** A head's version: newer heads sort after older ones, a session made again after a delete too. */
+const versionOf = (head: SessionHead) => `${head.createdAt}#${head.revision.toString(16).padStart(12, "0")}`;
+const userPk = (userId: string) => `U#${userId}`;
+const markSk = (sessionId: string) => `UM#${sessionId}`;
+const partSk = (day: string, part: number) => `UD#${day}#${part.toString(16).padStart(2, "0")}`;
+const FILLED_SK = "UR";
+
+/** What a day write does to one session: its version, and its day usage (JSON), absent to remove it. */
+interface DayChange {
+  version: string;
+  usage?: string;
+}
+
+interface Part {
+  part: number;
+  counter?: number;
+  entries: Record<string, [string, DayUsage]>;
+  /** About the JSON bytes of its entries (kept as entries come and go). */
+  bytes: number;
+  changed: boolean;
+}
+
+/** About what an entry adds to its part's JSON. */
+const entryBytes = (sessionId: string, entry: [string, DayUsage]) =>
+  Buffer.byteLength(JSON.stringify(entry)) + sessionId.length + 4;
+
+/** Runs `work` on each of `items`, at most `width` at once. */
+async function eachAtOnce<T>(items: readonly T[], width: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(width, items.length) }, async () => {
+      while (next < items.length) await work(items[next++]);
+    }),
+  );
+}
+
+/** The usage by day of every user of one table. */
+export class UsageDayItems {
+  /** Users seen filled by this process (the flag is never removed). */
+  private readonly filled = new Set<string>();
+
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly table: string,
+    private readonly readHead: (userId: string, sessionId: string) => Promise<SessionHead | undefined>,
+  ) {}
+
+  /**
+   * The mark a commit (or a delete) of a session puts in its own transaction, for the days it
+   * changes; the same item for every sending of one commit.
+   */
+  markItem(userId: string, sessionId: string, revision: number, days: readonly string[]): TransactItem {
+    return {
+      Update: {
+        TableName: this.table,
+        Key: { pk: userPk(userId), sk: markSk(sessionId) },
+        // Days left by an earlier mark not settled yet are kept (a set's ADD is a union).
+        UpdateExpression: "SET revision = :revision ADD days :days",
+        ExpressionAttributeValues: { ":revision": revision, ":days": new Set(days) },
+      },
+    };
+  }
+
+  /**
+   * Writes the days of a session's mark from its head as it is now (removing the session from
+   * them when it is gone), then deletes the mark unless a newer commit moved it meanwhile.
+   * `known` is the head the caller just committed (its mark's days, its revision): no read of them.
+   */
+  async settle(
+    userId: string,
+    sessionId: string,
+    known?: { head: SessionHead | undefined; revision: number; days: readonly string[] },
+  ): Promise<void> {
+    let mark = known;
+    if (!mark) {
+      const stored = await this.get(markSk(sessionId), userId);
+      if (!stored) return;
+      const head = await this.readHead(userId, sessionId);
+      mark = { head, revision: Number(stored.revision), days: [...((stored.days as Set<string>) ?? [])] };
+    }
+    const { head, revision, days } = mark;
+    const usages = dayUsagesOf(head?.summary);
+    const version = head ? versionOf(head) : "";
+    await eachAtOnce(days, DAYS_AT_ONCE, (day) =>
+      this.writeDay(userId, day, new Map([[sessionId, { version, usage: usages.get(day) }]])),
+    );
+    try {
+      await this.client.send(
+        new DeleteCommand({
+          TableName: this.table,
+          Key: { pk: userPk(userId), sk: markSk(sessionId) },
+          ConditionExpression: "revision = :revision",
+          ExpressionAttributeValues: { ":revision": revision },
+        }),
+      );
+    } catch (error) {
+      // A newer commit's mark: its own settling (or the next report's) writes its days.
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
+  }
+
+  /**
+   * The usage of a user's sessions on the days of a range: marks left pending are settled and
+   * heads from before usage was kept by day are filled in first, then the range's days are read.
+   */
+  async read(userId: string, range: { from: string; to: string }): Promise<UsageInRange> {
+    const marks = await this.queryAll({
+      KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+      ExpressionAttributeValues: { ":pk": userPk(userId), ":prefix": "UM#" },
+      ProjectionExpression: "sk",
+      ConsistentRead: true,
+    });
+    await eachAtOnce(marks, DAYS_AT_ONCE, (mark) => this.settle(userId, String(mark.sk).slice(3)));
+    await this.fill(userId);
+    const between = (from: string, to: string) =>
+      this.queryAll({
+        KeyConditionExpression: "pk = :pk AND sk BETWEEN :from AND :to",
+        ExpressionAttributeValues: { ":pk": userPk(userId), ":from": `UD#${from}#`, ":to": `UD#${to}#~` },
+        ProjectionExpression: "sk, d",
+        ConsistentRead: true,
+      });
+    const [parts, uncounted] = await Promise.all([
+      between(range.from, range.to),
+      between(UNCOUNTED_DAY, UNCOUNTED_DAY),
+    ]);
+    const collector = new UsageCollector();
+    for (const item of [...parts, ...uncounted]) {
+      const day = String(item.sk).slice(3, 13);
+      const entries = JSON.parse(String(item.d)) as Record<string, [string, DayUsage]>;
+      for (const [sessionId, [, usage]] of Object.entries(entries)) collector.add(day, sessionId, usage);
+    }
+    return collector.result();
+  }
+
+  /** Files every head of the user under its days, once (heads committed before usage was kept by day). */
+  private async fill(userId: string): Promise<void> {
+    if (this.filled.has(userId)) return;
+    if (!(await this.get(FILLED_SK, userId))) {
+      const heads = await this.queryAll({
+        KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+        ExpressionAttributeValues: { ":pk": userPk(userId), ":prefix": "S#" },
+        ProjectionExpression: "#data",
+        ExpressionAttributeNames: { "#data": "data" },
+        ConsistentRead: true,
+      });
+      const byDay = new Map<string, Map<string, DayChange>>();
+      for (const item of heads) {
+        const head = JSON.parse(String(item.data)) as SessionHead;
+        for (const [day, usage] of dayUsagesOf(head.summary)) {
+          const changes = byDay.get(day) ?? new Map<string, DayChange>();
+          byDay.set(day, changes);
+          changes.set(head.sessionId, { version: versionOf(head), usage });
+        }
+      }
+      await eachAtOnce([...byDay], DAYS_AT_ONCE, ([day, changes]) => this.writeDay(userId, day, changes));
+      await this.client.send(new PutCommand({ TableName: this.table, Item: { pk: userPk(userId), sk: FILLED_SK } }));
+    }
+    this.filled.add(userId);
+  }
+
+  /**
+   * Applies changes to one day's parts: a session's entry is replaced (or removed) unless the
+   * stored one is as new or newer; parts it changes are written in one transaction, conditional
+   * on their counters, retried when another writer moved one first.
+   */
+  private async writeDay(userId: string, day: string, changes: ReadonlyMap<string, DayChange>): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const items = await this.queryAll({
+        KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+        ExpressionAttributeValues: { ":pk": userPk(userId), ":prefix": `UD#${day}#` },
+        ConsistentRead: true,
+      });
+      const parts: Part[] = items.map((item) => ({
+        part: Number.parseInt(String(item.sk).slice(14), 16),
+        counter: Number(item.n),
+        entries: JSON.parse(String(item.d)),
+        bytes: Buffer.byteLength(String(item.d)),
+        changed: false,
+      }));
+      for (const [sessionId, change] of changes) place(parts, sessionId, change);
+      const writes = parts.filter((p) => p.changed).map((p) => this.partWrite(userId, day, p));
+      if (writes.length === 0) return;
+      try {
+        await this.client.send(new TransactWriteCommand({ TransactItems: writes }));
+        return;
+      } catch (error) {
+        const raced =
+          error instanceof TransactionCanceledException &&
+          (error.CancellationReasons ?? []).some(
+            (r) => r.Code === "ConditionalCheckFailed" || r.Code === "TransactionConflict",
+          );
+        if (!raced || attempt >= DAY_WRITE_TRIES) throw error;
+        await new Promise((resolve) => setTimeout(resolve, randomInt(5, 20 * attempt)));
+      }
+    }
+  }
+
+  /** The conditional write of a changed part: a put of its entries, or a delete once it is empty. */
+  private partWrite(userId: string, day: string, part: Part): TransactItem {
+    const Key = { pk: userPk(userId), sk: partSk(day, part.part) };
+    const guard =
+      part.counter === undefined
+        ? { ConditionExpression: "attribute_not_exists(pk)" }
+        : { ConditionExpression: "n = :n", ExpressionAttributeValues: { ":n": part.counter } };
+    if (Object.keys(part.entries).length === 0) return { Delete: { TableName: this.table, Key, ...guard } };
+    const Item = { ...Key, n: (part.counter ?? 0) + 1, d: JSON.stringify(part.entries) };
+    return { Put: { TableName: this.table, Item, ...guard } };
+  }
+
+  private async get(sk: string, userId: string): Promise<Item | undefined> {
+    const result = await this.client.send(
+      new GetCommand({ TableName: this.table, Key: { pk: userPk(userId), sk }, ConsistentRead: true }),
+    );
+    return result.Item;
+  }
+
+  private async queryAll(input: Omit<QueryCommandInput, "TableName">): Promise<Item[]> {
+    const items: Item[] = [];
+    let start: Item | undefined;
+    do {
+      const page = await this.client.send(
+        new QueryCommand({ TableName: this.table, ...input, ExclusiveStartKey: start }),
+      );
+      items.push(...(page.Items ?? []));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return items;
+  }
+}
+
+/** Puts one session's change into a day's parts (in memory), marking the parts it changes. */
+function place(parts: Part[], sessionId: string, change: DayChange): void {
+  const holder = parts.find((p) => Object.hasOwn(p.entries, sessionId));
+  if (holder) {
+    const [stored] = holder.entries[sessionId];
+    // A removal (a deleted session, version "") always applies; a write only over an older one.
+    if (change.usage !== undefined && stored >= change.version) return;
+    holder.bytes -= entryBytes(sessionId, holder.entries[sessionId]);
+    delete holder.entries[sessionId];
+    holder.changed = true;
+  }
+  if (change.usage === undefined) return;
+  const entry: [string, DayUsage] = [change.version, JSON.parse(change.usage)];
+  const size = entryBytes(sessionId, entry);
+  let target = holder && holder.bytes + size <= PART_BYTES ? holder : undefined;
+  target ??= parts.find((p) => p.bytes + size <= PART_BYTES);
+  if (!target) {
+    const part = parts.reduce((max, p) => Math.max(max, p.part + 1), 0);
+    target = { part, entries: {}, bytes: 2, changed: false };
+    parts.push(target);
+  }
+  target.entries[sessionId] = entry;
+  target.bytes += size;
+  target.changed = true;
+}
