@@ -208,6 +208,8 @@ export class DynamoMetaStore implements MetaStore {
   private readonly client: DynamoDBDocumentClient;
   /** Items the list queries have read (their `ScannedCount`), for tests and benchmarks. */
   readonly listReads = { items: 0, queries: 0, fetched: 0 };
+  /** Day items insights' reports have read. */
+  readonly usageReads = { items: 0 };
 
   constructor(
     connection: AwsConnection,
@@ -215,7 +217,12 @@ export class DynamoMetaStore implements MetaStore {
     private readonly commitItems?: CommitItems,
   ) {
     this.client = documentClient(connection);
-    this.usage = new UsageDayItems(this.client, table, (userId, sessionId) => this.getHead(userId, sessionId));
+    this.usage = new UsageDayItems(
+      this.client,
+      table,
+      (userId, sessionId) => this.getHead(userId, sessionId),
+      this.usageReads,
+    );
   }
 
   /** Insights' usage by day (see `usage-day-items.ts`). */

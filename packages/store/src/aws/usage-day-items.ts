@@ -83,6 +83,8 @@ export class UsageDayItems {
     private readonly client: DynamoDBDocumentClient,
     private readonly table: string,
     private readonly readHead: (userId: string, sessionId: string) => Promise<SessionHead | undefined>,
+    /** Counts the day items reports read (for tests and benchmarks). */
+    private readonly reads?: { items: number },
   ) {}
 
   /**
@@ -163,6 +165,7 @@ export class UsageDayItems {
       between(range.from, range.to),
       between(UNCOUNTED_DAY, UNCOUNTED_DAY),
     ]);
+    if (this.reads) this.reads.items += parts.length + uncounted.length;
     const collector = new UsageCollector();
     for (const item of [...parts, ...uncounted]) {
       const day = String(item.sk).slice(3, 13);
