@@ -307,7 +307,8 @@ export interface MetaStore {
   /**
    * Adds to the list index every session of the user that is missing from it (heads written
    * before the index was kept), or with `check` only counts them; @returns how many. Reads every
-   * head: for maintenance passes.
+   * head: for maintenance passes. A repair also files the heads' usage by day when a store keeps
+   * it apart and has not yet (see `listUsage`).
    */
   fillCardList(userId: string, options?: { check?: boolean }): Promise<number>;
   /** The index pages of one generation, in byte order; from `from` on (pages starting at or after it) when given. */

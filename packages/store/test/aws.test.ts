@@ -156,7 +156,7 @@ describe("insights' usage by day on DynamoDB: what a crash or an upgrade leaves"
     expect(await keysOf(config, user, "UM#")).toEqual([]);
   });
 
-  it("heads committed before usage was kept by day are filed by the user's first report, once", async () => {
+  it("heads committed before usage was kept by day are filed by the user's first report, or by the repair pass", async () => {
     const config = await testAwsConfig();
     const stores = awsStores(config);
     const user = `u-${randomUUID()}`;
@@ -171,6 +171,11 @@ describe("insights' usage by day on DynamoDB: what a crash or an upgrade leaves"
         .map((s) => s.sessionId)
         .sort(),
     ).toEqual(["a", "b"]);
+    expect(await keysOf(config, user, "UR")).toHaveLength(1);
+    expect((await keysOf(config, user, "UD#")).length).toBe(2);
+    // Or by the repair pass (`verify --deep --repair`), before any report.
+    await remove(config, [...(await keysOf(config, user, "UD#")), ...(await keysOf(config, user, "UR"))]);
+    await awsStores(config).meta.fillCardList(user);
     expect(await keysOf(config, user, "UR")).toHaveLength(1);
     expect((await keysOf(config, user, "UD#")).length).toBe(2);
   });

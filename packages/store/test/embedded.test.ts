@@ -5,7 +5,7 @@ import { fullDisk } from "@pisync/testing";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { embeddedStores, STALE_TEMP_MS } from "../src/embedded/index.js";
-import { type CardFilter, NotFoundError, StorageFullError } from "../src/index.js";
+import { type CardFilter, NotFoundError, type SessionHead, StorageFullError, type UsageRow } from "../src/index.js";
 import { describeStoreContract, head } from "./contract.js";
 
 const dir = mkdtempSync(join(tmpdir(), "pisync-embedded-"));
@@ -69,6 +69,38 @@ describe("embedded list index", () => {
       const rest = await again.meta.listCardPage("u", { limit: 2, cursor: page.cursor });
       expect(rest).toMatchObject({ cards: [{ sessionId: "c" }] });
       expect(rest.cursor).toBeUndefined();
+    } finally {
+      again.close();
+      rmSync(data, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("embedded usage by day", () => {
+  it("a file from before usage was kept by day gains it when opened: every head's days", async () => {
+    const data = mkdtempSync(join(tmpdir(), "pisync-usage-"));
+    const old = embeddedStores(data);
+    const withUsage = (id: string, day: string): SessionHead => {
+      const h = head("u", id, 1, "2026-01-01T00:00:00.000Z");
+      const row: UsageRow = [day, "m/x", "dev", 1, 2, 0, 0, 0.5, 10, 1];
+      return { ...h, summary: { ...h.summary, cwd: "/w", usage: { rows: [row], tools: [] } } };
+    };
+    await old.meta.commit({ head: withUsage("a", "2025-01-01"), expectedRevision: null });
+    await old.meta.commit({ head: withUsage("b", "2025-02-01"), expectedRevision: null });
+    old.close();
+    // As the file was before: no table of days.
+    const db = new Database(join(data, "meta.sqlite"));
+    db.exec("DROP TABLE usage_days;");
+    db.close();
+    const again = embeddedStores(data);
+    try {
+      const usage = await again.meta.listUsage("u", { from: "2025-01-01", to: "2025-01-31" });
+      expect(usage).toEqual({
+        sessions: [
+          { sessionId: "a", cwd: "/w", rows: [["2025-01-01", "m/x", "dev", 1, 2, 0, 0, 0.5, 10, 1]], tools: [] },
+        ],
+        uncounted: 0,
+      });
     } finally {
       again.close();
       rmSync(data, { recursive: true, force: true });

@@ -551,6 +551,8 @@ export class DynamoMetaStore implements MetaStore {
     const cards = await this.listCards(userId);
     const missing = cards.filter((card) => !have.has(card.sessionId));
     const filters = await this.fillFilterEntries(userId, cards, options);
+    // And insights' usage by day of those heads (else the user's first report files it).
+    if (!options.check) await this.usage.fillUser(userId);
     for (const card of options.check ? [] : missing) {
       try {
         // Only where none is: a commit meanwhile wrote a newer entry, which stays.

@@ -153,7 +153,7 @@ export class UsageDayItems {
       ConsistentRead: true,
     });
     await eachAtOnce(marks, DAYS_AT_ONCE, (mark) => this.settle(userId, String(mark.sk).slice(3)));
-    await this.fill(userId);
+    await this.fillUser(userId);
     const between = (from: string, to: string) =>
       this.queryAll({
         KeyConditionExpression: "pk = :pk AND sk BETWEEN :from AND :to",
@@ -176,7 +176,7 @@ export class UsageDayItems {
   }
 
   /** Files every head of the user under its days, once (heads committed before usage was kept by day). */
-  private async fill(userId: string): Promise<void> {
+  async fillUser(userId: string): Promise<void> {
     if (this.filled.has(userId)) return;
     if (!(await this.get(FILLED_SK, userId))) {
       const heads = await this.queryAll({
