@@ -853,9 +853,10 @@ export function describeStoreContract(
           expectedRevision: before?.revision ?? null,
           usageDays: changedUsageDays(before, next),
         });
+      type Usages = Record<string, { cwd?: string; rows: UsageRow[]; tools: ToolRow[] }>;
       /** What a report of the range must read: every head's rollup rows in it, by session. */
       const expected = async (u: string, from: string, to: string) => {
-        const sessions: Record<string, { cwd?: string; rows: UsageRow[]; tools: ToolRow[] }> = {};
+        const sessions: Usages = {};
         for (const card of await stores.meta.listCards(u)) {
           const rows = card.usage?.rows.filter((r) => r[0] >= from && r[0] <= to) ?? [];
           const tools = card.usage?.tools.filter((r) => r[0] >= from && r[0] <= to) ?? [];
@@ -863,16 +864,8 @@ export function describeStoreContract(
         }
         return sessions;
       };
-      const read = async (u: string, from: string, to: string) => {
-        const usage = await stores.meta.listUsage(u, { from, to });
-        const sessions: Record<string, { cwd?: string; rows: UsageRow[]; tools: ToolRow[] }> = {};
-        const byDay = (a: unknown[], b: unknown[]) =>
-          String(a[0]).localeCompare(String(b[0])) || String(a[1]).localeCompare(String(b[1]));
-        for (const s of usage.sessions)
-          sessions[s.sessionId] = { cwd: s.cwd, rows: s.rows.sort(byDay), tools: s.tools.sort(byDay) };
-        return { sessions, uncounted: usage.uncounted };
-      };
-      const sorted = (sessions: Record<string, { cwd?: string; rows: UsageRow[]; tools: ToolRow[] }>) => {
+      /** Each session's rows and tools by day, then bucket or tool (stores give them in any order). */
+      const sorted = (sessions: Usages) => {
         const byDay = (a: unknown[], b: unknown[]) =>
           String(a[0]).localeCompare(String(b[0])) || String(a[1]).localeCompare(String(b[1]));
         for (const s of Object.values(sessions)) {
@@ -880,6 +873,12 @@ export function describeStoreContract(
           s.tools.sort(byDay);
         }
         return sessions;
+      };
+      const read = async (u: string, from: string, to: string) => {
+        const usage = await stores.meta.listUsage(u, { from, to });
+        const sessions: Usages = {};
+        for (const s of usage.sessions) sessions[s.sessionId] = { cwd: s.cwd, rows: s.rows, tools: s.tools };
+        return { sessions: sorted(sessions), uncounted: usage.uncounted };
       };
 
       it("a report reads the days of its range: every session's usage in it, as commits left it, and nobody else's", async () => {
