@@ -182,6 +182,9 @@ describe("V8's compile cache shipped with the Lambda bundle", () => {
     expect(used).not.toContain("app.mjs");
     // The chunks did not change: their cache is still good.
     expect(used.length).toBe((folders.get("stale") as CompileCache).modules.length - 1);
+    // At exit Node tried to write the recompiled module's cache into the read-only folder, and
+    // went on without it (Lambda's code folder: the write fails, the function does not).
+    expect(cached.debug).toMatch(/temporary file for cache of file:\/\/\S+\/app\.mjs[^\n]*failed/);
   });
 
   it("answers without a cache: none shipped, another Node's, or other V8 flags", () => {
