@@ -18,7 +18,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { crc32 } from "node:zlib";
 
@@ -92,7 +92,7 @@ export function writeCompileCache(outDir: string, options: CompileCacheOptions):
       renameSync(join(made, written, key), shipped);
       // Node writes its files for its own user only; Lambda runs the code as another one.
       chmodSync(shipped, 0o644);
-      modules.push(relative(outDir, join(outDir, file)));
+      modules.push(file);
     }
     return { tag, modules };
   } finally {
@@ -108,10 +108,10 @@ export function writeCompileCache(outDir: string, options: CompileCacheOptions):
  * without it.
  */
 export function compileCacheLoader(app: string): string {
-  return `import{existsSync,mkdirSync,readlinkSync,rmSync,symlinkSync}from"node:fs";import*as nodeModule from"node:module";import{tmpdir}from"node:os";import{cachedDataVersionTag}from"node:v8";
+  return `import{existsSync,mkdirSync,readlinkSync,rmSync,symlinkSync}from"node:fs";import*as nodeModule from"node:module";import{tmpdir}from"node:os";import{fileURLToPath}from"node:url";import{cachedDataVersionTag}from"node:v8";
 try{
 const tag=\`\${process.version}-\${process.arch}-\${cachedDataVersionTag().toString(16).padStart(8,"0")}\`;
-const shipped=new URL(${JSON.stringify(`./${COMPILE_CACHE_DIR}/`)}+tag,import.meta.url).pathname;
+const shipped=fileURLToPath(new URL(${JSON.stringify(`./${COMPILE_CACHE_DIR}/`)}+tag,import.meta.url));
 if(existsSync(shipped)){
 // Node looks for <dir>/<tag>-<uid>: the running user's name for the shipped folder, in a writable place.
 const uid=process.getuid?.()??"",dir=tmpdir()+"/pisync-compile-cache-"+uid,own=dir+"/"+tag+(uid===""?"":"-"+uid);
