@@ -391,6 +391,8 @@ const { variants: results, raw } = await withAwsServers(async (config) => {
     },
     {
       name: "(k) as (a), with V8's compile cache shipped",
+      // The loader links the cache in the temp folder: the run's own, removed with it.
+      env: { TMPDIR: out },
       build: (f) => build(shipped(f)),
       // The bundle becomes `app.mjs`; the entry a loader that enables the cache, then imports it.
       after: (f) => {
