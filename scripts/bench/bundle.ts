@@ -17,6 +17,9 @@
  *   `hono/aws-lambda` (`floors/hono.ts`), bundled with the shipped options;
  * - (i) pisync's append alone: the smallest app answering the append as the function does (auth,
  *   the session routes, the search mark in the commit; `floors/append.ts`), bundled with the shipped options;
+ * - (k) (a) with V8's compile cache made at build time and shipped beside it (`infra/lib/compile-cache.ts`):
+ *   a loader entry enables the cache, then imports (a); the cache is made by this Node 22 for the
+ *   folder the variant runs from, so this is the best a shipped cache can do;
  * - (j) with `BENCH_BASE=<commit>` only: the function at that commit (say the last merge), paired
  *   round by round with (a), to see what a change does under this machine's load;
  * (g) and (h) are floors: what any function built on the SDK, or on Hono, pays before its own code;
@@ -41,7 +44,9 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -55,6 +60,7 @@ import { event } from "@pisync/testing/lambda-events";
 import { AwsV4Signer } from "aws4fetch";
 import { type BuildOptions, build, type Metafile, type Plugin } from "esbuild";
 import { LAMBDA_BUNDLE, lambdaBuildOptions, type SdkSource } from "../../infra/lib/bundling.js";
+import { COMPILE_CACHE_DIR, writeCompileCache, writeCompileCacheLoader } from "../../infra/lib/compile-cache.js";
 import { withAwsServers } from "./aws-servers.js";
 
 /** The last commit whose AWS adapter was the hand-written client (variant c). */
@@ -152,6 +158,8 @@ interface Variant extends Run {
   coldBytes: number;
   /** All of the bundle's code, the on-demand chunks included. */
   bytes: number;
+  /** Its shipped compile cache (0 without one). */
+  cacheBytes: number;
   coldMs: number;
   /** Each round's cold start, in round order (to pair with another variant's). */
   colds: number[];
@@ -314,6 +322,16 @@ function coldBytesOf(metafile: Metafile, entry: string): number {
   return [...seen].reduce((sum, path) => sum + (metafile.outputs[path]?.bytes ?? 0), 0);
 }
 
+/** Bytes of the files under `dir` (a compile cache's folder; 0 when there is none). */
+function cacheBytesIn(dir: string): number {
+  if (!existsSync(dir)) return 0;
+  return sum(
+    readdirSync(dir, { recursive: true, withFileTypes: true })
+      .filter((item) => item.isFile())
+      .map((item) => statSync(join(item.parentPath, item.name)).size),
+  );
+}
+
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 
 const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
@@ -349,6 +367,8 @@ const { variants: results, raw } = await withAwsServers(async (config) => {
     sdk?: SdkSource;
     env?: Record<string, string>;
     build: (outfile: string) => Promise<{ metafile?: Metafile }>;
+    /** Run on the built folder before the rounds (with the bundle's entry as `outfile`). */
+    after?: (outfile: string) => void;
   }[] = [
     { name: "(a) SDK bundled", sdk: "bundled", build: (f) => build(shipped(f)) },
     { name: "(b) SDK from the runtime", sdk: "runtime", build: (f) => build(shipped(f, "runtime")) },
@@ -369,10 +389,30 @@ const { variants: results, raw } = await withAwsServers(async (config) => {
       name: "(i) pisync's append alone (auth, session routes, mark in the commit)",
       build: (f) => build(floor("append.ts", f)),
     },
+    {
+      name: "(k) as (a), with V8's compile cache shipped",
+      // The loader links the cache in the temp folder: the run's own, removed with it.
+      env: { TMPDIR: out },
+      build: (f) => build(shipped(f)),
+      // The bundle becomes `app.mjs`; the entry a loader that enables the cache, then imports it.
+      after: (f) => {
+        const dir = dirname(f);
+        renameSync(f, join(dir, "app.mjs"));
+        writeCompileCacheLoader(dir, "index.mjs", "app.mjs");
+        writeCompileCache(dir, { node: node22(), entry: "app.mjs" });
+      },
+    },
     ...(BASE ? [{ name: `(j) as (a), at ${BASE}`, build: (f: string) => buildAt(BASE, f) }] : []),
   ];
   const chosen = variants.filter(({ name }) => !ONLY || ONLY.some((letter) => name.startsWith(letter)));
-  const built: { name: string; outfile: string; env: Record<string, string>; coldBytes: number; bytes: number }[] = [];
+  const built: {
+    name: string;
+    outfile: string;
+    env: Record<string, string>;
+    coldBytes: number;
+    bytes: number;
+    cacheBytes: number;
+  }[] = [];
   for (const variant of chosen) {
     const dir = join(out, String(built.length));
     mkdirSync(dir);
@@ -384,12 +424,14 @@ const { variants: results, raw } = await withAwsServers(async (config) => {
     const entryOutput = Object.keys(metafile.outputs).find((path) => join(process.cwd(), path) === outfile);
     if (!entryOutput) throw new Error(`${variant.name}: ${outfile} is not among the outputs`);
     const code = Object.entries(metafile.outputs).filter(([path]) => !path.endsWith(".map"));
+    variant.after?.(outfile);
     built.push({
       name: variant.name,
       outfile,
       env: { ...env, ...variant.env },
       coldBytes: coldBytesOf(metafile, entryOutput),
       bytes: sum(code.map(([, output]) => output.bytes)),
+      cacheBytes: cacheBytesIn(join(dir, COMPILE_CACHE_DIR)),
     });
   }
   writeFileSync(join(out, "run.mjs"), RUNNER);
@@ -413,13 +455,14 @@ const { variants: results, raw } = await withAwsServers(async (config) => {
       if (round > 0) runs[i]?.push(run);
     }
   }
-  const measured: Variant[] = built.map(({ name, coldBytes, bytes }, i) => {
+  const measured: Variant[] = built.map(({ name, coldBytes, bytes, cacheBytes }, i) => {
     const timed = runs[i] ?? [];
     const of = (pick: (r: Run) => number) => median(timed.map(pick));
     return {
       name,
       coldBytes,
       bytes,
+      cacheBytes,
       importMs: of((r) => r.importMs),
       initMs: of((r) => r.initMs),
       requestMs: of((r) => r.requestMs),
@@ -460,7 +503,7 @@ for (const r of results) {
   ratios.push(floor && `${(r.coldMs / floor.coldMs).toFixed(2)}× the SDK alone`);
   console.log(
     `${r.name}${r.name.startsWith(ships) ? " [ships]" : ""}: ${(r.coldBytes / 1024).toFixed(0)} KB read at a cold start ` +
-      `(${(r.bytes / 1024).toFixed(0)} KB in all); import ${ms(r.importMs)} + init ${ms(r.initMs)} + first request ` +
+      `(${(r.bytes / 1024).toFixed(0)} KB in all${r.cacheBytes ? `, a compile cache of ${(r.cacheBytes / 1024).toFixed(0)} KB` : ""}); import ${ms(r.importMs)} + init ${ms(r.initMs)} + first request ` +
       `${ms(r.requestMs)} (servers in flight ${ms(r.serversMs)}) = cold start ${ms(r.coldMs)} ms, ` +
       `${ms(r.coldMs - r.serversMs)} ms without the servers' time, CPU ${ms(r.cpuMs)} ms, ` +
       `undici ${r.undici ? "loaded" : "not loaded"}` +
@@ -484,6 +527,17 @@ if (shipped && base) {
   console.log(
     `shipped ${shipped.name.slice(0, 3)} / the same at ${BASE} (j): median of the rounds' ratios ` +
       `${pairedRatio(shipped, base, (v) => v.colds).toFixed(2)}×, of their CPU times ${pairedRatio(shipped, base, (v) => v.cpus).toFixed(2)}×`,
+  );
+}
+const cached = find("(k)");
+if (shipped && cached) {
+  console.log(
+    `with the compile cache (k) / without (a): median of the rounds' ratios ${pairedRatio(cached, shipped, (v) => v.colds).toFixed(2)}× ` +
+      `(CPU ${pairedRatio(cached, shipped, (v) => v.cpus).toFixed(2)}×)` +
+      (floor
+        ? `; (k) / SDK alone (g): ${(cached.coldMs / floor.coldMs).toFixed(2)}× by the medians, ` +
+          `${pairedRatio(cached, floor, (v) => v.colds).toFixed(2)}× by the rounds' ratios (CPU ${pairedRatio(cached, floor, (v) => v.cpus).toFixed(2)}×)`
+        : ""),
   );
 }
 const appendAlone = find("(i)");
