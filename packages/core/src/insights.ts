@@ -147,6 +147,9 @@ export class Insights {
     const tools = new Map<string, ToolGroup & { last: string }>();
     const totals = emptySums();
     const top: Omit<TopSession, "title">[] = [];
+    // A year of rows falls on 366 days at most: each day's week is worked out once.
+    const weekOfDay = new Map<string, string>();
+    const week = (day: string) => weekOfDay.get(day) ?? weekOfDay.set(day, weekOf(day)).get(day) ?? day;
     for (const session of usage.sessions) {
       const mine = emptySums();
       for (const row of session.rows) {
@@ -154,7 +157,7 @@ export class Insights {
         if (day < range.from || day > range.to) continue;
         addRow(mine, row);
         days.add(day, row, session.sessionId);
-        weeks.add(weekOf(day), row, session.sessionId);
+        weeks.add(week(day), row, session.sessionId);
         models.add(row[1], row, session.sessionId);
         projects.add(session.cwd ?? "", row, session.sessionId);
         devices.add(row[2], row, session.sessionId);

@@ -10,15 +10,16 @@ import type { SessionHead, SessionSummary, ToolRow, UsageRow } from "./ports.js"
 export const UNCOUNTED_DAY = "0000-00-00";
 
 /**
- * One session's usage on one day, as stored: its folder, its rows without their day
- * (`[bucket, device, input, output, cacheRead, cacheWrite, cost, ms, turns]`) and its tool rows
- * without their day (`[tool, calls, ms]`). A session filed under {@link UNCOUNTED_DAY} has none.
+ * One session's usage on one day, as stored (an array: a year of them is read by one report):
+ * its folder (null when none), its rows without their day (`[bucket, device, input, output,
+ * cacheRead, cacheWrite, cost, ms, turns]`) and its tool rows without their day (`[tool, calls,
+ * ms]`). A session filed under {@link UNCOUNTED_DAY} has none.
  */
-export interface DayUsage {
-  cwd?: string;
-  rows: Array<UsageRow extends [string, ...infer Rest] ? Rest : never>;
-  tools: Array<ToolRow extends [string, ...infer Rest] ? Rest : never>;
-}
+export type DayUsage = [
+  cwd: string | null,
+  rows: Array<UsageRow extends [string, ...infer Rest] ? Rest : never>,
+  tools: Array<ToolRow extends [string, ...infer Rest] ? Rest : never>,
+];
 
 /** One session's usage over the days of a range: what insights add up (rows keep their day). */
 export interface SessionUsage {
@@ -43,18 +44,18 @@ export function dayUsagesOf(summary: SessionSummary | undefined): Map<string, st
   const days = new Map<string, DayUsage>();
   if (!summary) return new Map();
   if (!summary.usage) {
-    return summary.entries > 0 ? new Map([[UNCOUNTED_DAY, JSON.stringify({ rows: [], tools: [] })]]) : new Map();
+    return summary.entries > 0 ? new Map([[UNCOUNTED_DAY, JSON.stringify([null, [], []])]]) : new Map();
   }
   const dayOf = (day: string) => {
     let usage = days.get(day);
     if (!usage) {
-      usage = { ...(summary.cwd === undefined ? {} : { cwd: summary.cwd }), rows: [], tools: [] };
+      usage = [summary.cwd ?? null, [], []];
       days.set(day, usage);
     }
     return usage;
   };
-  for (const [day, ...rest] of summary.usage.rows) dayOf(day).rows.push(rest);
-  for (const [day, ...rest] of summary.usage.tools) dayOf(day).tools.push(rest);
+  for (const [day, ...rest] of summary.usage.rows) dayOf(day)[1].push(rest);
+  for (const [day, ...rest] of summary.usage.tools) dayOf(day)[2].push(rest);
   return new Map([...days].map(([day, usage]) => [day, JSON.stringify(usage)]));
 }
 
@@ -79,18 +80,18 @@ export class UsageCollector {
   private readonly sessions = new Map<string, SessionUsage>();
   private uncounted = 0;
 
-  add(day: string, sessionId: string, usage: DayUsage): void {
+  add(day: string, sessionId: string, [cwd, rows, tools]: DayUsage): void {
     if (day === UNCOUNTED_DAY) {
       this.uncounted++;
       return;
     }
     let session = this.sessions.get(sessionId);
     if (!session) {
-      session = { sessionId, ...(usage.cwd === undefined ? {} : { cwd: usage.cwd }), rows: [], tools: [] };
+      session = { sessionId, ...(cwd === null ? {} : { cwd }), rows: [], tools: [] };
       this.sessions.set(sessionId, session);
     }
-    for (const row of usage.rows) session.rows.push([day, ...row]);
-    for (const row of usage.tools) session.tools.push([day, ...row]);
+    for (const row of rows) session.rows.push([day, ...row]);
+    for (const row of tools) session.tools.push([day, ...row]);
   }
 
   result(): UsageInRange {

@@ -38,8 +38,12 @@ const DAY_WRITE_TRIES = 12;
 /** Days written at once by one settling or filling. */
 const DAYS_AT_ONCE = 4;
 
-/** A head's version: newer heads sort after older ones, a session made again after a delete too. */
-const versionOf = (head: SessionHead) => `${head.createdAt}#${head.revision.toString(16).padStart(12, "0")}`;
+/**
+ * A head's version (creation time, then revision, each fixed-width base 36): newer heads sort
+ * after older ones, a session made again after a delete too.
+ */
+const versionOf = (head: SessionHead) =>
+  Date.parse(head.createdAt).toString(36).padStart(9, "0") + head.revision.toString(36).padStart(7, "0");
 const userPk = (userId: string) => `U#${userId}`;
 const markSk = (sessionId: string) => `UM#${sessionId}`;
 const partSk = (day: string, part: number) => `UD#${day}#${part.toString(16).padStart(2, "0")}`;
@@ -63,6 +67,21 @@ interface Part {
 /** About what an entry adds to its part's JSON. */
 const entryBytes = (sessionId: string, entry: [string, DayUsage]) =>
   Buffer.byteLength(JSON.stringify(entry)) + sessionId.length + 4;
+
+/** Days a report reads in one query; a longer range is read in stretches at once. */
+const STRETCH_DAYS = 46;
+const DAY_MS = 86_400_000;
+
+/** A range cut into stretches of at most {@link STRETCH_DAYS} days, `[from, to]` each. */
+function stretchesOf(range: { from: string; to: string }): Array<[string, string]> {
+  const stretches: Array<[string, string]> = [];
+  const end = Date.parse(range.to);
+  for (let start = Date.parse(range.from); start <= end; start += STRETCH_DAYS * DAY_MS) {
+    const last = Math.min(end, start + (STRETCH_DAYS - 1) * DAY_MS);
+    stretches.push([new Date(start).toISOString().slice(0, 10), new Date(last).toISOString().slice(0, 10)]);
+  }
+  return stretches;
+}
 
 /** Runs `work` on each of `items`, at most `width` at once. */
 async function eachAtOnce<T>(items: readonly T[], width: number, work: (item: T) => Promise<void>): Promise<void> {
@@ -146,14 +165,28 @@ export class UsageDayItems {
    * heads from before usage was kept by day are filled in first, then the range's days are read.
    */
   async read(userId: string, range: { from: string; to: string }): Promise<UsageInRange> {
+    // Marks are rare (a stop between a commit and its days): looked for beside the days' read,
+    // which is read again only when one was settled.
+    const [marks, days] = await Promise.all([this.marks(userId), this.readDays(userId, range)]);
+    if (marks.length === 0 && this.filled.has(userId)) return days;
+    await eachAtOnce(marks, DAYS_AT_ONCE, (sessionId) => this.settle(userId, sessionId));
+    await this.fillUser(userId);
+    return this.readDays(userId, range);
+  }
+
+  /** The sessions whose marks are pending. */
+  private async marks(userId: string): Promise<string[]> {
     const marks = await this.queryAll({
       KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
       ExpressionAttributeValues: { ":pk": userPk(userId), ":prefix": "UM#" },
       ProjectionExpression: "sk",
       ConsistentRead: true,
     });
-    await eachAtOnce(marks, DAYS_AT_ONCE, (mark) => this.settle(userId, String(mark.sk).slice(3)));
-    await this.fillUser(userId);
+    return marks.map((mark) => String(mark.sk).slice(3));
+  }
+
+  /** The day items of a range (in parallel stretches of days) and of sessions without a rollup. */
+  private async readDays(userId: string, range: { from: string; to: string }): Promise<UsageInRange> {
     const between = (from: string, to: string) =>
       this.queryAll({
         KeyConditionExpression: "pk = :pk AND sk BETWEEN :from AND :to",
@@ -161,13 +194,11 @@ export class UsageDayItems {
         ProjectionExpression: "sk, d",
         ConsistentRead: true,
       });
-    const [parts, uncounted] = await Promise.all([
-      between(range.from, range.to),
-      between(UNCOUNTED_DAY, UNCOUNTED_DAY),
-    ]);
-    if (this.reads) this.reads.items += parts.length + uncounted.length;
+    const stretches = [[UNCOUNTED_DAY, UNCOUNTED_DAY], ...stretchesOf(range)];
+    const items = (await Promise.all(stretches.map(([from, to]) => between(from, to)))).flat();
+    if (this.reads) this.reads.items += items.length;
     const collector = new UsageCollector();
-    for (const item of [...parts, ...uncounted]) {
+    for (const item of items) {
       const day = String(item.sk).slice(3, 13);
       const entries = JSON.parse(String(item.d)) as Record<string, [string, DayUsage]>;
       for (const [sessionId, [, usage]] of Object.entries(entries)) collector.add(day, sessionId, usage);
