@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import { DeleteCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { testAwsConfig } from "@pisync/testing";
 import { describe, expect, it } from "vitest";
-import { awsStores, documentClient } from "../src/aws/index.js";
+import { awsStores, DynamoMetaStore, documentClient } from "../src/aws/index.js";
 import { UsageDayItems } from "../src/aws/usage-day-items.js";
 import { changedUsageDays, type SessionHead, type UsageRow } from "../src/index.js";
 import { head } from "./contract.js";
@@ -112,5 +112,27 @@ describe("insights' usage by day on DynamoDB: late or missing day writes", () =>
     const lateSettle = new UsageDayItems(documentClient(config), config.table, async () => second);
     await lateSettle.settle(user, "a", { head: first, revision: 1, days: changedUsageDays(undefined, first) });
     expect(await daysOf(config, user, "2025-04-01", "2025-04-30")).toEqual(["a 2025-04-02 2"]);
+  });
+
+  it("a session deleted while an append commits leaves no day of it in the report", async () => {
+    const config = await testAwsConfig();
+    const user = await reportedUser(config);
+    const first = withUsage(user, "a", 1, [row("2025-05-01", 1)]);
+    await commit(config, undefined, first);
+    const second = withUsage(user, "a", 2, [row("2025-05-01", 1), row("2025-05-02", 2)]);
+    // The delete reads the head, then an append (another process) commits a new day, then the delete goes on.
+    let appendMeanwhile: (() => Promise<void>) | undefined = () => commit(config, first, second);
+    class Deleting extends DynamoMetaStore {
+      override async getHead(userId: string, sessionId: string) {
+        const found = await super.getHead(userId, sessionId);
+        const append = appendMeanwhile;
+        appendMeanwhile = undefined;
+        await append?.();
+        return found;
+      }
+    }
+    await new Deleting(config, config.table).deleteSession(user, "a", "2026-01-09T00:00:00.000Z");
+    expect(await awsStores(config).meta.getHead(user, "a")).toBeUndefined();
+    expect(await daysOf(config, user, "2025-05-01", "2025-05-31")).toEqual([]);
   });
 });
