@@ -131,13 +131,16 @@ export class UsageDayItems {
         new DeleteCommand({
           TableName: this.table,
           Key: { pk: userPk(userId), sk: markSk(sessionId) },
-          ConditionExpression: "revision = :revision",
-          ExpressionAttributeValues: { ":revision": revision },
+          // Only the days written: a mark may also hold days of an earlier commit never settled.
+          ConditionExpression: "revision = :revision AND size(days) = :count",
+          ExpressionAttributeValues: { ":revision": revision, ":count": new Set(days).size },
         }),
       );
     } catch (error) {
-      // A newer commit's mark: its own settling (or the next report's) writes its days.
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      // A newer commit's mark: its own settling (or the next report's) writes its days. Ours
+      // with more days than we wrote: all of them, from the head as it is now.
+      if (known) await this.settle(userId, sessionId);
     }
   }
 
