@@ -3,7 +3,7 @@
  * must add up each session's days as its head has them now.
  */
 import { randomUUID } from "node:crypto";
-import { DeleteCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { testAwsConfig } from "@pisync/testing";
 import { describe, expect, it } from "vitest";
 import { awsStores, DynamoMetaStore, documentClient } from "../src/aws/index.js";
@@ -134,5 +134,39 @@ describe("insights' usage by day on DynamoDB: late or missing day writes", () =>
     await new Deleting(config, config.table).deleteSession(user, "a", "2026-01-09T00:00:00.000Z");
     expect(await awsStores(config).meta.getHead(user, "a")).toBeUndefined();
     expect(await daysOf(config, user, "2025-05-01", "2025-05-31")).toEqual([]);
+  });
+
+  it("a day write meets the day's part as it read it, not one emptied and made again since", async () => {
+    const config = await testAwsConfig();
+    const user = await reportedUser(config);
+    const day = "2025-07-01";
+    const sessions = new Map(
+      ["x", "y", "z"].map((id) => [id, withUsage(user, id, 1, [row(day, id === "x" ? 1 : id === "y" ? 2 : 3)])]),
+    );
+    const client = documentClient(config);
+    const items = new UsageDayItems(client, config.table, async (_, id) => sessions.get(id));
+    const settle = (on: UsageDayItems, id: string) =>
+      on.settle(user, id, { head: sessions.get(id), revision: sessions.get(id)?.revision ?? 9, days: [day] });
+    await settle(items, "x");
+    // y's day write reads the part holding x; before it lands, x is deleted (the part emptied)
+    // and z is filed (the part made again).
+    let meanwhile: (() => Promise<void>) | undefined = async () => {
+      sessions.delete("x");
+      await settle(items, "x");
+      await settle(items, "z");
+    };
+    const slow = new Proxy(client, {
+      get(target, name, receiver) {
+        if (name !== "send") return Reflect.get(target, name, receiver);
+        return async (command: Parameters<typeof client.send>[0]) => {
+          const first = command instanceof TransactWriteCommand ? meanwhile : undefined;
+          if (first) meanwhile = undefined;
+          await first?.();
+          return target.send(command);
+        };
+      },
+    });
+    await settle(new UsageDayItems(slow, config.table, async (_, id) => sessions.get(id)), "y");
+    expect(await daysOf(config, user, day, day)).toEqual([`y ${day} 2`, `z ${day} 3`]);
   });
 });
