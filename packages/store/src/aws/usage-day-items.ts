@@ -241,14 +241,16 @@ export class UsageDayItems {
     }
   }
 
-  /** The conditional write of a changed part: a put of its entries, or a delete once it is empty. */
+  /**
+   * The conditional write of a changed part: a put of its entries. An emptied part is kept (its
+   * counter too): deleted, it could be made again at the counter a slower writer read.
+   */
   private partWrite(userId: string, day: string, part: Part): TransactItem {
     const Key = { pk: userPk(userId), sk: partSk(day, part.part) };
     const guard =
       part.counter === undefined
         ? { ConditionExpression: "attribute_not_exists(pk)" }
         : { ConditionExpression: "n = :n", ExpressionAttributeValues: { ":n": part.counter } };
-    if (Object.keys(part.entries).length === 0) return { Delete: { TableName: this.table, Key, ...guard } };
     const Item = { ...Key, n: (part.counter ?? 0) + 1, d: JSON.stringify(part.entries) };
     return { Put: { TableName: this.table, Item, ...guard } };
   }
