@@ -35,6 +35,8 @@ type TransactItem = NonNullable<TransactWriteCommandInput["TransactItems"]>[numb
 const PART_BYTES = 300_000;
 /** Tries of one day's read-and-write before giving up (the mark stays for the next report). */
 const DAY_WRITE_TRIES = 12;
+/** Writes of a mark's days from the head read again after a newer commit moved it. */
+const SETTLE_ROUNDS = 3;
 /** Days written at once by one settling or filling. */
 const DAYS_AT_ONCE = 4;
 
@@ -120,12 +122,20 @@ export class UsageDayItems {
       const head = await this.readHead(userId, sessionId);
       mark = { head, revision: Number(stored.revision), days: [...((stored.days as Set<string>) ?? [])] };
     }
-    const { head, revision, days } = mark;
-    const usages = dayUsagesOf(head?.summary);
-    const version = head ? versionOf(head) : "";
-    await eachAtOnce(days, DAYS_AT_ONCE, (day) =>
-      this.writeDay(userId, day, new Map([[sessionId, { version, usage: usages.get(day) }]])),
-    );
+    const { revision, days } = mark;
+    let head = mark.head;
+    for (let round = 1; ; round++) {
+      const usages = dayUsagesOf(head?.summary);
+      const version = head ? versionOf(head) : "";
+      await eachAtOnce(days, DAYS_AT_ONCE, (day) =>
+        this.writeDay(userId, day, new Map([[sessionId, { version, usage: usages.get(day) }]])),
+      );
+      // A newer commit's settling may have written these days first (a removal keeps no
+      // version to stop an older write): the head read after ours says whether ours is stale.
+      const now = await this.readHead(userId, sessionId);
+      if ((now ? versionOf(now) : "") === version || round >= SETTLE_ROUNDS) break;
+      head = now;
+    }
     try {
       await this.client.send(
         new DeleteCommand({
