@@ -178,6 +178,8 @@ type WriteRequest = NonNullable<BatchWriteCommandInput["RequestItems"]>[string][
 
 /** Items one TransactWriteItems may hold. */
 const TRANSACTION_ITEMS = 100;
+/** Reads of a head a delete makes while appends move it (see `deleteSession`). */
+const DELETE_TRIES = 4;
 type TransactItem = NonNullable<TransactWriteCommandInput["TransactItems"]>[number];
 
 /** A listing cursor is the last key of a page; one from a client is checked to be a key of that listing. */
@@ -631,21 +633,39 @@ export class DynamoMetaStore implements MetaStore {
     const revoked = (await this.listShares(userId))
       .filter((share) => share.sessionId === sessionId && !share.revokedAt)
       .map((share) => ({ Update: { TableName: this.table, ...this.shareUpdate({ ...share, revokedAt }) } }));
-    const head = await this.getHead(userId, sessionId);
-    const days = [...dayUsagesOf(head?.summary).keys()];
-    const commitHead: TransactItem[] = [
-      { Delete: { TableName: this.table, Key: headKey(userId, sessionId) } },
-      { Delete: { TableName: this.table, Key: listKey(userId, sessionId) } },
-      // Its usage by day leaves with it (the mark is settled just below, or by the next report).
-      ...(days.length > 0 ? [this.usage.markItem(userId, sessionId, (head?.revision ?? 0) + 1, days)] : []),
-    ];
-    const early = revoked.slice(0, Math.max(0, revoked.length - (100 - commitHead.length)));
+    // Room is left for the head, its list entry and its usage mark.
+    const early = revoked.slice(0, Math.max(0, revoked.length - (TRANSACTION_ITEMS - 3)));
     for (let i = 0; i < early.length; i += 100) {
       await this.client.send(new TransactWriteCommand({ TransactItems: early.slice(i, i + 100) }));
     }
-    await this.client.send(
-      new TransactWriteCommand({ TransactItems: [...commitHead, ...revoked.slice(early.length)] }),
-    );
+    let days: string[];
+    for (let attempt = 1; ; attempt++) {
+      const head = await this.getHead(userId, sessionId);
+      days = [...dayUsagesOf(head?.summary).keys()];
+      // The head as read, so that its mark names every day it has: an append committed meanwhile
+      // is read again (the last try deletes whatever is there, as a delete always wins).
+      const guard =
+        head && attempt < DELETE_TRIES
+          ? { ConditionExpression: "revision = :r", ExpressionAttributeValues: { ":r": head.revision } }
+          : {};
+      const commitHead: TransactItem[] = [
+        { Delete: { TableName: this.table, Key: headKey(userId, sessionId), ...guard } },
+        { Delete: { TableName: this.table, Key: listKey(userId, sessionId) } },
+        // Its usage by day leaves with it (the mark is settled just below, or by the next report).
+        ...(days.length > 0 ? [this.usage.markItem(userId, sessionId, (head?.revision ?? 0) + 1, days)] : []),
+      ];
+      try {
+        await this.client.send(
+          new TransactWriteCommand({ TransactItems: [...commitHead, ...revoked.slice(early.length)] }),
+        );
+        break;
+      } catch (error) {
+        const moved =
+          error instanceof TransactionCanceledException &&
+          error.CancellationReasons?.[0]?.Code === "ConditionalCheckFailed";
+        if (!moved) throw error;
+      }
+    }
     // Then the pages and archives, which nothing reaches without the head, and the filter
     // entries (a read drops one whose list entry is gone).
     const keys = await this.queryAll({

@@ -35,6 +35,8 @@ type TransactItem = NonNullable<TransactWriteCommandInput["TransactItems"]>[numb
 const PART_BYTES = 300_000;
 /** Tries of one day's read-and-write before giving up (the mark stays for the next report). */
 const DAY_WRITE_TRIES = 12;
+/** Writes of a mark's days from the head read again after a newer commit moved it. */
+const SETTLE_ROUNDS = 3;
 /** Days written at once by one settling or filling. */
 const DAYS_AT_ONCE = 4;
 
@@ -139,24 +141,35 @@ export class UsageDayItems {
       const head = await this.readHead(userId, sessionId);
       mark = { head, revision: Number(stored.revision), days: [...((stored.days as Set<string>) ?? [])] };
     }
-    const { head, revision, days } = mark;
-    const usages = dayUsagesOf(head?.summary);
-    const version = head ? versionOf(head) : "";
-    await eachAtOnce(days, DAYS_AT_ONCE, (day) =>
-      this.writeDay(userId, day, new Map([[sessionId, { version, usage: usages.get(day) }]])),
-    );
+    const { revision, days } = mark;
+    let head = mark.head;
+    for (let round = 1; ; round++) {
+      const usages = dayUsagesOf(head?.summary);
+      const version = head ? versionOf(head) : "";
+      await eachAtOnce(days, DAYS_AT_ONCE, (day) =>
+        this.writeDay(userId, day, new Map([[sessionId, { version, usage: usages.get(day) }]])),
+      );
+      // A newer commit's settling may have written these days first (a removal keeps no
+      // version to stop an older write): the head read after ours says whether ours is stale.
+      const now = await this.readHead(userId, sessionId);
+      if ((now ? versionOf(now) : "") === version || round >= SETTLE_ROUNDS) break;
+      head = now;
+    }
     try {
       await this.client.send(
         new DeleteCommand({
           TableName: this.table,
           Key: { pk: userPk(userId), sk: markSk(sessionId) },
-          ConditionExpression: "revision = :revision",
-          ExpressionAttributeValues: { ":revision": revision },
+          // Only the days written: a mark may also hold days of an earlier commit never settled.
+          ConditionExpression: "revision = :revision AND size(days) = :count",
+          ExpressionAttributeValues: { ":revision": revision, ":count": new Set(days).size },
         }),
       );
     } catch (error) {
-      // A newer commit's mark: its own settling (or the next report's) writes its days.
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      // A newer commit's mark: its own settling (or the next report's) writes its days. Ours
+      // with more days than we wrote: all of them, from the head as it is now.
+      if (known) await this.settle(userId, sessionId);
     }
   }
 
@@ -269,14 +282,16 @@ export class UsageDayItems {
     }
   }
 
-  /** The conditional write of a changed part: a put of its entries, or a delete once it is empty. */
+  /**
+   * The conditional write of a changed part: a put of its entries. An emptied part is kept (its
+   * counter too): deleted, it could be made again at the counter a slower writer read.
+   */
   private partWrite(userId: string, day: string, part: Part): TransactItem {
     const Key = { pk: userPk(userId), sk: partSk(day, part.part) };
     const guard =
       part.counter === undefined
         ? { ConditionExpression: "attribute_not_exists(pk)" }
         : { ConditionExpression: "n = :n", ExpressionAttributeValues: { ":n": part.counter } };
-    if (Object.keys(part.entries).length === 0) return { Delete: { TableName: this.table, Key, ...guard } };
     const Item = { ...Key, n: (part.counter ?? 0) + 1, d: JSON.stringify(part.entries) };
     return { Put: { TableName: this.table, Item, ...guard } };
   }
