@@ -78,11 +78,11 @@ export function changedUsageDays(before: SessionHead | undefined, after: Session
  */
 export class UsageCollector {
   private readonly sessions = new Map<string, SessionUsage>();
-  private uncounted = 0;
+  private readonly uncounted = new Set<string>();
 
   add(day: string, sessionId: string, [cwd, rows, tools]: DayUsage): void {
     if (day === UNCOUNTED_DAY) {
-      this.uncounted++;
+      this.uncounted.add(sessionId);
       return;
     }
     let session = this.sessions.get(sessionId);
@@ -94,7 +94,13 @@ export class UsageCollector {
     for (const row of tools) session.tools.push([day, ...row]);
   }
 
+  /** Forgets what was added of a session (its days are about to be added from elsewhere). */
+  drop(sessionId: string): void {
+    this.sessions.delete(sessionId);
+    this.uncounted.delete(sessionId);
+  }
+
   result(): UsageInRange {
-    return { sessions: [...this.sessions.values()], uncounted: this.uncounted };
+    return { sessions: [...this.sessions.values()], uncounted: this.uncounted.size };
   }
 }

@@ -114,6 +114,41 @@ describe("insights' usage by day on DynamoDB: late or missing day writes", () =>
     expect(await daysOf(config, user, "2025-04-01", "2025-04-30")).toEqual(["a 2025-04-02 2"]);
   });
 
+  it("a mark that cannot be settled now stays, and the report takes that session's days from its head", async () => {
+    const config = await testAwsConfig();
+    const user = await reportedUser(config);
+    const first = withUsage(user, "a", 1, [row("2025-06-01", 1), row("2025-07-01", 2)]);
+    await commit(config, undefined, first);
+    await undoSettle(config, user, "a", 1, "2025-06-01");
+    // A day of the mark that no write can get through (its part unreadable), outside the range read.
+    await documentClient(config).send(
+      new UpdateCommand({
+        TableName: config.table,
+        Key: { pk: `U#${user}`, sk: "UD#2025-07-01#00" },
+        UpdateExpression: "SET d = :d, n = :n",
+        ExpressionAttributeValues: { ":d": "{not json", ":n": 1 },
+      }),
+    );
+    await documentClient(config).send(
+      new UpdateCommand({
+        TableName: config.table,
+        Key: { pk: `U#${user}`, sk: "UM#a" },
+        UpdateExpression: "ADD days :d",
+        ExpressionAttributeValues: { ":d": new Set(["2025-07-01"]) },
+      }),
+    );
+    expect(await daysOf(config, user, "2025-06-01", "2025-06-30")).toEqual(["a 2025-06-01 1"]);
+    const marks = await documentClient(config).send(
+      new QueryCommand({
+        TableName: config.table,
+        KeyConditionExpression: "pk = :pk AND sk = :sk",
+        ExpressionAttributeValues: { ":pk": `U#${user}`, ":sk": "UM#a" },
+        ConsistentRead: true,
+      }),
+    );
+    expect(marks.Items).toHaveLength(1);
+  });
+
   it("a session deleted while an append commits leaves no day of it in the report", async () => {
     const config = await testAwsConfig();
     const user = await reportedUser(config);

@@ -181,10 +181,26 @@ export class UsageDayItems {
     // Marks are rare (a stop between a commit and its days): looked for beside the days' read,
     // which is read again only when one was settled.
     const [marks, days] = await Promise.all([this.marks(userId), this.readDays(userId, range)]);
-    if (marks.length === 0 && this.filled.has(userId)) return days;
-    await eachAtOnce(marks, DAYS_AT_ONCE, (sessionId) => this.settle(userId, sessionId));
+    if (marks.length === 0 && this.filled.has(userId)) return days.result();
+    // A mark that cannot be settled now (its day writes keep losing races, say) stays for the
+    // next report; this one takes that session's days from its head instead.
+    const unsettled: string[] = [];
+    await eachAtOnce(marks, DAYS_AT_ONCE, (sessionId) =>
+      this.settle(userId, sessionId).catch(() => {
+        unsettled.push(sessionId);
+      }),
+    );
     await this.fillUser(userId);
-    return this.readDays(userId, range);
+    const again = await this.readDays(userId, range);
+    for (const sessionId of unsettled) {
+      again.drop(sessionId);
+      const head = await this.readHead(userId, sessionId);
+      for (const [day, usage] of dayUsagesOf(head?.summary)) {
+        if (day === UNCOUNTED_DAY || (day >= range.from && day <= range.to))
+          again.add(day, sessionId, JSON.parse(usage));
+      }
+    }
+    return again.result();
   }
 
   /** The sessions whose marks are pending. */
@@ -199,7 +215,7 @@ export class UsageDayItems {
   }
 
   /** The day items of a range (in parallel stretches of days) and of sessions without a rollup. */
-  private async readDays(userId: string, range: { from: string; to: string }): Promise<UsageInRange> {
+  private async readDays(userId: string, range: { from: string; to: string }): Promise<UsageCollector> {
     const between = (from: string, to: string) =>
       this.queryAll({
         KeyConditionExpression: "pk = :pk AND sk BETWEEN :from AND :to",
@@ -216,7 +232,7 @@ export class UsageDayItems {
       const entries = JSON.parse(String(item.d)) as Record<string, [string, DayUsage]>;
       for (const [sessionId, [, usage]] of Object.entries(entries)) collector.add(day, sessionId, usage);
     }
-    return collector.result();
+    return collector;
   }
 
   /** Files every head of the user under its days, once (heads committed before usage was kept by day). */
