@@ -149,6 +149,20 @@ describe("insights' usage by day on DynamoDB: late or missing day writes", () =>
     expect(marks.Items).toHaveLength(1);
   });
 
+  it("a process's report after another process wrote a day it had read sees the write", async () => {
+    const config = await testAwsConfig();
+    const user = await reportedUser(config);
+    const reader = awsStores(config).meta;
+    const first = withUsage(user, "a", 1, [row("2025-08-01", 1)]);
+    await commit(config, undefined, first);
+    const range = { from: "2025-08-01", to: "2025-08-31" };
+    expect((await reader.listUsage(user, range)).sessions.map((s) => s.rows[0][7])).toEqual([1]);
+    await commit(config, first, withUsage(user, "a", 2, [row("2025-08-01", 5)]));
+    await commit(config, undefined, withUsage(user, "b", 1, [row("2025-08-01", 7)]));
+    const again = await reader.listUsage(user, range);
+    expect(again.sessions.map((s) => `${s.sessionId} ${s.rows[0][7]}`).sort()).toEqual(["a 5", "b 7"]);
+  });
+
   it("a session deleted while an append commits leaves no day of it in the report", async () => {
     const config = await testAwsConfig();
     const user = await reportedUser(config);

@@ -16,6 +16,8 @@
 import { randomInt } from "node:crypto";
 import { ConditionalCheckFailedException, TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import {
+  BatchGetCommand,
+  type BatchGetCommandOutput,
   DeleteCommand,
   type DynamoDBDocumentClient,
   GetCommand,
@@ -85,6 +87,52 @@ function stretchesOf(range: { from: string; to: string }): Array<[string, string
   return stretches;
 }
 
+/** The most JSON a process keeps parsed of day parts (the least recently read go first). */
+const PARSED_BYTES = 64 * 1024 * 1024;
+
+type Entries = Record<string, [string, DayUsage]>;
+
+/**
+ * Day parts parsed, by user and key, with the counter they were read at: a report lists the
+ * counters of its range (small) and fetches only the parts that moved since.
+ */
+class ParsedParts {
+  private readonly parts = new Map<string, { counter: number; entries: Entries; bytes: number }>();
+  private bytes = 0;
+
+  /** The part's entries when kept at that counter. */
+  get(userId: string, sk: string, counter: number): Entries | undefined {
+    const key = `${userId}\u0000${sk}`;
+    const part = this.parts.get(key);
+    if (!part || part.counter !== counter) return undefined;
+    // Read again: it goes to the end of the eviction order.
+    this.parts.delete(key);
+    this.parts.set(key, part);
+    return part.entries;
+  }
+
+  /** The part's entries at whatever counter they were last read. */
+  latest(userId: string, sk: string): Entries | undefined {
+    return this.parts.get(`${userId}\u0000${sk}`)?.entries;
+  }
+
+  put(userId: string, sk: string, counter: number, json: string): void {
+    const key = `${userId}\u0000${sk}`;
+    const old = this.parts.get(key);
+    if (old) {
+      this.bytes -= old.bytes;
+      this.parts.delete(key);
+    }
+    this.parts.set(key, { counter, entries: JSON.parse(json), bytes: json.length });
+    this.bytes += json.length;
+    for (const [oldest, part] of this.parts) {
+      if (this.bytes <= PARSED_BYTES) break;
+      this.parts.delete(oldest);
+      this.bytes -= part.bytes;
+    }
+  }
+}
+
 /** Runs `work` on each of `items`, at most `width` at once. */
 async function eachAtOnce<T>(items: readonly T[], width: number, work: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
@@ -99,6 +147,8 @@ async function eachAtOnce<T>(items: readonly T[], width: number, work: (item: T)
 export class UsageDayItems {
   /** Users seen filled by this process (the flag is never removed). */
   private readonly filled = new Set<string>();
+  /** Day parts this process has parsed, at their counters. */
+  private readonly parsed = new ParsedParts();
 
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -214,25 +264,62 @@ export class UsageDayItems {
     return marks.map((mark) => String(mark.sk).slice(3));
   }
 
-  /** The day items of a range (in parallel stretches of days) and of sessions without a rollup. */
+  /**
+   * The day items of a range and of sessions without a rollup: their keys and counters first (in
+   * parallel stretches of days), then only the items this process has not parsed at that counter.
+   */
   private async readDays(userId: string, range: { from: string; to: string }): Promise<UsageCollector> {
     const between = (from: string, to: string) =>
       this.queryAll({
         KeyConditionExpression: "pk = :pk AND sk BETWEEN :from AND :to",
         ExpressionAttributeValues: { ":pk": userPk(userId), ":from": `UD#${from}#`, ":to": `UD#${to}#~` },
-        ProjectionExpression: "sk, d",
+        ProjectionExpression: "sk, n",
         ConsistentRead: true,
       });
     const stretches = [[UNCOUNTED_DAY, UNCOUNTED_DAY], ...stretchesOf(range)];
-    const items = (await Promise.all(stretches.map(([from, to]) => between(from, to)))).flat();
-    if (this.reads) this.reads.items += items.length;
+    const listed = (await Promise.all(stretches.map(([from, to]) => between(from, to)))).flat();
+    const missing = listed.filter((item) => this.parsed.get(userId, String(item.sk), Number(item.n)) === undefined);
+    const fetched = await this.fetchParts(
+      userId,
+      missing.map((item) => String(item.sk)),
+    );
+    if (this.reads) this.reads.items += listed.length + fetched;
     const collector = new UsageCollector();
-    for (const item of items) {
-      const day = String(item.sk).slice(3, 13);
-      const entries = JSON.parse(String(item.d)) as Record<string, [string, DayUsage]>;
-      for (const [sessionId, [, usage]] of Object.entries(entries)) collector.add(day, sessionId, usage);
+    for (const item of listed) {
+      const sk = String(item.sk);
+      // A part written again between the listing and the fetch is read at its newer counter.
+      const entries = this.parsed.get(userId, sk, Number(item.n)) ?? this.parsed.latest(userId, sk);
+      if (!entries) continue;
+      const day = sk.slice(3, 13);
+      for (const sessionId in entries) collector.add(day, sessionId, entries[sessionId][1]);
     }
     return collector;
+  }
+
+  /** Reads day parts by key (100 to a `BatchGetItem`, at once) into the cache; @returns how many. */
+  private async fetchParts(userId: string, sks: readonly string[]): Promise<number> {
+    const batches: string[][] = [];
+    for (let i = 0; i < sks.length; i += 100) batches.push(sks.slice(i, i + 100));
+    let count = 0;
+    await Promise.all(
+      batches.map(async (batch) => {
+        let keys: Item[] | undefined = batch.map((sk) => ({ pk: userPk(userId), sk }));
+        for (let attempt = 0; keys?.length; attempt++) {
+          if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 20 * 2 ** Math.min(attempt, 6)));
+          const result: BatchGetCommandOutput = await this.client.send(
+            new BatchGetCommand({
+              RequestItems: { [this.table]: { Keys: keys, ProjectionExpression: "sk, n, d", ConsistentRead: true } },
+            }),
+          );
+          for (const item of result.Responses?.[this.table] ?? []) {
+            this.parsed.put(userId, String(item.sk), Number(item.n), String(item.d));
+            count++;
+          }
+          keys = result.UnprocessedKeys?.[this.table]?.Keys;
+        }
+      }),
+    );
+    return count;
   }
 
   /** Files every head of the user under its days, once (heads committed before usage was kept by day). */
