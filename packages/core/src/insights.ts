@@ -4,7 +4,7 @@
  * (see `usage-rollup.ts`) and filed by day beside the heads; a report adds up the days of its
  * range, reading no bytes and no session outside it.
  */
-import type { MetaStore, SessionCard, UsageRow } from "@pisync/store";
+import type { MetaStore, SessionCard, UsageInRange, UsageRow } from "@pisync/store";
 import type {
   InsightsGroup,
   InsightsPageReport,
@@ -130,102 +130,138 @@ function addRow(sums: UsageSums, row: UsageRow): void {
 /** A card's title: its name, its first message, or its id. */
 const titleOf = (card: SessionCard) => card.name || card.firstMessage || card.sessionId;
 
+/** What a report adds up from the days of its range, before devices and sessions are named. */
+interface Sums {
+  totals: UsageSums;
+  byDay: UsageGroup[];
+  byWeek: UsageGroup[];
+  byModel: UsageGroup[];
+  byProject: UsageGroup[];
+  devices: Groups;
+  byTool: ToolGroup[];
+  /** The costliest sessions, without their titles. */
+  top: Omit<TopSession, "title">[];
+  uncounted: number;
+}
+
 /** Insights over a user's sessions, from their usage by day. */
 export class Insights {
+  /**
+   * Sums made of a store's answer, by range: a store that answers the same object again (nothing
+   * in the range moved) gets the same sums without adding them up again.
+   */
+  private readonly sums = new WeakMap<UsageInRange, Map<string, Sums>>();
+
   constructor(private readonly meta: MetaStore) {}
 
   /** The report of `range` for `userId`. Devices are named by their tokens (a removed one says so). */
   async report(userId: string, range: InsightsRange): Promise<InsightsReport> {
     // The range's days of usage (kept by every commit), not every session's card.
     const [usage, tokens] = await Promise.all([this.meta.listUsage(userId, range), this.meta.listTokens(userId)]);
+    const sums = this.sumsOf(usage, range);
     const deviceNames = new Map(tokens.map((t) => [t.id, t.name]));
-    const days = new Groups();
-    const weeks = new Groups();
-    const models = new Groups();
-    const projects = new Groups();
-    const devices = new Groups();
-    const tools = new Map<string, ToolGroup & { last: string }>();
-    const totals = emptySums();
-    const top: Omit<TopSession, "title">[] = [];
-    // A year of rows falls on 366 days at most: each day's week is worked out once.
-    const weekOfDay = new Map<string, string>();
-    const week = (day: string) => weekOfDay.get(day) ?? weekOfDay.set(day, weekOf(day)).get(day) ?? day;
-    for (const session of usage.sessions) {
-      const mine = emptySums();
-      for (const row of session.rows) {
-        const day = row[0];
-        if (day < range.from || day > range.to) continue;
-        addRow(mine, row);
-        days.add(day, row, session.sessionId);
-        weeks.add(week(day), row, session.sessionId);
-        models.add(row[1], row, session.sessionId);
-        projects.add(session.cwd ?? "", row, session.sessionId);
-        devices.add(row[2], row, session.sessionId);
-      }
-      for (const [day, tool, calls, ms] of session.tools) {
-        if (day < range.from || day > range.to) continue;
-        let group = tools.get(tool);
-        if (!group) {
-          group = { tool, calls: 0, ms: 0, sessions: 0, last: "" };
-          tools.set(tool, group);
-        }
-        group.calls += calls;
-        group.ms += ms;
-        if (group.last !== session.sessionId) {
-          group.sessions++;
-          group.last = session.sessionId;
-        }
-      }
-      if (mine.turns === 0 && mine.tokens === 0 && mine.cost === 0) continue;
-      for (const field of ["input", "output", "cacheRead", "cacheWrite", "tokens", "cost", "ms", "turns"] as const) {
-        totals[field] += mine[field];
-      }
-      totals.sessions++;
-      top.push({
-        sessionId: session.sessionId,
-        cwd: session.cwd,
-        cost: mine.cost,
-        tokens: mine.tokens,
-        turns: mine.turns,
-      });
-    }
-    top.sort((a, b) => b.cost - a.cost || b.tokens - a.tokens);
-    const topSessions = top.slice(0, TOP_SESSIONS);
     // Titles of the few sessions shown (a session deleted meanwhile keeps its id).
-    const cards = new Map(
-      (
-        await this.meta.getCards(
-          userId,
-          topSessions.map((s) => s.sessionId),
-        )
-      ).map((card) => [card.sessionId, card]),
-    );
+    const ids = sums.top.map((s) => s.sessionId);
+    const cards = new Map((await this.meta.getCards(userId, ids)).map((card) => [card.sessionId, card]));
+    const { devices, top, ...rest } = sums;
     return {
       ...range,
-      totals,
-      byDay: everyDay(range).map((day) => ({ key: day, label: day, ...(days.get(day) ?? emptySums()) })),
-      byWeek: [...new Set(everyDay(range).map(weekOf))].map((week) => ({
-        key: week,
-        label: `week of ${week}`,
-        ...(weeks.get(week) ?? emptySums()),
-      })),
-      byModel: models.ranked((key) => key),
-      byProject: projects.ranked((key) => key || "(no folder)"),
+      ...rest,
       byDevice: devices.ranked((key) =>
         key === "" ? "(unknown device)" : (deviceNames.get(key) ?? `removed device ${key}`),
       ),
-      byTool: [...tools.values()]
-        .map(({ last: _, ...group }) => group)
-        .sort((a, b) => b.calls - a.calls || (a.tool < b.tool ? -1 : 1))
-        .slice(0, MAX_GROUPS),
-      topSessions: topSessions.map((session) => {
+      topSessions: top.map((session) => {
         const card = cards.get(session.sessionId);
         const { sessionId, cwd, cost, tokens, turns } = session;
         return { sessionId, title: card ? titleOf(card) : sessionId, cwd, cost, tokens, turns };
       }),
-      uncounted: usage.uncounted,
     };
   }
+
+  /** The sums of a store's answer over a range (made once per answer and range). */
+  private sumsOf(usage: UsageInRange, range: InsightsRange): Sums {
+    const key = `${range.from}..${range.to}`;
+    const made = this.sums.get(usage)?.get(key);
+    if (made) return made;
+    const sums = addUp(usage, range);
+    const byRange = this.sums.get(usage) ?? new Map<string, Sums>();
+    byRange.set(key, sums);
+    this.sums.set(usage, byRange);
+    return sums;
+  }
+}
+
+/** Adds up the sessions' usage in a range: by day, week, model, project, device and tool. */
+function addUp(usage: UsageInRange, range: InsightsRange): Sums {
+  const days = new Groups();
+  const weeks = new Groups();
+  const models = new Groups();
+  const projects = new Groups();
+  const devices = new Groups();
+  const tools = new Map<string, ToolGroup & { last: string }>();
+  const totals = emptySums();
+  const top: Omit<TopSession, "title">[] = [];
+  // A year of rows falls on 366 days at most: each day's week is worked out once.
+  const weekOfDay = new Map<string, string>();
+  const week = (day: string) => weekOfDay.get(day) ?? weekOfDay.set(day, weekOf(day)).get(day) ?? day;
+  for (const session of usage.sessions) {
+    const mine = emptySums();
+    for (const row of session.rows) {
+      const day = row[0];
+      if (day < range.from || day > range.to) continue;
+      addRow(mine, row);
+      days.add(day, row, session.sessionId);
+      weeks.add(week(day), row, session.sessionId);
+      models.add(row[1], row, session.sessionId);
+      projects.add(session.cwd ?? "", row, session.sessionId);
+      devices.add(row[2], row, session.sessionId);
+    }
+    for (const [day, tool, calls, ms] of session.tools) {
+      if (day < range.from || day > range.to) continue;
+      let group = tools.get(tool);
+      if (!group) {
+        group = { tool, calls: 0, ms: 0, sessions: 0, last: "" };
+        tools.set(tool, group);
+      }
+      group.calls += calls;
+      group.ms += ms;
+      if (group.last !== session.sessionId) {
+        group.sessions++;
+        group.last = session.sessionId;
+      }
+    }
+    if (mine.turns === 0 && mine.tokens === 0 && mine.cost === 0) continue;
+    for (const field of ["input", "output", "cacheRead", "cacheWrite", "tokens", "cost", "ms", "turns"] as const) {
+      totals[field] += mine[field];
+    }
+    totals.sessions++;
+    top.push({
+      sessionId: session.sessionId,
+      cwd: session.cwd,
+      cost: mine.cost,
+      tokens: mine.tokens,
+      turns: mine.turns,
+    });
+  }
+  top.sort((a, b) => b.cost - a.cost || b.tokens - a.tokens);
+  return {
+    totals,
+    byDay: everyDay(range).map((day) => ({ key: day, label: day, ...(days.get(day) ?? emptySums()) })),
+    byWeek: [...new Set(everyDay(range).map(weekOf))].map((week) => ({
+      key: week,
+      label: `week of ${week}`,
+      ...(weeks.get(week) ?? emptySums()),
+    })),
+    byModel: models.ranked((key) => key),
+    byProject: projects.ranked((key) => key || "(no folder)"),
+    devices,
+    byTool: [...tools.values()]
+      .map(({ last: _, ...group }) => group)
+      .sort((a, b) => b.calls - a.calls || (a.tool < b.tool ? -1 : 1))
+      .slice(0, MAX_GROUPS),
+    top: top.slice(0, TOP_SESSIONS),
+    uncounted: usage.uncounted,
+  };
 }
 
 /** Every day of a range, oldest first. */

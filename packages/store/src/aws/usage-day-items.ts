@@ -92,6 +92,15 @@ const PARSED_BYTES = 64 * 1024 * 1024;
 
 type Entries = Record<string, [string, DayUsage]>;
 
+/** The answers a process keeps (see `answerOf`). */
+const ANSWERS_KEPT = 16;
+
+/** A range's day parts as read: what they were (keys and counters), and their sessions on demand. */
+interface DaysRead {
+  signature: string;
+  collect: () => UsageCollector;
+}
+
 /**
  * Day parts parsed, by user and key, with the counter they were read at: a report lists the
  * counters of its range (small) and fetches only the parts that moved since.
@@ -149,6 +158,8 @@ export class UsageDayItems {
   private readonly filled = new Set<string>();
   /** Day parts this process has parsed, at their counters. */
   private readonly parsed = new ParsedParts();
+  /** The last answers given, by user and range, with the parts' counters they were made of. */
+  private readonly answers = new Map<string, { signature: string; answer: UsageInRange }>();
 
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -231,7 +242,7 @@ export class UsageDayItems {
     // Marks are rare (a stop between a commit and its days): looked for beside the days' read,
     // which is read again only when one was settled.
     const [marks, days] = await Promise.all([this.marks(userId), this.readDays(userId, range)]);
-    if (marks.length === 0 && this.filled.has(userId)) return days.result();
+    if (marks.length === 0 && this.filled.has(userId)) return this.answerOf(userId, range, days);
     // A mark that cannot be settled now (its day writes keep losing races, say) stays for the
     // next report; this one takes that session's days from its head instead.
     const unsettled: string[] = [];
@@ -241,7 +252,7 @@ export class UsageDayItems {
       }),
     );
     await this.fillUser(userId);
-    const again = await this.readDays(userId, range);
+    const again = (await this.readDays(userId, range)).collect();
     for (const sessionId of unsettled) {
       again.drop(sessionId);
       const head = await this.readHead(userId, sessionId);
@@ -265,10 +276,29 @@ export class UsageDayItems {
   }
 
   /**
+   * The answer of a range read with nothing pending: the one this process gave last for the same
+   * user and range when no day part of it moved since (the same object: callers may keep what
+   * they made of it), else a new one.
+   */
+  private answerOf(userId: string, range: { from: string; to: string }, days: DaysRead): UsageInRange {
+    const key = `${userId}\u0000${range.from}\u0000${range.to}`;
+    const last = this.answers.get(key);
+    if (last?.signature === days.signature) return last.answer;
+    const answer = days.collect().result();
+    this.answers.delete(key);
+    this.answers.set(key, { signature: days.signature, answer });
+    for (const oldest of this.answers.keys()) {
+      if (this.answers.size <= ANSWERS_KEPT) break;
+      this.answers.delete(oldest);
+    }
+    return answer;
+  }
+
+  /**
    * The day items of a range and of sessions without a rollup: their keys and counters first (in
    * parallel stretches of days), then only the items this process has not parsed at that counter.
    */
-  private async readDays(userId: string, range: { from: string; to: string }): Promise<UsageCollector> {
+  private async readDays(userId: string, range: { from: string; to: string }): Promise<DaysRead> {
     const between = (from: string, to: string) =>
       this.queryAll({
         KeyConditionExpression: "pk = :pk AND sk BETWEEN :from AND :to",
@@ -284,16 +314,19 @@ export class UsageDayItems {
       missing.map((item) => String(item.sk)),
     );
     if (this.reads) this.reads.items += listed.length + fetched;
-    const collector = new UsageCollector();
-    for (const item of listed) {
-      const sk = String(item.sk);
-      // A part written again between the listing and the fetch is read at its newer counter.
-      const entries = this.parsed.get(userId, sk, Number(item.n)) ?? this.parsed.latest(userId, sk);
-      if (!entries) continue;
-      const day = sk.slice(3, 13);
-      for (const sessionId in entries) collector.add(day, sessionId, entries[sessionId][1]);
-    }
-    return collector;
+    const collect = () => {
+      const collector = new UsageCollector();
+      for (const item of listed) {
+        const sk = String(item.sk);
+        // A part written again between the listing and the fetch is read at its newer counter.
+        const entries = this.parsed.get(userId, sk, Number(item.n)) ?? this.parsed.latest(userId, sk);
+        if (!entries) continue;
+        const day = sk.slice(3, 13);
+        for (const sessionId in entries) collector.add(day, sessionId, entries[sessionId][1]);
+      }
+      return collector;
+    };
+    return { signature: listed.map((item) => `${item.sk}:${item.n}`).join(","), collect };
   }
 
   /** Reads day parts by key (100 to a `BatchGetItem`, at once) into the cache; @returns how many. */
