@@ -232,6 +232,8 @@ if (pairs.includes("aws")) {
       `first /v1/insights of the user (files its heads once): ${(performance.now() - started).toFixed(0)} ms`,
     );
     const daysBefore = meta.usageReads.items;
+    const appender = new Appender(stores);
+    let appended = 0;
     const insights = await time("/insights?from=2025-01-01&to=2025-12-31", (t) => t.includes("svg class"));
     const results = [
       // Items DynamoDB read for the lists (index items scanned, and list entries a filtered page fetched).
@@ -240,6 +242,23 @@ if (pairs.includes("aws")) {
       [
         "GET /v1/insights (all of 2025)",
         await time("/v1/insights?from=2025-01-01&to=2025-12-31", (t) => JSON.parse(t).totals.sessions === SESSIONS),
+      ],
+      [
+        // A new session of 2025 appended before each request: one day of the range moved.
+        "GET /insights (all of 2025) after an append",
+        await time(
+          "/insights?from=2025-01-01&to=2025-12-31",
+          (t) => t.includes("svg class"),
+          async () => {
+            const i = SESSIONS + appended++;
+            await appender.append({
+              userId: "bench",
+              sessionId: `late-${i}`,
+              offset: 0,
+              body: session(i, `late-${i}`),
+            });
+          },
+        ),
       ],
     ] as Result[];
     // A fresh instance (a new Lambda): nothing of the days parsed yet.
