@@ -5,7 +5,7 @@
  * files a failed write left.
  */
 import { readdirSync } from "node:fs";
-import { PREFIXES, parseSegmentKey, type Stores } from "@pisync/store";
+import { PREFIXES, parseSegmentKey, type SessionHead, type Stores } from "@pisync/store";
 
 export interface Inventory {
   /** Segment and upload objects no head names. */
@@ -14,6 +14,11 @@ export interface Inventory {
   missing: number;
   /** `*.tmp` files under the embedded store's folder (0 on AWS). */
   tempFiles: number;
+  /**
+   * Sessions whose usage by day, as a report reads it (`listUsage`, pending marks settled), is
+   * not their head's rollup: insights would count them wrong.
+   */
+  usageWrong: number;
 }
 
 /** `*.tmp` files under `dir`, however deep. */
@@ -45,8 +50,10 @@ export async function inventory(
   }
   const named = new Set<string>();
   let missing = 0;
+  const heads = new Map<string, SessionHead>();
   for (const sessionId of sessions) {
     const head = await stores.meta.getHead(userId, sessionId);
+    if (head) heads.set(sessionId, head);
     const generations = [...(head ? [head.current] : []), ...(await stores.meta.getArchived(userId, sessionId))];
     for (const segment of generations.flatMap((g) => g.segments)) {
       named.add(segment.key);
@@ -57,5 +64,29 @@ export async function inventory(
     orphans: keys.filter((key) => !named.has(key)).length + uploads.length,
     missing,
     tempFiles: dataDir ? tempFiles(dataDir) : 0,
+    usageWrong: await usageWrong(stores, userId, heads),
   };
+}
+
+/** Sessions whose usage by day over their days differs from their heads' rollups (see {@link Inventory}). */
+async function usageWrong(stores: Stores, userId: string, heads: ReadonlyMap<string, SessionHead>): Promise<number> {
+  const rollups = new Map<string, string>();
+  const days: string[] = [];
+  const sorted = (rows: unknown[][]) => JSON.stringify(rows.map((row) => JSON.stringify(row)).sort());
+  for (const [sessionId, head] of heads) {
+    const usage = head.summary.usage;
+    if (!usage || (usage.rows.length === 0 && usage.tools.length === 0)) continue;
+    rollups.set(sessionId, sorted([...usage.rows, ...usage.tools]));
+    for (const row of usage.rows) days.push(row[0]);
+    for (const row of usage.tools) days.push(row[0]);
+  }
+  if (days.length === 0) return 0;
+  days.sort();
+  const read = await stores.meta.listUsage(userId, { from: days[0], to: days[days.length - 1] });
+  const stored = new Map(read.sessions.map((s) => [s.sessionId, sorted([...s.rows, ...s.tools])]));
+  let wrong = 0;
+  for (const [sessionId, rollup] of rollups) if (stored.get(sessionId) !== rollup) wrong++;
+  // A session with days but no head (deleted, or never committed) is wrong too.
+  for (const sessionId of stored.keys()) if (!heads.has(sessionId)) wrong++;
+  return wrong;
 }

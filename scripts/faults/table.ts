@@ -1,4 +1,4 @@
-/** The report as a Markdown table: answers by class, bytes lost, orphans, restart-to-healthy time. */
+/** The report as a Markdown table: answers by class, bytes lost, orphans, insights' usage, restart-to-healthy time. */
 import type { FaultReport } from "./run.js";
 
 const cell = (n: number | undefined) => String(n ?? 0);
@@ -20,6 +20,7 @@ export function formatTable(report: FaultReport): string {
     "torn/dup lines",
     "orphans",
     "temp files",
+    "usage by day wrong",
     "healthy after",
   ];
   const lines = [`| ${head.join(" | ")} |`, `|${head.map(() => "---").join("|")}|`];
@@ -41,6 +42,7 @@ export function formatTable(report: FaultReport): string {
         `${row.checks.tornLines}/${row.checks.duplicatedLines}`,
         cell(row.inventory.orphans),
         cell(row.inventory.tempFiles),
+        cell(row.inventory.usageWrong),
         row.healthyMs === null ? "never" : `${(row.healthyMs / 1000).toFixed(1)} s`,
       ].join(" | ")} |`,
     );
@@ -50,7 +52,7 @@ export function formatTable(report: FaultReport): string {
       ? `verify --repair exit ${end.repair.exitCode}, verify exit ${end.verify?.exitCode}`
       : "no npm run verify";
     lines.push(
-      `| ${end.pair} | end (${verify}) | | | | | | | | | | | ${end.inventory.orphans} | ${end.inventory.tempFiles} | |`,
+      `| ${end.pair} | end (${verify}) | | | | | | | | | | | ${end.inventory.orphans} | ${end.inventory.tempFiles} | ${end.inventory.usageWrong} | |`,
     );
   }
   return lines.join("\n");

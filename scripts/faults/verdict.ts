@@ -28,6 +28,8 @@ export function failedChecks(report: FaultReport): string[] {
     if (row.healthyMs === null) failed.push(`${at}: no append was acknowledged after the recovery`);
     if (row.stuckWriters) failed.push(`${at}: ${row.stuckWriters} writers still waiting on an append at the checks`);
     if (row.inventory.missing) failed.push(`${at}: heads name ${row.inventory.missing} missing objects`);
+    if (row.inventory.usageWrong)
+      failed.push(`${at}: ${row.inventory.usageWrong} sessions' usage by day differs from their heads`);
   }
   for (const end of report.ends) {
     const at = `${end.pair} / end`;
@@ -38,6 +40,8 @@ export function failedChecks(report: FaultReport): string[] {
     if (end.inventory.orphans) failed.push(`${at}: ${end.inventory.orphans} unreferenced objects`);
     if (end.inventory.tempFiles) failed.push(`${at}: ${end.inventory.tempFiles} temp files`);
     if (end.inventory.missing) failed.push(`${at}: heads name ${end.inventory.missing} missing objects`);
+    if (end.inventory.usageWrong)
+      failed.push(`${at}: ${end.inventory.usageWrong} sessions' usage by day differs from their heads`);
   }
   return failed;
 }
