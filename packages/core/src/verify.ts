@@ -15,6 +15,7 @@
  * entries and the search index own them. Keys of no known kind are reported and left alone.
  */
 import {
+  eachAtOnce,
   type GenerationState,
   isSearchObjectKey,
   type ObjectInfo,
@@ -316,21 +317,6 @@ class SessionPass {
   }
 }
 
-/** Runs `work` over `items`, `parallel` at a time, none started after `deadline`: the count not started. */
-async function inParallel<T>(
-  items: readonly T[],
-  parallel: number,
-  work: (item: T) => Promise<void>,
-  deadline = Number.POSITIVE_INFINITY,
-): Promise<number> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length && Date.now() < deadline) await work(items[next++] as T);
-  };
-  await Promise.all(Array.from({ length: Math.min(parallel, items.length) }, worker));
-  return items.length - next;
-}
-
 /** The items from a random one on, going round (a run stopped by its budget leaves others first for the next). */
 function fromRandom<T>(items: readonly T[]): T[] {
   const start = Math.floor(Math.random() * items.length);
@@ -361,7 +347,7 @@ export async function verifyStores(stores: Stores, options: VerifyOptions = {}):
   const sessions = await sessionsToVisit(stores, listed, options);
   const pass = new SessionPass(stores, options, listed, cutoff, report, () => young++);
   const order = options.budgetMs === undefined ? sessions : fromRandom(sessions);
-  let left = await inParallel(order, PARALLEL, ([userId, sessionId]) => pass.run(userId, sessionId), deadline);
+  let left = await eachAtOnce(order, PARALLEL, ([userId, sessionId]) => pass.run(userId, sessionId), deadline);
 
   for (const [i, info] of listed.uploads.entries()) {
     if (Date.now() >= deadline) {

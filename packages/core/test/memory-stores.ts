@@ -10,7 +10,6 @@ import {
   type CardPageRequest,
   type Commit,
   cardOf,
-  dayUsagesOf,
   decodeListCursor,
   encodeListCursor,
   type GenerationState,
@@ -28,7 +27,6 @@ import {
   StorageUnavailableError,
   type Stores,
   type TokenRecord,
-  UNCOUNTED_DAY,
   UsageCollector,
   type UsageInRange,
 } from "@pisync/store";
@@ -133,12 +131,7 @@ export class MemoryMetaStore implements MetaStore {
   async listUsage(userId: string, range: { from: string; to: string }): Promise<UsageInRange> {
     const collector = new UsageCollector();
     for (const head of this.heads.values()) {
-      if (head.userId !== userId) continue;
-      for (const [day, usage] of dayUsagesOf(head.summary)) {
-        if (day === UNCOUNTED_DAY || (day >= range.from && day <= range.to)) {
-          collector.add(day, head.sessionId, JSON.parse(usage));
-        }
-      }
+      if (head.userId === userId) collector.addHead(head.sessionId, head.summary, range);
     }
     return collector.result();
   }

@@ -4,6 +4,7 @@
  * that a Lambda bundle never carries SQLite and the one-machine server never needs the AWS SDK.
  */
 
+export { eachAtOnce } from "./at-once.js";
 export { cardOf } from "./card.js";
 export {
   InvalidCursorError,

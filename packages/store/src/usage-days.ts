@@ -94,6 +94,13 @@ export class UsageCollector {
     for (const row of tools) session.tools.push([day, ...row]);
   }
 
+  /** Adds a session's days of a range (and its {@link UNCOUNTED_DAY}) from its head's summary, as a store files them. */
+  addHead(sessionId: string, summary: SessionSummary | undefined, range: { from: string; to: string }): void {
+    for (const [day, usage] of dayUsagesOf(summary)) {
+      if (day === UNCOUNTED_DAY || (day >= range.from && day <= range.to)) this.add(day, sessionId, JSON.parse(usage));
+    }
+  }
+
   /** Forgets what was added of a session (its days are about to be added from elsewhere). */
   drop(sessionId: string): void {
     this.sessions.delete(sessionId);

@@ -6,7 +6,7 @@
  * A fresh instance's query thus fetches the chunks it touches, not the file.
  */
 import { rmSync } from "node:fs";
-import type { BlobStore } from "@pisync/store";
+import { type BlobStore, eachAtOnce } from "@pisync/store";
 import { SqliteSearchIndex } from "../embedded.js";
 import type { LineSource } from "../port.js";
 import { decodeHotPages, encodeHotPages, hotPages, type PageReader, type Tree } from "./hot-pages.js";
@@ -157,11 +157,7 @@ export class Replica {
 
   /** Fetches chunks, {@link PARALLEL_FETCHES} at a time. */
   private async fetchAll(wanted: readonly number[]): Promise<void> {
-    let next = 0;
-    const worker = async () => {
-      while (next < wanted.length) await this.fetch(wanted[next++] as number);
-    };
-    await Promise.all(Array.from({ length: Math.min(PARALLEL_FETCHES, wanted.length) }, worker));
+    await eachAtOnce(wanted, PARALLEL_FETCHES, (chunk) => this.fetch(chunk));
   }
 
   /**

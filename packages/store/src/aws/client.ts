@@ -15,7 +15,7 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { S3Client } from "@aws-sdk/client-s3";
 import type { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
-import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from "@aws-sdk/lib-dynamodb";
 import { isThrottlingError, isTransientError } from "@smithy/core/retry";
 import type { InitializeMiddleware, MetadataBearer, MiddlewareStack } from "@smithy/types";
 import { StorageUnavailableError } from "../errors.js";
@@ -168,6 +168,21 @@ export function documentClient(connection: AwsConnection): DynamoDBDocumentClien
   const client = DynamoDBDocumentClient.from(dynamoClient(connection));
   if (shared) shared.dynamodb = client;
   return client;
+}
+
+/** Every item a query gives, its pages followed to the end. */
+export async function queryAll(
+  client: DynamoDBDocumentClient,
+  input: Omit<QueryCommandInput, "ExclusiveStartKey">,
+): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await client.send(new QueryCommand({ ...input, ExclusiveStartKey: start }));
+    items.push(...(page.Items ?? []));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return items;
 }
 
 /**

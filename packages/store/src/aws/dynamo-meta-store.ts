@@ -83,7 +83,7 @@ import type {
   TokenRecord,
 } from "../ports.js";
 import { dayUsagesOf, type UsageInRange } from "../usage-days.js";
-import { type AwsConnection, documentClient } from "./client.js";
+import { type AwsConnection, documentClient, queryAll } from "./client.js";
 import { UsageDayItems } from "./usage-day-items.js";
 
 const hex = (n: number, width: number) => n.toString(16).padStart(width, "0");
@@ -239,15 +239,8 @@ export class DynamoMetaStore implements MetaStore {
     return this.client.send(new QueryCommand({ TableName: this.table, ...input }));
   }
 
-  private async queryAll(input: QueryInput): Promise<Item[]> {
-    const items: Item[] = [];
-    let start: Item | undefined;
-    do {
-      const page = await this.query({ ...input, ExclusiveStartKey: start });
-      items.push(...(page.Items ?? []));
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return items;
+  private queryAll(input: QueryInput): Promise<Item[]> {
+    return queryAll(this.client, { TableName: this.table, ...input });
   }
 
   /** A Scan of the heads' keys (the whole table is read: for passes over the whole store, not requests). */

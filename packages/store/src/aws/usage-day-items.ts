@@ -22,13 +22,14 @@ import {
   type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
-  QueryCommand,
   type QueryCommandInput,
   TransactWriteCommand,
   type TransactWriteCommandInput,
 } from "@aws-sdk/lib-dynamodb";
+import { eachAtOnce } from "../at-once.js";
 import type { SessionHead } from "../ports.js";
 import { type DayUsage, dayUsagesOf, UNCOUNTED_DAY, UsageCollector, type UsageInRange } from "../usage-days.js";
+import { queryAll } from "./client.js";
 
 type Item = Record<string, unknown>;
 type TransactItem = NonNullable<TransactWriteCommandInput["TransactItems"]>[number];
@@ -142,16 +143,6 @@ class ParsedParts {
   }
 }
 
-/** Runs `work` on each of `items`, at most `width` at once. */
-async function eachAtOnce<T>(items: readonly T[], width: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(width, items.length) }, async () => {
-      while (next < items.length) await work(items[next++]);
-    }),
-  );
-}
-
 /** The usage by day of every user of one table. */
 export class UsageDayItems {
   /** Users seen filled by this process (the flag is never removed). */
@@ -255,11 +246,7 @@ export class UsageDayItems {
     const again = (await this.readDays(userId, range)).collect();
     for (const sessionId of unsettled) {
       again.drop(sessionId);
-      const head = await this.readHead(userId, sessionId);
-      for (const [day, usage] of dayUsagesOf(head?.summary)) {
-        if (day === UNCOUNTED_DAY || (day >= range.from && day <= range.to))
-          again.add(day, sessionId, JSON.parse(usage));
-      }
+      again.addHead(sessionId, (await this.readHead(userId, sessionId))?.summary, range);
     }
     return again.result();
   }
@@ -439,17 +426,8 @@ export class UsageDayItems {
     return result.Item;
   }
 
-  private async queryAll(input: Omit<QueryCommandInput, "TableName">): Promise<Item[]> {
-    const items: Item[] = [];
-    let start: Item | undefined;
-    do {
-      const page = await this.client.send(
-        new QueryCommand({ TableName: this.table, ...input, ExclusiveStartKey: start }),
-      );
-      items.push(...(page.Items ?? []));
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return items;
+  private queryAll(input: Omit<QueryCommandInput, "TableName">): Promise<Item[]> {
+    return queryAll(this.client, { TableName: this.table, ...input });
   }
 }
 
