@@ -232,9 +232,10 @@ try {
     );
     const e = await latencies(embedded, queries);
     const a = await latencies(aws, queries);
-    const differ = a.answers.filter((answer, i) => answer !== e.answers[i]).length;
+    const differing = queries.filter((_, i) => a.answers[i] !== e.answers[i]);
+    const differ = differing.length;
     console.log(
-      `search (warm, ${queries.length} queries): embedded ${percentiles(e.times)}; aws ${percentiles(a.times)}; answers that differ: ${differ}`,
+      `search (warm, ${queries.length} queries): embedded ${percentiles(e.times)}; aws ${percentiles(a.times)}; answers that differ: ${differ}${differ ? ` (${differing.slice(0, 3).join(", ")})` : ""}`,
     );
 
     // Fresh instances: each one's first search, on its own empty cache; with the base's hot pages

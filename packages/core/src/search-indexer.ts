@@ -364,7 +364,10 @@ export class SearchIndexer {
         }
         const from = resumeAt(head, state);
         const pending = isV1(head) ? length : Math.min(length - from, BATCH_BYTES);
-        if (chosen.length > 0 && (chosen.length >= DRAIN_SESSIONS || planned + pending > maxBytes)) continue;
+        // Past the step's bytes, no later session is taken either: sessions are indexed in the
+        // order given, as the embedded drain does, and that order (the rowids) decides which
+        // matches a broad query ranks (its newest).
+        if (chosen.length > 0 && (chosen.length >= DRAIN_SESSIONS || planned + pending > maxBytes)) break;
         chosen.push({ i, head, from });
         planned += pending;
       }

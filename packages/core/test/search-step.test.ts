@@ -2,7 +2,7 @@
  * One bounded step of the search indexer (what a Lambda pass calls until its budget is spent):
  * what becomes of each session it is given, on the embedded store and index.
  */
-import { batchOf } from "@pisync/search";
+import { batchOf, parseQuery } from "@pisync/search";
 import { SqliteSearchIndex } from "@pisync/search/embedded";
 import { sessionPrefix } from "@pisync/store";
 import { openPair, type Pair } from "@pisync/testing";
@@ -46,13 +46,48 @@ describe("SearchIndexer.step", () => {
   it("takes sessions in order within its bytes (the first always), and says what became of each", async () => {
     const indexer = new SearchIndexer(pair.stores, index, { log: () => {} });
     const first = await indexer.step(at("small-a", "large", "small-b"), { maxBytes: 10_000 });
-    expect(first.outcomes).toEqual(["current", "later", "current"]);
+    // "large" does not fit: neither does anything after it (the order of the sessions is kept).
+    expect(first.outcomes).toEqual(["current", "later", "later"]);
     expect(first.bytes).toBeGreaterThan(0);
     expect(first.bytes).toBeLessThan(10_000);
-    const second = await indexer.step(at("large", "small-a"), { maxBytes: 1 });
-    expect(second.outcomes).toEqual(["current", "current"]);
+    const second = await indexer.step(at("large", "small-b", "small-a"), { maxBytes: 1 });
+    expect(second.outcomes).toEqual(["current", "later", "later"]);
     expect(second.bytes).toBeGreaterThan(200_000);
+    expect((await indexer.step(at("small-b", "small-a"), { maxBytes: 1 })).outcomes).toEqual(["current", "current"]);
     expect((await index.sessions(USER)).map((s) => s.sessionId).sort()).toEqual(["large", "small-a", "small-b"]);
+  });
+
+  it("indexes in the order given, whatever its bytes: a broad query ranks the same newest matches as after a rebuild", async () => {
+    // A user of its own: small sessions and one large one, which a step of few bytes cannot take with the others.
+    const user = "in-order";
+    const appender = new Appender(pair.stores);
+    for (const [id, words] of [["first", 5], ["large", 2000], ["second", 5], ["third", 5]] as const) {
+      await appender.append({ userId: user, sessionId: id, offset: 0, body: enc(session(id, 20, words)) });
+    }
+    const order = (await pair.stores.meta.listHeads(user, { limit: 100 })).heads.map((head) => head.sessionId);
+    expect(order.at(-1)).not.toBe("large"); // else both orders would agree whatever the step does
+    // Few ranked entries: the query's newest matches (by the order they were indexed) decide its answer.
+    const bounds = { rankedEntries: 3, prefixWords: 16 };
+    const rebuilt = new SqliteSearchIndex(":memory:", storedLines(pair.stores), bounds);
+    const stepped = new SqliteSearchIndex(":memory:", storedLines(pair.stores), bounds);
+    try {
+      await new SearchIndexer(pair.stores, rebuilt, { log: () => {} }).rebuild([user]);
+      // As a Lambda pass does: steps of few bytes; the sessions not taken come next, in order.
+      const indexer = new SearchIndexer(pair.stores, stepped, { log: () => {} });
+      const queue = order.map((sessionId) => ({ userId: user, sessionId }));
+      while (queue.length > 0) {
+        const step = queue.splice(0, queue.length);
+        const { outcomes } = await indexer.step(step, { maxBytes: 50_000 });
+        queue.unshift(...step.filter((_, i) => outcomes[i] === "later"));
+      }
+      const query = parseQuery("puffin");
+      const rebuiltPage = await rebuilt.search(user, query, { limit: 20 });
+      expect(rebuiltPage.sessions.map((s) => s.sessionId)).toEqual([order.at(-1)]);
+      expect(await stepped.search(user, query, { limit: 20 })).toEqual(rebuiltPage);
+    } finally {
+      rebuilt.close();
+      stepped.close();
+    }
   });
 
   it("indexes a session larger than a run of lines over several steps", async () => {
