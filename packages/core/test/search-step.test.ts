@@ -61,7 +61,12 @@ describe("SearchIndexer.step", () => {
     // A user of its own: small sessions and one large one, which a step of few bytes cannot take with the others.
     const user = "in-order";
     const appender = new Appender(pair.stores);
-    for (const [id, words] of [["first", 5], ["large", 2000], ["second", 5], ["third", 5]] as const) {
+    for (const [id, words] of [
+      ["first", 5],
+      ["large", 2000],
+      ["second", 5],
+      ["third", 5],
+    ] as const) {
       await appender.append({ userId: user, sessionId: id, offset: 0, body: enc(session(id, 20, words)) });
     }
     const order = (await pair.stores.meta.listHeads(user, { limit: 100 })).heads.map((head) => head.sessionId);
