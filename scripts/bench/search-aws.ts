@@ -33,7 +33,8 @@ const SESSIONS = Number(process.argv[2] ?? 300);
 const CHUNK_KIB = Number(process.argv[3] ?? 128);
 /** Words per turn, times this (a library whose sessions hold more text). */
 const TEXT_SCALE = Number(process.argv[4] ?? 1);
-const COLD_INSTANCES = 20;
+/** Fresh instances measured each way (`PISYNC_BENCH_FRESH`): fewer on a large library, where each one may fetch much. */
+const COLD_INSTANCES = Number(process.env.PISYNC_BENCH_FRESH ?? 20);
 /** Bases up to this size are fetched whole by a fresh instance (the adapter's default: 16 MiB). */
 const EAGER_MIB = Number(process.argv[5] ?? 16);
 const APPENDS = 60;
@@ -150,7 +151,12 @@ try {
       id: `bench-${i}`,
       bytes: session(`bench-${i}`, Date.parse("2026-01-01") + i * 60_000),
     }));
-    for (const { id, bytes } of library) await appender.append({ userId: USER, sessionId: id, offset: 0, body: bytes });
+    const storing = performance.now();
+    for (const [i, { id, bytes }] of library.entries()) {
+      await appender.append({ userId: USER, sessionId: id, offset: 0, body: bytes });
+      if ((i + 1) % 1000 === 0)
+        console.error(`stored ${i + 1} sessions in ${((performance.now() - storing) / 1000).toFixed(0)} s`);
+    }
     const totalBytes = library.reduce((n, s) => n + s.bytes.length, 0);
     let textBytes = 0;
     for (const { id, bytes } of library) {

@@ -458,6 +458,31 @@ export class SqliteSearchIndex implements SearchIndex {
   }
 
   /**
+   * The entries a query ranks (the newest matches of its text, before its filters), with the
+   * tables it reads a row of, by entry id, for each (its length for bm25, its facts): what a
+   * reader of a sparse copy of the index fetches before the query runs (`aws/replica.ts`). No
+   * ids for a query of filters only.
+   */
+  rankedIds(userId: string, query: SearchQuery): { ids: number[]; tables: string[] } {
+    const table = this.tableOf(userId);
+    const match = table === undefined ? undefined : ftsMatch(query, (prefix) => this.completions(table, prefix));
+    if (match === undefined) return { ids: [], tables: [] };
+    const rows = this.db
+      .prepare(`SELECT rowid AS id FROM ${table} WHERE ${table} MATCH ? ORDER BY rowid DESC LIMIT ?`)
+      .all(match, this.bounds.rankedEntries) as { id: number }[];
+    return { ids: rows.map((row) => row.id), tables: [`${table}_docsize`, "entries"] };
+  }
+
+  /** The keys of the sessions of entries `ids` (see {@link rankedIds}). */
+  sessionKeysOf(ids: readonly number[]): number[] {
+    return (
+      this.db
+        .prepare("SELECT DISTINCT session_key AS key FROM entries WHERE id IN (SELECT value FROM json_each(?))")
+        .all(JSON.stringify(ids)) as { key: number }[]
+    ).map((row) => row.key);
+  }
+
+  /**
    * The most common words starting with `prefix` (at most {@link SearchBounds.prefixWords}), or
    * `undefined` (search the prefix as FTS5 does) when it is not one word or no word starts with
    * it as folded here.

@@ -408,6 +408,32 @@ describe("the aws search index's cost follows the change", () => {
     }
   }, 120_000);
 
+  it("fetches at once, stage by stage, what a fresh instance's first query of a common word reads", async () => {
+    const user = `doclist-${randomBytes(4).toString("hex")}`;
+    // Small chunks: the rows of the entries it ranks are in many of them.
+    const writer = newIndex({ chunkBytes: 16 * 1024 });
+    for (let s = 0; s < 12; s++) {
+      const bulk = bulky(user, `bulk${s}`, 400, 300 + s);
+      for (const doc of bulk.documents) doc.text += " puffin";
+      await writer.apply(bulk);
+    }
+    await writer.compact(user);
+    const first = async (q: string) => {
+      const { blobs, counted } = counting(awsStores(config).blobs);
+      const index = newIndex({ blobs, eagerBytes: 0 });
+      return { page: await index.search(user, parseQuery(q), { limit: 50 }), waits: counted.waits };
+    };
+    for (const q of ["puffin", "puff*"]) {
+      const fresh = await first(q);
+      expect(fresh.page.sessions.length).toBeGreaterThan(1);
+      expect(fresh.page).toEqual(await writer.search(user, parseQuery(q), { limit: 50 }));
+      // The manifest; the first chunk and the hot pages; the word's doclists; the rows of the
+      // entries it ranks (their lengths for bm25, their facts); their sessions' rows. Not a wait
+      // per chunk (or per growing batch of chunks) the query misses in turn.
+      expect(fresh.waits).toBeLessThanOrEqual(5);
+    }
+  }, 120_000);
+
   it("reads a base written before hot pages existed, and its next compaction writes them", async () => {
     const user = `oldbase-${randomBytes(4).toString("hex")}`;
     const stores = awsStores(config);

@@ -68,6 +68,49 @@ export async function hotPages(trees: readonly Tree[], read: PageReader): Promis
   return [...hot].sort((a, b) => a - b);
 }
 
+const LEAF_TABLE = 13;
+
+/** A SQLite varint at `at` (at most 9 bytes; exact up to 2^53, which every rowid here is below). */
+function varintAt(page: Uint8Array, at: number): number {
+  let value = 0;
+  for (let i = 0; i < 8; i++) {
+    const byte = page[at + i] as number;
+    value = value * 128 + (byte & 0x7f);
+    if (byte < 0x80) return value;
+  }
+  return value * 256 + (page[at + 8] as number);
+}
+
+/**
+ * The page (1-based) where a lookup of row `rowid` in the table b-tree rooted at `root` stops:
+ * the leaf that holds it, or the first page on its path that is not here (`page` answers
+ * `undefined`), which is the next one a statement reading the row would miss. It descends the
+ * interior pages as SQLite does; with the hot pages here, a reader knows which pages a set of
+ * rows needs without running a statement per row. `undefined` for a page that is not a table's.
+ */
+export function leafOf(root: number, rowid: number, page: (n: number) => Uint8Array | undefined): number | undefined {
+  let n = root;
+  for (let depth = 0; depth < 32; depth++) {
+    const bytes = page(n);
+    if (!bytes) return n;
+    const h = headerAt(n);
+    if (bytes[h] === LEAF_TABLE) return n;
+    if (bytes[h] !== INTERIOR_TABLE) return undefined;
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const cells = view.getUint16(h + 3);
+    // The first cell whose key (its child's largest rowid) is at least `rowid`; past them all, the right child.
+    let low = 0;
+    let high = cells;
+    while (low < high) {
+      const mid = (low + high) >> 1;
+      if (varintAt(bytes, view.getUint16(h + 12 + 2 * mid) + 4) < rowid) low = mid + 1;
+      else high = mid;
+    }
+    n = low < cells ? view.getUint32(view.getUint16(h + 12 + 2 * low)) : view.getUint32(h + 8);
+  }
+  return undefined;
+}
+
 /** The hot object for `pages` (ascending), their bytes read by `read`. */
 export async function encodeHotPages(
   pages: readonly number[],

@@ -9,7 +9,7 @@ import { rmSync } from "node:fs";
 import { type BlobStore, eachAtOnce } from "@pisync/store";
 import { SqliteSearchIndex } from "../embedded.js";
 import type { LineSource } from "../port.js";
-import { decodeHotPages, encodeHotPages, hotPages, type PageReader, type Tree } from "./hot-pages.js";
+import { decodeHotPages, encodeHotPages, hotPages, leafOf, type PageReader, type Tree } from "./hot-pages.js";
 import {
   type Change,
   chunkKey,
@@ -25,6 +25,10 @@ import { WasmSqlite } from "./wasm-sqlite.js";
 
 /** Chunks fetched at once. */
 const PARALLEL_FETCHES = 8;
+/** Chunks a compaction uploads at once. */
+const PARALLEL_UPLOADS = 8;
+/** Leaves a query's {@link Replica.prefetch} looks up at most (about 64 MB of doclists). */
+const MAX_PREFETCH_LEAVES = 16_384;
 /** Chunks fetched after a missed one at most (8 MiB of 128 KiB chunks). */
 const MAX_READ_AHEAD = 64;
 /** SQLite's page size in a file without a base yet (SQLite's default). */
@@ -37,6 +41,12 @@ const FTS5_RECORDS = "id IN (1, 10)";
 
 /** FTS5's rowid of page `page` of segment `segid` in its `_data` table (`FTS5_SEGMENT_ROWID`: 31 bits of page, 5 of height, 1 of flag). */
 const segmentRowid = (segid: number, page: number) => segid * 2 ** 37 + page;
+
+/** A word a query looks up (folded as FTS5's tokenizer folds words), or a prefix of words. */
+export interface PrefetchTerm {
+  word: string;
+  prefix: boolean;
+}
 
 /** A replayed change that did not apply as it did for its writer: this copy is not the writer's, and is dropped. */
 export class DivergedError extends Error {}
@@ -176,47 +186,94 @@ export class Replica {
   }
 
   /**
-   * Fetches at once, in parallel, the leaves where FTS5 will look for `words` (folded as its
-   * tokenizer folds them) in each segment, before a query that reads them one after another (a
-   * round trip per segment). A hint only: the query still fetches what it misses. FTS5's
-   * `_idx` (hot: fetched with the first chunk) names, per segment, the page whose first term is
-   * the last at or before a word; each page's `_data` row is looked up alone, so each lookup
-   * stops at its own missing leaf and every leaf is found without fetching any.
+   * Fetches at once, in parallel, the leaves that hold the doclists of `terms` (words folded as
+   * FTS5's tokenizer folds them; a prefix stands for every word it starts) in each segment,
+   * before a query that reads them one after another (a round trip per miss). A hint only: the
+   * query still fetches what it misses.
+   *
+   * FTS5's `_idx` (hot: fetched with the first chunk) names, per segment, the first term of each
+   * leaf that starts one: a term's doclist runs from the leaf of the last entry at or before it
+   * to the leaf of the first entry past it (the leaves between hold only doclist, no term).
+   * Ranking reads every doclist whole (bm25 counts the entries of each term) and a prefix's
+   * completions are counted from theirs, so the whole run is wanted. Each leaf's `_data` row is
+   * looked up alone, so each lookup stops at its own missing page and every chunk is known
+   * without fetching any; at most {@link MAX_PREFETCH_LEAVES} leaves are looked up.
    */
-  async prefetch(words: readonly string[]): Promise<void> {
-    if (!this.base || words.length === 0) return;
+  async prefetch(terms: readonly PrefetchTerm[]): Promise<void> {
+    if (!this.base || terms.length === 0) return;
     const schema = await this.run(async () => this.schema());
     const rowids = new Map<string, number[]>();
     for (const name of fts5Tables(schema)) {
-      const lookup = `SELECT s.segid AS segid, (SELECT i.pgno FROM ${quote(`${name}_idx`)} i
-        WHERE i.segid = s.segid AND i.term <= ? ORDER BY i.term DESC LIMIT 1) AS pgno
-        FROM (SELECT DISTINCT segid FROM ${quote(`${name}_idx`)}) s`;
+      const idx = quote(`${name}_idx`);
+      const lookup = `SELECT s.segid AS segid,
+          (SELECT i.pgno FROM ${idx} i WHERE i.segid = s.segid AND i.term <= @from ORDER BY i.term DESC LIMIT 1) AS first,
+          (SELECT i.pgno FROM ${idx} i WHERE i.segid = s.segid AND i.term > @to ORDER BY i.term LIMIT 1) AS next
+        FROM (SELECT DISTINCT segid FROM ${idx}) s`;
       const found: number[] = [];
-      for (const word of words) {
-        // A term's key in FTS5's index: '0' (the main index) then the word's UTF-8.
-        const key = new TextEncoder().encode(`0${word}`);
+      for (const term of terms) {
+        // A term's key in FTS5's index: '0' (the main index) then the word's UTF-8; a prefix
+        // runs to the last key that starts with it (0xff follows every byte of UTF-8).
+        const from = new TextEncoder().encode(`0${term.word}`);
+        const to = term.prefix ? Uint8Array.from([...from, 0xff]) : from;
         const pages = await this.run(
-          async () => this.driver.prepare(lookup).all(key) as Array<{ segid: number; pgno: number | null }>,
+          async () =>
+            this.driver.prepare(lookup).all({ from, to }) as Array<{
+              segid: number;
+              first: number | null;
+              next: number | null;
+            }>,
         );
-        for (const { segid, pgno } of pages) found.push(segmentRowid(segid, pgno === null ? 1 : Math.floor(pgno / 2)));
+        for (const { segid, first, next } of pages) {
+          // `pgno` holds the page number times two (its low bit flags a doclist index).
+          const start = first === null ? 1 : Math.floor(first / 2);
+          const end = next === null ? start : Math.max(start, Math.floor(next / 2));
+          for (let page = start; page <= end && found.length < MAX_PREFETCH_LEAVES; page++) {
+            found.push(segmentRowid(segid, page));
+          }
+        }
       }
       rowids.set(name, found);
     }
     const wanted = new Set<number>();
     for (const [name, ids] of rowids) {
-      const probe = `SELECT 1 FROM ${quote(`${name}_data`)} WHERE id = ?`;
-      for (const id of new Set(ids)) {
-        this.file.take();
-        try {
-          this.driver.prepare(probe).all(id);
-        } catch {
-          const chunk = this.file.take();
-          if (chunk !== undefined) wanted.add(chunk);
-          this.driver.rollbackAll();
-        }
-      }
+      const root = schema.find((row) => row.name === `${name}_data`)?.rootpage;
+      if (root) for (const chunk of this.leafChunks(root, ids)) wanted.add(chunk);
     }
     await this.fetchAll([...wanted]);
+  }
+
+  /**
+   * Fetches at once the chunks that hold rows `ids` (by rowid) of each of `tables`, found from
+   * the tables' interior pages (hot, so here) without running a statement per row. A hint, as
+   * {@link prefetch}: a row whose path is not here is left for the query to miss.
+   */
+  async prefetchRows(tables: readonly string[], ids: readonly number[]): Promise<void> {
+    const schema = await this.run(async () => this.schema());
+    const wanted = new Set<number>();
+    for (const table of tables) {
+      const root = schema.find((row) => row.name === table)?.rootpage;
+      if (root) for (const chunk of this.leafChunks(root, ids)) wanted.add(chunk);
+    }
+    await this.fetchAll([...wanted]);
+  }
+
+  /** The chunks not here yet that a read of rows `ids` of the table b-tree at `root` needs next (their leaves, with the hot pages here). */
+  private leafChunks(root: number, ids: Iterable<number>): Set<number> {
+    const pageBytes = this.file.blockBytes;
+    const pages = new Map<number, Uint8Array | undefined>();
+    const page = (n: number) => {
+      if (!pages.has(n)) {
+        pages.set(n, this.file.hasBlock(n - 1) ? this.file.read((n - 1) * pageBytes, n * pageBytes) : undefined);
+      }
+      return pages.get(n);
+    };
+    const wanted = new Set<number>();
+    for (const id of ids) {
+      const leaf = leafOf(root, id, page);
+      const chunk = leaf === undefined ? undefined : Math.floor(((leaf - 1) * pageBytes) / this.file.chunkBytes);
+      if (chunk !== undefined && !this.file.has(chunk)) wanted.add(chunk);
+    }
+    return wanted;
   }
 
   /** Runs `fn` in a transaction: committed when it returns, rolled back when it throws. */
@@ -255,22 +312,24 @@ export class Replica {
     const count = Math.ceil(length / chunkBytes);
     const old = this.base?.manifest.chunks ?? [];
     const chunks: string[] = [];
-    let uploaded = 0;
+    const changed: number[] = [];
     for (let i = 0; i < count; i++) {
-      const start = i * chunkBytes;
-      const end = Math.min(length, start + chunkBytes);
-      const oldEnd = this.base ? Math.min(this.base.manifest.length, start + chunkBytes) : 0;
-      if (i < old.length && !this.file.dirty.has(i) && end === oldEnd) {
-        chunks.push(old[i] as string);
-        continue;
+      const end = Math.min(length, (i + 1) * chunkBytes);
+      const oldEnd = this.base ? Math.min(this.base.manifest.length, (i + 1) * chunkBytes) : 0;
+      if (i < old.length && !this.file.dirty.has(i) && end === oldEnd) chunks.push(old[i] as string);
+      else {
+        chunks.push(chunkKey(userId));
+        changed.push(i);
       }
-      if (i < old.length && !this.file.has(i)) await this.fetch(i);
-      const key = chunkKey(userId);
-      const bytes = this.file.read(start, end);
-      await this.blobs.put(key, bytes);
-      uploaded += bytes.length;
-      chunks.push(key);
     }
+    let uploaded = 0;
+    // A few at once: what a compaction takes follows its bytes over the parallel uploads, not one round trip per chunk.
+    await eachAtOnce(changed, PARALLEL_UPLOADS, async (i) => {
+      if (i < old.length && !this.file.has(i)) await this.fetch(i);
+      const bytes = this.file.read(i * chunkBytes, Math.min(length, (i + 1) * chunkBytes));
+      await this.blobs.put(chunks[i] as string, bytes);
+      uploaded += bytes.length;
+    });
     const hot = await this.uploadHot(userId, pageBytes);
     uploaded += hot.bytes;
     const manifest: Manifest = { length, pageBytes, chunkBytes, chunks, hot: hot.key };

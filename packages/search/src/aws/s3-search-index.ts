@@ -30,7 +30,7 @@ import type { FileTouched, IndexBatch, IndexState, LineSource, SearchIndex, Sear
 import type { SearchQuery } from "../query.js";
 import { type Change, encodeChange, logKey, userPrefix } from "./objects.js";
 import { AmbiguousPointerWrite, headSeq, type Pointer, Pointers } from "./pointers.js";
-import { DivergedError, fetchChanges, Replica } from "./replica.js";
+import { DivergedError, fetchChanges, type PrefetchTerm, Replica } from "./replica.js";
 import { sweepUser } from "./sweep.js";
 import { loadWasmSqlite, WasmSqlite } from "./wasm-sqlite.js";
 
@@ -45,16 +45,25 @@ const MAX_RETIRED = 1500;
 /** A file whose free pages are more than this share of it is rewritten by a compaction asked to vacuum. */
 const VACUUM_FREE_SHARE = 0.25;
 
-/** The words of a query's terms as FTS5's tokenizer folds them (lower case, no diacritics), each once. */
-function wordsOf(query: SearchQuery): string[] {
-  const words = query.terms.flatMap((term) =>
-    term.text
+/**
+ * The words of a query's terms as FTS5's tokenizer folds them (lower case, no diacritics), each
+ * once; a prefix term's last word is a prefix.
+ */
+function wordsOf(query: SearchQuery): PrefetchTerm[] {
+  const terms = new Map<string, PrefetchTerm>();
+  for (const term of query.terms) {
+    const words = term.text
       .toLowerCase()
       .normalize("NFD")
       .replace(/\p{M}/gu, "")
-      .split(/[^\p{L}\p{N}]+/u),
-  );
-  return [...new Set(words.filter((word) => word.length > 0))];
+      .split(/[^\p{L}\p{N}]+/u)
+      .filter((word) => word.length > 0);
+    words.forEach((word, i) => {
+      const prefix = term.kind === "prefix" && i === words.length - 1;
+      terms.set(`${prefix ? "*" : ""}${word}`, { word, prefix });
+    });
+  }
+  return [...terms.values()];
 }
 
 /** The share of a file's pages that are free. */
@@ -207,7 +216,19 @@ export class S3SearchIndex implements SearchIndex {
   }
 
   search(userId: string, query: SearchQuery, options: { limit: number; cursor?: string }): Promise<SearchPage> {
-    return this.read(userId, (index) => index.search(userId, query, options), wordsOf(query));
+    return this.read(
+      userId,
+      (index) => index.search(userId, query, options),
+      async (replica) => {
+        if (replica.file.complete()) return; // nothing left to fetch: no stage to run first
+        // Each stage's pages at once: the words' doclists, the rows of the entries ranked, their sessions.
+        await replica.prefetch(wordsOf(query));
+        const { ids, tables } = await replica.run(async () => replica.index.rankedIds(userId, query));
+        await replica.prefetchRows(tables, ids);
+        const keys = await replica.run(async () => replica.index.sessionKeysOf(ids));
+        await replica.prefetchRows(["sessions"], keys);
+      },
+    );
   }
 
   /**
@@ -227,8 +248,8 @@ export class S3SearchIndex implements SearchIndex {
   private async read<T>(
     userId: string,
     fn: (index: SqliteSearchIndex) => Promise<T>,
-    /** Words `fn` looks up: their leaves are fetched at once first ({@link Replica.prefetch}). */
-    words: readonly string[] = [],
+    /** Fetches at once, before `fn` runs, pages `fn` will read (a hint: `fn` still fetches what it misses). */
+    prefetch?: (replica: Replica) => Promise<void>,
   ): Promise<T> {
     await loadWasmSqlite();
     return this.exclusive(userId, async () => {
@@ -241,7 +262,7 @@ export class S3SearchIndex implements SearchIndex {
         }
         try {
           const replica = await this.replicaAt(userId, pointer);
-          if (this.config.hotPages !== false) await replica.prefetch(words);
+          if (this.config.hotPages !== false && prefetch) await prefetch(replica);
           return await replica.run(() => fn(replica.index));
         } catch (error) {
           // An object removed since the pointer was read (a clear, a sweep), or a copy gone astray: start again.

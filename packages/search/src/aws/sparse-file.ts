@@ -60,6 +60,8 @@ export class MissingChunkError extends Error {
 export class SparseFile {
   /** Per block below the base's end: 1 when its bytes are here. */
   private readonly present: Uint8Array;
+  /** Blocks below the base's end that are not here. */
+  private absent: number;
   private readonly baseBlocks: number;
   /** Chunks written since the base (what a compaction uploads). */
   readonly dirty = new Set<number>();
@@ -87,6 +89,7 @@ export class SparseFile {
     fs.ftruncateSync(this.fd, baseLength);
     this.baseBlocks = Math.ceil(baseLength / blockBytes);
     this.present = new Uint8Array(this.baseBlocks);
+    this.absent = this.baseBlocks;
     byPath.set(path, this);
   }
 
@@ -111,7 +114,7 @@ export class SparseFile {
     const first = Math.floor(position / this.blockBytes);
     const last = Math.floor((position + length - 1) / this.blockBytes);
     for (let block = first; block <= last; block++) {
-      if (block < this.baseBlocks) this.present[block] = 1;
+      if (block < this.baseBlocks) this.mark(block);
       this.dirty.add(Math.floor((block * this.blockBytes) / this.chunkBytes));
     }
   }
@@ -139,8 +142,19 @@ export class SparseFile {
       const from = block * this.blockBytes - start;
       const part = bytes.subarray(from, Math.min(bytes.length, from + this.blockBytes));
       original.writeSync(this.fd, part, 0, part.length, block * this.blockBytes);
-      this.present[block] = 1;
+      this.mark(block);
     }
+  }
+
+  /** Whether every block of the base is here (nothing left to fetch). */
+  complete(): boolean {
+    return this.absent === 0;
+  }
+
+  private mark(block: number): void {
+    if (this.present[block]) return;
+    this.present[block] = 1;
+    this.absent--;
   }
 
   /** Whether block `block` (0-based) is here: fetched, written, or past the base's end. */
@@ -153,7 +167,7 @@ export class SparseFile {
     for (const [block, bytes] of blocks) {
       if (block >= this.baseBlocks || this.present[block]) continue;
       original.writeSync(this.fd, bytes, 0, bytes.length, block * this.blockBytes);
-      this.present[block] = 1;
+      this.mark(block);
     }
   }
 
