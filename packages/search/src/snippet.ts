@@ -33,16 +33,20 @@ function patternOf(terms: readonly Term[]): RegExp | undefined {
   return parts.length === 0 ? undefined : new RegExp(parts.join("|"), "giu");
 }
 
-/** Removes diacritics the way the index does (remove_diacritics), keeping offsets: one char per char. */
+/**
+ * Removes diacritics the way the index does (remove_diacritics), keeping offsets: one char per
+ * char. Only characters past ASCII can change, so only those are folded (an entry's text can be
+ * tens of kilobytes, and a page cuts up to 60 snippets).
+ */
 function folded(text: string): string {
-  return Array.from(text, (c) => c.normalize("NFD").replace(/\p{M}/gu, "") || c).join("");
+  return text.replace(/[^\x00-\x7f]/gu, (c) => c.normalize("NFD").replace(/\p{M}/gu, "") || c);
 }
 
 /** The snippet of `text` for `terms`: up to {@link WINDOW} characters, matches marked. */
 export function snippetOf(text: string, terms: readonly Term[]): SnippetPart[] {
-  const flat = text.replace(/\s+/gu, " ");
+  // Each run of white space as one space; a lone space is left as it is (the common case: no work).
+  const flat = text.replace(/\s{2,}|[^\S ]/gu, " ");
   const pattern = patternOf(terms);
-  const chars = Array.from(flat);
   const search = folded(flat);
   const first = pattern ? search.search(pattern) : -1;
   // Offsets of `search` equal those of `flat` only when folding kept every length; else show the start.
@@ -59,7 +63,7 @@ export function snippetOf(text: string, terms: readonly Term[]): SnippetPart[] {
   const tail = end < flat.length ? "…" : "";
   if (!pattern || !aligned) {
     push(`${lead}${flat.slice(start, end)}${tail}`, false);
-    return chars.length ? parts : [];
+    return flat.length ? parts : [];
   }
   let at = start;
   let pending = lead;

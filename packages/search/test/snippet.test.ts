@@ -30,6 +30,13 @@ describe("snippetOf", () => {
     expect(marked("alpha beta", "role:user")).toBe("alpha beta");
   });
 
+  it("keeps its place across emoji, diacritics and every kind of white space", () => {
+    expect(marked("😀 Ångström\t\tnaïve \u00a0 déjà\r\nvu  needle", "needle")).toBe("😀 Ångström naïve déjà vu [needle]");
+    expect(marked("😀😀 über\u2003ÜBER über", "uber")).toBe("😀😀 [über] [ÜBER] [über]");
+    const long = `${"é ".repeat(200)}\n\nzèbre ${"😀 ".repeat(200)}`;
+    expect(marked(long, "zebre")).toMatch(/^…(é )+\[zèbre\]( 😀)+ …$/u);
+  });
+
   it("treats regular-expression characters in terms as text", () => {
     expect(marked("a (b+) c.d", "b+ c.d")).toBe("a ([b]+) [c.d]");
   });
