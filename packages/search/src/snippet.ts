@@ -39,7 +39,7 @@ function patternOf(terms: readonly Term[]): RegExp | undefined {
  * tens of kilobytes, and a page cuts up to 60 snippets).
  */
 function folded(text: string): string {
-  return text.replace(/[^\x00-\x7f]/gu, (c) => c.normalize("NFD").replace(/\p{M}/gu, "") || c);
+  return text.replace(/[\u0080-\u{10FFFF}]/gu, (c) => c.normalize("NFD").replace(/\p{M}/gu, "") || c);
 }
 
 /** The snippet of `text` for `terms`: up to {@link WINDOW} characters, matches marked. */

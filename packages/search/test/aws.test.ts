@@ -434,6 +434,47 @@ describe("the aws search index's cost follows the change", () => {
     }
   }, 120_000);
 
+  it("keeps what a copy fetched across another writer's compaction: it fetches what changed, not the index again", async () => {
+    const user = `moved-${randomBytes(4).toString("hex")}`;
+    const writer = newIndex({ chunkBytes: 16 * 1024 });
+    for (let s = 0; s < 12; s++) {
+      const bulk = bulky(user, `bulk${s}`, 400, 500 + s);
+      for (const doc of bulk.documents) doc.text += " puffin";
+      await writer.apply(bulk);
+    }
+    await writer.compact(user);
+    const reader = counting(awsStores(config).blobs);
+    const held = newIndex({ blobs: reader.blobs, eagerBytes: 0 });
+    const query = parseQuery("puffin");
+    await held.search(user, query, { limit: 50 });
+    const manifestOf = async () => {
+      const key = (await writer.pointers.get(user))?.base?.key as string;
+      const body = await awsStores(config).blobs.get(key);
+      return { key, bytes: body.length, manifest: decodeManifest(body) };
+    };
+    const before = await manifestOf();
+    // Another writer adds a session and folds the log: a new base, most of its chunks the old ones.
+    await writer.apply(batch(user, "late", "a late puffin and a kittiwake"));
+    await writer.compact(user);
+    const after = await manifestOf();
+    reader.counted.down = 0;
+    const expected = await writer.search(user, query, { limit: 50 });
+    expect(await held.search(user, query, { limit: 50 })).toEqual(expected);
+    expect(await found(held, user, "kittiwake")).toEqual(["late"]);
+    const moved = reader.counted.down;
+    const fresh = counting(awsStores(config).blobs);
+    expect(await newIndex({ blobs: fresh.blobs, eagerBytes: 0 }).search(user, query, { limit: 50 })).toEqual(expected);
+    expect((await manifestOf()).key).toBe(after.key); // nothing moved meanwhile
+    // At most: the new manifest, its hot pages, and the chunks that are not the old base's.
+    const old = new Set(before.manifest.chunks);
+    const changed = after.manifest.chunks.filter((key) => !old.has(key)).length;
+    expect(changed).toBeLessThan(after.manifest.chunks.length / 4);
+    const hot = (await awsStores(config).blobs.get(after.manifest.hot as string)).length;
+    expect(moved).toBeGreaterThan(0);
+    expect(moved).toBeLessThanOrEqual(after.bytes + hot + changed * 16 * 1024);
+    expect(moved).toBeLessThan(fresh.counted.down);
+  }, 120_000);
+
   it("reads a base written before hot pages existed, and its next compaction writes them", async () => {
     const user = `oldbase-${randomBytes(4).toString("hex")}`;
     const stores = awsStores(config);

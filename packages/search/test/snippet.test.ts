@@ -31,7 +31,9 @@ describe("snippetOf", () => {
   });
 
   it("keeps its place across emoji, diacritics and every kind of white space", () => {
-    expect(marked("😀 Ångström\t\tnaïve \u00a0 déjà\r\nvu  needle", "needle")).toBe("😀 Ångström naïve déjà vu [needle]");
+    expect(marked("😀 Ångström\t\tnaïve \u00a0 déjà\r\nvu  needle", "needle")).toBe(
+      "😀 Ångström naïve déjà vu [needle]",
+    );
     expect(marked("😀😀 über\u2003ÜBER über", "uber")).toBe("😀😀 [über] [ÜBER] [über]");
     const long = `${"é ".repeat(200)}\n\nzèbre ${"😀 ".repeat(200)}`;
     expect(marked(long, "zebre")).toMatch(/^…(é )+\[zèbre\]( 😀)+ …$/u);

@@ -110,20 +110,57 @@ export class Replica {
       refs,
     );
     try {
-      if (manifest && manifest.length <= eagerBytes) await replica.materialize();
-      else if (manifest && manifest.chunks.length > 0) {
-        const hot = sizes.hot !== false ? manifest.hot : undefined;
-        await Promise.all([replica.fetch(0), hot ? replica.fetchHot(hot) : undefined]);
-      }
-      refs.driver = new WasmSqlite(path);
-      await replica.run(async () => {
-        refs.index ??= new SqliteSearchIndex(refs.driver as WasmSqlite, lines);
-      });
+      await replica.start(lines, eagerBytes, sizes.hot);
     } catch (error) {
       replica.close();
       throw error;
     }
     return replica;
+  }
+
+  /**
+   * Fetches what a copy of its base needs first (all of a base of at most `eagerBytes`; else its
+   * first chunk and hot pages, those not here yet), then opens SQLite on the file.
+   */
+  private async start(lines: LineSource, eagerBytes: number, hot: boolean | undefined): Promise<void> {
+    const manifest = this.base?.manifest;
+    if (manifest && manifest.length <= eagerBytes) await this.materialize();
+    else if (manifest && manifest.chunks.length > 0) {
+      const pages = hot !== false ? manifest.hot : undefined;
+      await Promise.all([this.file.has(0) ? undefined : this.fetch(0), pages ? this.fetchHot(pages) : undefined]);
+    }
+    this.driverRef.driver = new WasmSqlite(this.file.path);
+    this.driverRef.index = undefined;
+    await this.run(async () => {
+      this.driverRef.index ??= new SqliteSearchIndex(this.driverRef.driver as WasmSqlite, lines);
+    });
+  }
+
+  /**
+   * Makes this copy one of a newer base of the same index (another writer compacted the log),
+   * keeping what it fetched that the new base still holds: a compaction uploads only the chunks
+   * it changed, so a chunk named by both manifests is the same bytes, and a copy moved to the
+   * new base fetches only what changed instead of starting over. Only for a copy the new base
+   * includes (`base.seq` at or past {@link seq}), in chunks of the same size.
+   * @returns false when it cannot be moved (the caller opens a new copy)
+   */
+  async moveTo(
+    base: { key: string; seq: number },
+    lines: LineSource,
+    sizes: { eagerBytes: number; hot?: boolean },
+  ): Promise<boolean> {
+    const old = this.base?.manifest;
+    if (!old || base.seq < this.seq) return false;
+    const manifest = decodeManifest(await this.blobs.get(base.key));
+    if (manifest.chunkBytes !== this.file.chunkBytes || manifest.pageBytes !== this.file.blockBytes) return false;
+    this.driverRef.driver?.close();
+    this.driverRef.driver = undefined;
+    const dirty = new Set(this.file.dirty);
+    this.file.rebase(manifest.length, (chunk) => !dirty.has(chunk) && manifest.chunks[chunk] === old.chunks[chunk]);
+    this.base = { key: base.key, manifest };
+    this.seq = base.seq;
+    await this.start(lines, sizes.eagerBytes, sizes.hot);
+    return true;
   }
 
   get driver(): WasmSqlite {

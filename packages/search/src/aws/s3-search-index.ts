@@ -435,6 +435,16 @@ export class S3SearchIndex implements SearchIndex {
   private async replicaAt(userId: string, pointer: Pointer | undefined): Promise<Replica> {
     let held = this.replicas.get(userId);
     if (
+      held?.replica.base &&
+      pointer?.base &&
+      held.epoch === pointer.epoch &&
+      held.replica.base.key !== pointer.base.key &&
+      !(await this.moved(held.replica, pointer.base))
+    ) {
+      this.drop(userId);
+      held = undefined;
+    }
+    if (
       held &&
       (held.epoch !== pointer?.epoch ||
         held.replica.base?.key !== pointer?.base?.key ||
@@ -462,6 +472,18 @@ export class S3SearchIndex implements SearchIndex {
       this.evict(userId);
     }
     return held.replica;
+  }
+
+  /** Moves a copy to the pointer's newer base (see {@link Replica.moveTo}): false when it could not. */
+  private async moved(replica: Replica, base: { key: string; seq: number }): Promise<boolean> {
+    try {
+      return await replica.moveTo(base, this.config.lines, {
+        eagerBytes: this.config.eagerBytes ?? S3_SEARCH_DEFAULTS.eagerBytes,
+        hot: this.config.hotPages,
+      });
+    } catch {
+      return false; // the copy is then opened again, as before
+    }
   }
 
   /** Whether an operation can start again after `error` (its copy dropped): an object gone, a copy astray. */

@@ -59,10 +59,10 @@ export class MissingChunkError extends Error {
 /** One sparse file: which blocks are here, and which chunks were written since the base. */
 export class SparseFile {
   /** Per block below the base's end: 1 when its bytes are here. */
-  private readonly present: Uint8Array;
+  private present: Uint8Array;
   /** Blocks below the base's end that are not here. */
   private absent: number;
-  private readonly baseBlocks: number;
+  private baseBlocks: number;
   /** Chunks written since the base (what a compaction uploads). */
   readonly dirty = new Set<number>();
   /** The first chunk a failed read needed, until {@link take} clears it. */
@@ -77,7 +77,7 @@ export class SparseFile {
    */
   constructor(
     readonly path: string,
-    readonly baseLength: number,
+    public baseLength: number,
     readonly blockBytes: number,
     readonly chunkBytes: number,
   ) {
@@ -144,6 +144,31 @@ export class SparseFile {
       original.writeSync(this.fd, part, 0, part.length, block * this.blockBytes);
       this.mark(block);
     }
+  }
+
+  /**
+   * Makes the file a copy of another base of `baseLength` bytes, in the same chunks: the blocks
+   * of the chunks `kept` names (the same object in both bases, and not written here since)
+   * stay; every other block is missing again. Nothing is dirty against the new base.
+   */
+  rebase(baseLength: number, kept: (chunk: number) => boolean): void {
+    const blocks = Math.ceil(baseLength / this.blockBytes);
+    const present = new Uint8Array(blocks);
+    const perChunk = this.chunkBytes / this.blockBytes;
+    let absent = blocks;
+    for (let block = 0; block < Math.min(blocks, this.baseBlocks); block++) {
+      if (this.present[block] && kept(Math.floor(block / perChunk))) {
+        present[block] = 1;
+        absent--;
+      }
+    }
+    fs.ftruncateSync(this.fd, baseLength);
+    this.baseLength = baseLength;
+    this.baseBlocks = blocks;
+    this.present = present;
+    this.absent = absent;
+    this.dirty.clear();
+    this.missing = undefined;
   }
 
   /** Whether every block of the base is here (nothing left to fetch). */
