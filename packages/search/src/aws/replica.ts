@@ -127,7 +127,12 @@ export class Replica {
     if (manifest && manifest.length <= eagerBytes) await this.materialize();
     else if (manifest && manifest.chunks.length > 0) {
       const pages = hot !== false ? manifest.hot : undefined;
-      await Promise.all([this.file.has(0) ? undefined : this.fetch(0), pages ? this.fetchHot(pages) : undefined]);
+      // Both ended before a failure is thrown: no fetch of this copy outlives the operation.
+      const fetched = await Promise.allSettled([
+        this.file.has(0) ? undefined : this.fetch(0),
+        pages ? this.fetchHot(pages) : undefined,
+      ]);
+      for (const outcome of fetched) if (outcome.status === "rejected") throw outcome.reason;
     }
     this.driverRef.driver = new WasmSqlite(this.file.path);
     this.driverRef.index = undefined;
@@ -307,8 +312,9 @@ export class Replica {
     const wanted = new Set<number>();
     for (const id of ids) {
       const leaf = leafOf(root, id, page);
-      const chunk = leaf === undefined ? undefined : Math.floor(((leaf - 1) * pageBytes) / this.file.chunkBytes);
-      if (chunk !== undefined && !this.file.has(chunk)) wanted.add(chunk);
+      if (leaf !== undefined && !this.file.hasBlock(leaf - 1)) {
+        wanted.add(Math.floor(((leaf - 1) * pageBytes) / this.file.chunkBytes));
+      }
     }
     return wanted;
   }
@@ -424,10 +430,12 @@ export class Replica {
 
   /** Fetches the base's hot pages (a fresh copy's first batch) and puts them in the file. */
   private async fetchHot(key: string): Promise<void> {
+    const generation = this.file.generation;
     const body = await this.blobs.get(key);
     this.fetchedBytes += body.length;
     const pageBytes = this.file.blockBytes;
-    this.file.fillBlocks(new Map([...decodeHotPages(body, pageBytes)].map(([n, bytes]) => [n - 1, bytes])));
+    const pages = decodeHotPages(body, pageBytes);
+    this.file.fillBlocks(new Map([...pages].map(([n, bytes]) => [n - 1, bytes])), generation);
   }
 
   /** Fetches every chunk not here yet, a few at a time (a small base whole; before a VACUUM, which reads every page). */
@@ -457,9 +465,10 @@ export class Replica {
   private async fetch(chunk: number): Promise<void> {
     const key = this.base?.manifest.chunks[chunk];
     if (key === undefined) throw new Error(`chunk ${chunk} is past the base`);
+    const generation = this.file.generation;
     const bytes = await this.blobs.get(key);
     this.fetchedBytes += bytes.length;
-    this.file.fill(chunk, bytes);
+    this.file.fill(chunk, bytes, generation); // nothing if the copy moved to another base meanwhile
   }
 }
 

@@ -221,12 +221,15 @@ export class S3SearchIndex implements SearchIndex {
       (index) => index.search(userId, query, options),
       async (replica) => {
         if (replica.file.complete()) return; // nothing left to fetch: no stage to run first
-        // Each stage's pages at once: the words' doclists, the rows of the entries ranked, their sessions.
-        await replica.prefetch(wordsOf(query));
-        const { ids, tables } = await replica.run(async () => replica.index.rankedIds(userId, query));
-        await replica.prefetchRows(tables, ids);
-        const keys = await replica.run(async () => replica.index.sessionKeysOf(ids));
-        await replica.prefetchRows(["sessions"], keys);
+        // Each stage's pages at once: the words' doclists, the rows of the entries ranked, their
+        // sessions. Hints only: a stage that fails leaves the search to fetch what it misses.
+        try {
+          await replica.prefetch(wordsOf(query));
+          const { ids, tables } = await replica.run(async () => replica.index.rankedIds(userId, query));
+          await replica.prefetchRows(tables, ids);
+          const keys = await replica.run(async () => replica.index.sessionKeysOf(ids));
+          await replica.prefetchRows(["sessions"], keys);
+        } catch {}
       },
     );
   }

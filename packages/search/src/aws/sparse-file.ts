@@ -62,6 +62,11 @@ export class SparseFile {
   private present: Uint8Array;
   /** Blocks below the base's end that are not here. */
   private absent: number;
+  /**
+   * Bumped when the file stops being a copy of the base it was (a {@link rebase}, a
+   * {@link close}): bytes fetched before are not put in it ({@link fill}'s `generation`).
+   */
+  generation = 0;
   private baseBlocks: number;
   /** Chunks written since the base (what a compaction uploads). */
   readonly dirty = new Set<number>();
@@ -133,8 +138,12 @@ export class SparseFile {
     return true;
   }
 
-  /** Puts a fetched chunk's bytes in the blocks that are not here (blocks SQLite wrote since are newer: kept). */
-  fill(chunk: number, bytes: Uint8Array): void {
+  /**
+   * Puts a fetched chunk's bytes in the blocks that are not here (blocks SQLite wrote since are
+   * newer: kept); nothing when the fetch started in another {@link generation}.
+   */
+  fill(chunk: number, bytes: Uint8Array, generation = this.generation): void {
+    if (generation !== this.generation) return;
     const [first, end] = this.blocksOf(chunk);
     const start = chunk * this.chunkBytes;
     for (let block = first; block < end; block++) {
@@ -156,7 +165,9 @@ export class SparseFile {
     const present = new Uint8Array(blocks);
     const perChunk = this.chunkBytes / this.blockBytes;
     let absent = blocks;
-    for (let block = 0; block < Math.min(blocks, this.baseBlocks); block++) {
+    // Blocks past the file's end now (SQLite truncated it: a VACUUM) hold nothing, whatever their marks say.
+    const held = Math.min(blocks, this.baseBlocks, Math.floor(this.length() / this.blockBytes));
+    for (let block = 0; block < held; block++) {
       if (this.present[block] && kept(Math.floor(block / perChunk))) {
         present[block] = 1;
         absent--;
@@ -169,6 +180,7 @@ export class SparseFile {
     this.absent = absent;
     this.dirty.clear();
     this.missing = undefined;
+    this.generation++;
   }
 
   /** Whether every block of the base is here (nothing left to fetch). */
@@ -188,7 +200,8 @@ export class SparseFile {
   }
 
   /** Puts fetched blocks' bytes (block → bytes) where blocks are not here yet (blocks SQLite wrote since are newer: kept). */
-  fillBlocks(blocks: ReadonlyMap<number, Uint8Array>): void {
+  fillBlocks(blocks: ReadonlyMap<number, Uint8Array>, generation = this.generation): void {
+    if (generation !== this.generation) return;
     for (const [block, bytes] of blocks) {
       if (block >= this.baseBlocks || this.present[block]) continue;
       original.writeSync(this.fd, bytes, 0, bytes.length, block * this.blockBytes);
@@ -222,6 +235,7 @@ export class SparseFile {
 
   /** Stops tracking the path and closes this object's descriptor (SQLite closes its own). */
   close(): void {
+    this.generation++; // a fetch that lands later writes nothing (its descriptor may be another file's by then)
     byPath.delete(this.path);
     original.closeSync(this.fd);
   }
