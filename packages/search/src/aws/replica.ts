@@ -237,9 +237,9 @@ export class Replica {
    * leaf that starts one: a term's doclist runs from the leaf of the last entry at or before it
    * to the leaf of the first entry past it (the leaves between hold only doclist, no term).
    * Ranking reads every doclist whole (bm25 counts the entries of each term) and a prefix's
-   * completions are counted from theirs, so the whole run is wanted. Each leaf's `_data` row is
-   * looked up alone, so each lookup stops at its own missing page and every chunk is known
-   * without fetching any; at most {@link MAX_PREFETCH_LEAVES} leaves are looked up.
+   * completions are counted from theirs, so the whole run is wanted. The chunks of those leaves
+   * are found from `_data`'s interior pages (hot), as {@link prefetchRows} finds rows; at most
+   * {@link MAX_PREFETCH_LEAVES} leaves are looked up.
    */
   async prefetch(terms: readonly PrefetchTerm[]): Promise<void> {
     if (!this.base || terms.length === 0) return;
@@ -299,7 +299,7 @@ export class Replica {
     await this.fetchAll([...wanted]);
   }
 
-  /** The chunks not here yet that a read of rows `ids` of the table b-tree at `root` needs next (their leaves, with the hot pages here). */
+  /** The chunks a read of rows `ids` of the table b-tree at `root` needs next: their leaves' (the hot pages here). */
   private leafChunks(root: number, ids: Iterable<number>): Set<number> {
     const pageBytes = this.file.blockBytes;
     const pages = new Map<number, Uint8Array | undefined>();
