@@ -98,7 +98,8 @@ describe("the share page's tree in a browser", () => {
     const again = Date.now() - t1;
     // A match opens its entry.
     await page.locator(".tree-row").first().click();
-    await page.waitForSelector("#e-n7");
+    // The click loads the 20,000-entry page again (at that leaf): as long as its first load may take.
+    await page.waitForSelector("#e-n7", { timeout: 60_000 });
     // Masked text is what is searched: the credential is not found, its mask is.
     await searchFor(page, secret.slice(0, 16));
     expect(await status(page)).toBe("0 of 20,000 entries match");
