@@ -378,6 +378,21 @@ describe("the aws search index's cost follows the change", () => {
     return writer;
   };
 
+  /**
+   * A base of 12 bulky sessions whose every entry also holds "puffin" (a common word), in chunks
+   * of 16 KiB (the rows of the entries it ranks are in many of them): its writer.
+   */
+  const puffinBase = async (userId: string, seed: number) => {
+    const writer = newIndex({ chunkBytes: 16 * 1024 });
+    for (let s = 0; s < 12; s++) {
+      const bulk = bulky(userId, `bulk${s}`, 400, seed + s);
+      for (const doc of bulk.documents) doc.text += " puffin";
+      await writer.apply(bulk);
+    }
+    await writer.compact(userId);
+    return writer;
+  };
+
   it("answers a fresh instance's query by fetching fewer bytes than the index holds", async () => {
     const lazy = `lazy-${randomBytes(4).toString("hex")}`;
     const writer = await needleBase(lazy, 100);
@@ -410,14 +425,7 @@ describe("the aws search index's cost follows the change", () => {
 
   it("fetches at once, stage by stage, what a fresh instance's first query of a common word reads", async () => {
     const user = `doclist-${randomBytes(4).toString("hex")}`;
-    // Small chunks: the rows of the entries it ranks are in many of them.
-    const writer = newIndex({ chunkBytes: 16 * 1024 });
-    for (let s = 0; s < 12; s++) {
-      const bulk = bulky(user, `bulk${s}`, 400, 300 + s);
-      for (const doc of bulk.documents) doc.text += " puffin";
-      await writer.apply(bulk);
-    }
-    await writer.compact(user);
+    const writer = await puffinBase(user, 300);
     const first = async (q: string) => {
       const { blobs, counted } = counting(awsStores(config).blobs);
       const index = newIndex({ blobs, eagerBytes: 0 });
@@ -436,13 +444,7 @@ describe("the aws search index's cost follows the change", () => {
 
   it("keeps what a copy fetched across another writer's compaction: it fetches what changed, not the index again", async () => {
     const user = `moved-${randomBytes(4).toString("hex")}`;
-    const writer = newIndex({ chunkBytes: 16 * 1024 });
-    for (let s = 0; s < 12; s++) {
-      const bulk = bulky(user, `bulk${s}`, 400, 500 + s);
-      for (const doc of bulk.documents) doc.text += " puffin";
-      await writer.apply(bulk);
-    }
-    await writer.compact(user);
+    const writer = await puffinBase(user, 500);
     const reader = counting(awsStores(config).blobs);
     const held = newIndex({ blobs: reader.blobs, eagerBytes: 0 });
     const query = parseQuery("puffin");
