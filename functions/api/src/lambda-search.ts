@@ -126,7 +126,7 @@ export class MarkingIndexer extends SearchIndexer {
     const deadline = Date.now() + budgetMs;
     const upgraded = await this.upgradeIfOld(userId);
     const marks = await this.marks.ofUser(userId, MARKS_PER_SEARCH);
-    const pass = await this.indexMarks(marks, deadline);
+    const pass = await this.indexMarks(marks, deadline, { atLeastOne: true, upkeep: false });
     return { indexed: pass.indexed, left: pass.left, upgraded, more: pass.left > 0 };
   }
 
@@ -149,8 +149,10 @@ export class MarkingIndexer extends SearchIndexer {
       });
     }
     if (recheck && old.length === 0) this.upgradedAllAt = Date.now();
+    // Folds left by the pass before (they did not fit its budget) or asked for by requests come first, while the budget is whole.
+    const folded = await this.upkeep(deadline, true);
     const due = await this.marks.due(MARKS_PER_PASS);
-    const pass = await this.indexMarks(inTurns(due.marks), deadline);
+    const pass = await this.indexMarks(inTurns(due.marks), deadline, { atLeastOne: folded === 0, upkeep: true });
     // Put off, a few at once: a failing session waits, and the next bounded read reaches the marks after it.
     for (let i = 0; i < pass.failed.length; i += MARKS_AT_ONCE) {
       await Promise.all(pass.failed.slice(i, i + MARKS_AT_ONCE).map((mark) => this.marks.defer(mark)));
@@ -208,6 +210,16 @@ export class MarkingIndexer extends SearchIndexer {
     return retired ? 1 : 0;
   }
 
+  /** The index's folds that fit before `deadline` (see `SearchIndex.upkeep`); a failure is logged, not thrown. */
+  private async upkeep(deadline: number, atLeastOne: boolean): Promise<number> {
+    try {
+      return (await this.indexOf.upkeep?.(deadline, { atLeastOne })) ?? 0;
+    } catch (error) {
+      this.log(`pisync: search upkeep failed: ${(error as Error).message}`);
+      return 0;
+    }
+  }
+
   /**
    * Indexes the marked sessions, in order, in bounded steps until `deadline` (at least one step:
    * every pass makes progress); a mark goes once its session is up to date, and only that mark.
@@ -216,13 +228,19 @@ export class MarkingIndexer extends SearchIndexer {
   private async indexMarks(
     marks: readonly SessionMark[],
     deadline: number,
+    options: {
+      /** Whether the first step runs even past the deadline (no other work of the pass made progress). */
+      atLeastOne: boolean;
+      /** Whether the index's folds that fit the time left run after each step (a scheduled pass's, never a search's). */
+      upkeep: boolean;
+    },
   ): Promise<{ indexed: number; left: number; failed: SessionMark[] }> {
     const queue = [...marks];
     let indexed = 0;
     const failed: SessionMark[] = [];
     let bytesPerMs = FIRST_BYTES_PER_MS;
     let size = STEP_SESSIONS.first;
-    let first = true;
+    let first = options.atLeastOne;
     while (queue.length > 0 && (first || Date.now() < deadline)) {
       first = false;
       const step = queue.splice(0, size);
@@ -243,6 +261,7 @@ export class MarkingIndexer extends SearchIndexer {
       queue.unshift(...step.filter((_, i) => outcomes[i] === "later"));
       queue.push(...step.filter((_, i) => outcomes[i] === "more"));
       failed.push(...step.filter((_, i) => outcomes[i] === "failed"));
+      if (options.upkeep && Date.now() < deadline) await this.upkeep(deadline, false);
     }
     return { indexed, left: marks.length - indexed, failed };
   }
@@ -335,6 +354,7 @@ function forwardTo(get: () => Promise<SearchIndex>): SearchIndex {
     clear: async (userId) => (await get()).clear(userId),
     files: async (userId, sessionId, limit) => (await get()).files(userId, sessionId, limit),
     search: async (userId, query, options) => (await get()).search(userId, query, options),
+    upkeep: async (deadline, options) => (await get()).upkeep?.(deadline, options) ?? 0,
   };
 }
 

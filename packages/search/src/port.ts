@@ -158,4 +158,11 @@ export interface SearchIndex {
   files(userId: string, sessionId: string, limit: number): Promise<FileTouched[]>;
   /** Runs a query. @throws QueryError for a malformed cursor */
   search(userId: string, query: SearchQuery, options: { limit: number; cursor?: string }): Promise<SearchPage>;
+  /**
+   * Optional: work the index leaves off requests' paths (the AWS adapter folds logs into new
+   * bases), as much as fits before `deadline` (epoch ms); with `atLeastOne`, the first piece
+   * whatever it takes (a pass's first work, its whole budget ahead). For scheduled passes only.
+   * @returns the pieces done
+   */
+  upkeep?(deadline: number, options?: { atLeastOne?: boolean }): Promise<number>;
 }

@@ -89,7 +89,13 @@ describe("the aws search index", () => {
 
   it("loses nothing when writers race while their changes keep compacting the log", async () => {
     const folder = `folder-${randomBytes(4).toString("hex")}`;
-    const indexes = [0, 1, 2].map(() => newIndex({ compactAfter: { entries: 3, bytes: 1 << 30 }, eagerBytes: 0 }));
+    const indexes = [0, 1, 2].map(() =>
+      newIndex({
+        compactAfter: { entries: 3, bytes: 1 << 30 },
+        compactOnChangeAfter: { entries: 3, bytes: 1 << 30 },
+        eagerBytes: 0,
+      }),
+    );
     await Promise.all(
       Array.from({ length: 15 }, (_, i) => indexes[i % 3]?.apply(batch(folder, `s${i}`, `compacted grebe ${i}`))),
     );
@@ -98,6 +104,40 @@ describe("the aws search index", () => {
     const pointer = await indexes[0]?.pointers.get(folder);
     expect(pointer?.base?.seq).toBeGreaterThanOrEqual(3); // compactions happened among the races
     expect((pointer?.base?.seq ?? 0) + (pointer?.log.length ?? 0)).toBe(15);
+  });
+
+  it("leaves a log past the threshold to a pass's upkeep, which folds it while it fits its budget", async () => {
+    const user = `due-${randomBytes(4).toString("hex")}`;
+    const limits = {
+      compactAfter: { entries: 3, bytes: 1 << 30 },
+      compactOnChangeAfter: { entries: 6, bytes: 1 << 30 },
+    };
+    const writer = newIndex(limits);
+    for (let i = 0; i < 3; i++) await writer.apply(batch(user, `s${i}`, `deferred heron ${i}`));
+    // Past the threshold: asked for, not folded on the change's path.
+    let pointer = await writer.pointers.get(user);
+    expect(pointer?.base).toBeUndefined();
+    expect(pointer?.log).toHaveLength(3);
+    expect(await writer.pointers.compactionsDue(1000)).toContain(user);
+    // A fold that cannot end before the deadline waits for the next pass...
+    expect(await writer.upkeep(Date.now() + 1)).toBe(0);
+    expect((await writer.pointers.get(user))?.log).toHaveLength(3);
+    // ...which starts with it, on another instance too (the request is durable).
+    const pass = newIndex(limits);
+    expect(await pass.upkeep(Date.now() + 1, { atLeastOne: true })).toBeGreaterThanOrEqual(1);
+    pointer = await writer.pointers.get(user);
+    expect(pointer?.log).toEqual([]);
+    expect(pointer?.base?.seq).toBe(3);
+    expect(await writer.pointers.compactionsDue(1000)).not.toContain(user);
+    expect(await found(writer, user, "heron")).toEqual(["s0", "s1", "s2"]);
+    // The writer's own request is stale now: its next upkeep finds nothing to fold.
+    expect(await writer.upkeep(Date.now() + 60_000)).toBe(0);
+    // No pass came: a change far past the threshold folds the log itself.
+    for (let i = 3; i < 9; i++) await writer.apply(batch(user, `s${i}`, `deferred heron ${i}`));
+    pointer = await writer.pointers.get(user);
+    expect(pointer?.base?.seq).toBe(9);
+    expect(pointer?.log).toEqual([]);
+    expect(await found(newIndex(), user, "heron")).toHaveLength(9);
   });
 
   it("reads the index another instance published, though its own copy was of an older version", async () => {

@@ -7,7 +7,9 @@
  *   it was indexed; gsi1 `XT` (a write's) or `XR` (a rebuild's) / `<due time>#<user>#<session>`,
  *   so the scheduled pass reads the oldest due marks, a bounded number at a time (marks written
  *   before that are in gsi1 `XD` / `<user>#<session>`, read after the others);
- * - chain:   pk `XC`, sk `C`: `{ chain, seq, until }`, the one chain of passes that invokes itself.
+ * - chain:   pk `XC`, sk `C`: `{ chain, seq, until }`, the one chain of passes that invokes itself;
+ * - compaction due: pk `X#<user>`, sk `XF`: `{ at }`, a log past the threshold, left by the change
+ *   that took it there for a scheduled pass to fold; gsi1 `XF` / `<at>#<user>` (oldest first).
  */
 import { TABLE_SCHEMA } from "@pisync/store";
 
@@ -26,3 +28,6 @@ export const CHAIN_SK = "C";
 export const userPk = (userId: string) => `X#${userId}`;
 export const POINTER_SK = "X";
 export const MARK_SK_PREFIX = "D#";
+/** The sort key of a user's compaction request, and the gsi1 partition of every one. */
+export const COMPACTION_SK = "XF";
+export const COMPACTIONS_PARTITION = "XF";

@@ -11,7 +11,7 @@ import {
   QueryCommand,
 } from "@aws-sdk/lib-dynamodb";
 import { type AwsConnection, awsErrorName, documentClient } from "@pisync/store/aws";
-import { GSI, POINTER_SK, USERS_PARTITION, userPk } from "./items.js";
+import { COMPACTION_SK, COMPACTIONS_PARTITION, GSI, POINTER_SK, USERS_PARTITION, userPk } from "./items.js";
 
 /** A change of the index, in the log: the batches that applied, or a session removed. */
 export interface LogEntry {
@@ -143,6 +143,51 @@ export class Pointers {
       start = page.LastEvaluatedKey;
     } while (start);
     return users;
+  }
+
+  /**
+   * Asks a scheduled pass to fold the user's log (a change took it past the threshold on a
+   * request's path, which does not wait for a fold). One item per user: asked again, it keeps
+   * its place.
+   */
+  async requestCompaction(userId: string, at = Date.now()): Promise<void> {
+    try {
+      await this.db.send(
+        new PutCommand({
+          TableName: this.table,
+          Item: {
+            pk: userPk(userId),
+            sk: COMPACTION_SK,
+            at,
+            gsi1pk: COMPACTIONS_PARTITION,
+            gsi1sk: `${at.toString().padStart(15, "0")}#${userId}`,
+          },
+          ConditionExpression: "attribute_not_exists(pk)",
+        }),
+      );
+    } catch (error) {
+      if (awsErrorName(error) !== "ConditionalCheckFailedException") throw error;
+    }
+  }
+
+  /** The users whose compaction was asked for, oldest request first: `limit` at most. */
+  async compactionsDue(limit: number): Promise<string[]> {
+    const page = await this.db.send(
+      new QueryCommand({
+        TableName: this.table,
+        IndexName: GSI,
+        KeyConditionExpression: "gsi1pk = :pk",
+        ExpressionAttributeValues: { ":pk": COMPACTIONS_PARTITION },
+        ProjectionExpression: "gsi1sk",
+        Limit: limit,
+      }),
+    );
+    return (page.Items ?? []).map((item) => String(item.gsi1sk).slice(16));
+  }
+
+  /** Forgets the user's compaction request (its log was folded). */
+  async compactionDone(userId: string): Promise<void> {
+    await this.db.send(new DeleteCommand({ TableName: this.table, Key: { pk: userPk(userId), sk: COMPACTION_SK } }));
   }
 
   close(): void {

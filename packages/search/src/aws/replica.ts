@@ -71,6 +71,8 @@ export function fetchChanges(
 export class Replica {
   /** Chunks fetched, in bytes (for the bench and the tests). */
   fetchedBytes = 0;
+  /** The size of the base's hot pages object, once fetched or uploaded here (a fold uploads it again). */
+  private hotBytes = 0;
 
   private constructor(
     private readonly blobs: BlobStore,
@@ -342,6 +344,11 @@ export class Replica {
     if (applied.some((ok) => !ok)) throw new DivergedError("a logged batch did not apply");
   }
 
+  /** About the bytes {@link compact} would upload now: the chunks written since the base and the hot pages. */
+  foldBytes(): number {
+    return this.file.dirty.size * this.file.chunkBytes + this.hotBytes;
+  }
+
   /**
    * Uploads the chunks written since the base (fetching first what they lack) and a manifest
    * naming them with the unchanged ones: the new base of change {@link seq}. The copy is not
@@ -420,6 +427,7 @@ export class Replica {
     );
     const key = chunkKey(userId);
     await this.blobs.put(key, body);
+    this.hotBytes = body.length;
     return { key, bytes: body.length };
   }
 
@@ -433,6 +441,7 @@ export class Replica {
     const generation = this.file.generation;
     const body = await this.blobs.get(key);
     this.fetchedBytes += body.length;
+    this.hotBytes = body.length;
     const pageBytes = this.file.blockBytes;
     const pages = decodeHotPages(body, pageBytes);
     this.file.fillBlocks(new Map([...pages].map(([n, bytes]) => [n - 1, bytes])), generation);

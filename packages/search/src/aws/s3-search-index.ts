@@ -11,9 +11,12 @@
  *   log object and moves the pointer with a conditional write on its revision; only then is the
  *   local transaction committed. The one whose write fails was overtaken: it rolls back and
  *   starts again from the winner's pointer. Its upload is the change, whatever the index's size.
- * - When the log passes a threshold, the change that made it so folds it into a new base: it
- *   uploads the chunks its copy wrote since its base, and a manifest naming them with the
- *   unchanged ones, and moves the pointer again. No VACUUM: it would rewrite every chunk.
+ * - When the log passes a threshold, the change that made it so asks for a fold ({@link
+ *   Pointers.requestCompaction}) and a scheduled pass folds it into a new base ({@link
+ *   S3SearchIndex.upkeep}), as much as fits its time budget: it uploads the chunks its copy
+ *   wrote since its base, and a manifest naming them with the unchanged ones, and moves the
+ *   pointer again. A request never waits for a fold, unless no pass came in time and the log is
+ *   four times past the threshold. No VACUUM: it would rewrite every chunk.
  * - A read brings the copy up to the pointer the same way, then runs on it: a fresh instance
  *   fetches the chunks its query touches, not the file.
  * - What no pointer names any more is removed later by {@link S3SearchIndex.sweep}, once older
@@ -106,8 +109,10 @@ export interface S3SearchIndexConfig {
    * the bench's comparison.
    */
   hotPages?: boolean;
-  /** A log of this many entries, or of this many bytes, is folded into a new base (default 32, 4 MiB). */
+  /** A log of this many entries, or of this many bytes, is due to be folded into a new base by {@link S3SearchIndex.upkeep} (default 32, 4 MiB). */
   compactAfter?: { entries: number; bytes: number };
+  /** A change that takes the log past this folds it itself, on its own path (default 128, 16 MiB: no pass came in time). */
+  compactOnChangeAfter?: { entries: number; bytes: number };
   /** Told of each compaction. */
   onCompaction?: (report: CompactionReport) => void;
 }
@@ -118,7 +123,19 @@ export const S3_SEARCH_DEFAULTS = {
   chunkBytes: 128 * 1024,
   eagerBytes: 16 * 1024 * 1024,
   compactAfter: { entries: 32, bytes: 4 * 1024 * 1024 },
+  compactOnChangeAfter: { entries: 128, bytes: 16 * 1024 * 1024 },
 };
+
+/** Compaction requests a pass reads at most. */
+const REQUESTS_PER_PASS = 32;
+/** The upload rate a fold's estimate assumes before one was measured here (bytes per ms: a slow link's). */
+const FIRST_UPLOAD_BYTES_PER_MS = 4_000;
+
+/** Whether the pointer's log is past `limit`. */
+function logPast(pointer: Pointer, limit: { entries: number; bytes: number }): boolean {
+  const bytes = pointer.log.reduce((n, entry) => n + entry.bytes, 0);
+  return pointer.log.length >= limit.entries || bytes >= limit.bytes;
+}
 
 /** The search index of every user on S3 (bases and logs) and DynamoDB (pointers). */
 export class S3SearchIndex implements SearchIndex {
@@ -132,6 +149,12 @@ export class S3SearchIndex implements SearchIndex {
   private empty: SqliteSearchIndex | undefined;
   private readonly dir: string;
   private made = false;
+  /** Users whose log this instance saw past the threshold, not folded since (a pass folds them first). */
+  private readonly due = new Set<string>();
+  /** Per user, the base whose log this instance asked a fold of (asked once per base). */
+  private readonly requested = new Map<string, string>();
+  /** Bytes a fold uploads per ms, as the last folds here went (the estimate of the next one). */
+  private uploadRate = FIRST_UPLOAD_BYTES_PER_MS;
 
   constructor(private readonly config: S3SearchIndexConfig) {
     this.pointers = new Pointers(config.connection, config.table);
@@ -205,6 +228,8 @@ export class S3SearchIndex implements SearchIndex {
     for (const user of userId === undefined ? await this.users() : [userId]) {
       await this.exclusive(user, async () => {
         await this.pointers.delete(user);
+        await this.pointers.compactionDone(user);
+        this.due.delete(user);
         this.drop(user);
         await this.config.blobs.delete(await this.config.blobs.list(userPrefix(user)));
       });
@@ -322,7 +347,7 @@ export class S3SearchIndex implements SearchIndex {
             replica.seq += 1;
             const held = this.replicas.get(userId);
             if (held) held.epoch = published.epoch;
-            await this.maybeCompact(userId, published, replica);
+            await this.afterChange(userId, published, replica);
           } catch {
             // Published, so in the log: a copy opened again replays it.
             this.drop(userId);
@@ -366,14 +391,68 @@ export class S3SearchIndex implements SearchIndex {
     }
   }
 
-  /** Folds the log into a new base when it passed the threshold and this copy is at its head. */
-  private async maybeCompact(userId: string, pointer: Pointer, replica: Replica): Promise<void> {
-    const { entries, bytes } = this.config.compactAfter ?? S3_SEARCH_DEFAULTS.compactAfter;
-    const logBytes = pointer.log.reduce((n, entry) => n + entry.bytes, 0);
-    if (headSeq(pointer) !== replica.seq || (pointer.log.length < entries && logBytes < bytes)) return;
-    await this.fold(userId, pointer, replica).catch(() => {
-      // Best effort: the change is published already; a later change folds the log (its objects wait for the sweep).
-    });
+  /**
+   * After a published change: a log past the threshold is due for a fold (asked of the scheduled
+   * passes once per base; best effort: a lost request leaves the fold to the next change past
+   * it), or folded now when far past it and this copy is at its head.
+   */
+  private async afterChange(userId: string, pointer: Pointer, replica: Replica): Promise<void> {
+    if (!logPast(pointer, this.config.compactAfter ?? S3_SEARCH_DEFAULTS.compactAfter)) return;
+    const overdue = this.config.compactOnChangeAfter ?? S3_SEARCH_DEFAULTS.compactOnChangeAfter;
+    if (logPast(pointer, overdue) && headSeq(pointer) === replica.seq) {
+      await this.fold(userId, pointer, replica).catch(() => {
+        // Best effort: the change is published already; a later change folds the log (its objects wait for the sweep).
+      });
+      return;
+    }
+    this.due.add(userId);
+    const base = pointer.base?.key ?? "";
+    if (this.requested.get(userId) === base) return;
+    try {
+      await this.pointers.requestCompaction(userId);
+      this.requested.set(userId, base);
+    } catch {}
+  }
+
+  /**
+   * Folds the logs due for it (those this instance saw past the threshold, then those other
+   * instances asked for, oldest first), each while its estimate fits before `deadline`; with
+   * `atLeastOne`, the first one whatever its estimate (a pass's first work, with its whole
+   * budget ahead: a fold cannot be split). A fold that fails is left for a later pass (and told
+   * to `onCompaction`). @returns the logs folded
+   */
+  async upkeep(deadline: number, options: { atLeastOne?: boolean } = {}): Promise<number> {
+    await loadWasmSqlite();
+    const users = new Set(this.due);
+    let forced = options.atLeastOne === true;
+    if (forced || Date.now() < deadline) {
+      for (const userId of await this.pointers.compactionsDue(REQUESTS_PER_PASS)) users.add(userId);
+    }
+    let folded = 0;
+    for (const userId of users) {
+      if (!forced && Date.now() + this.foldEstimateMs(userId) > deadline) continue;
+      const report = await this.exclusive(userId, () => this.foldIfDue(userId)).catch(() => undefined);
+      if (report) forced = false;
+      if (report?.published) folded++;
+    }
+    return folded;
+  }
+
+  /** How long a fold of the user's log would take here: unknown (infinite) without a copy of it. */
+  private foldEstimateMs(userId: string): number {
+    const held = this.replicas.get(userId)?.replica;
+    return held ? held.foldBytes() / this.uploadRate : Number.POSITIVE_INFINITY;
+  }
+
+  /** Folds the user's log if it is still past the threshold (another instance may have folded it); its request goes either way. */
+  private async foldIfDue(userId: string): Promise<CompactionReport | undefined> {
+    const pointer = await this.pointers.get(userId);
+    if (!pointer || !logPast(pointer, this.config.compactAfter ?? S3_SEARCH_DEFAULTS.compactAfter)) {
+      this.due.delete(userId);
+      await this.pointers.compactionDone(userId);
+      return undefined;
+    }
+    return this.fold(userId, pointer, await this.replicaAt(userId, pointer));
   }
 
   /**
@@ -427,9 +506,13 @@ export class S3SearchIndex implements SearchIndex {
       }
       if (!report.published) throw new Error(`the search index of ${userId} changed while it was compacted`);
       replica.rebase({ key: made.key, manifest: made.manifest });
+      this.due.delete(userId);
+      this.requested.delete(userId);
+      await this.pointers.compactionDone(userId).catch(() => {}); // a stale request: the next pass finds nothing to fold
       return report;
     } finally {
       report.ms = performance.now() - t0;
+      if (report.published && report.ms > 0) this.uploadRate = Math.max(100, report.uploaded / report.ms);
       this.config.onCompaction?.(report);
     }
   }
