@@ -15,9 +15,12 @@ import {
   chunkKey,
   decodeChange,
   decodeManifest,
+  decodePages,
   encodeManifest,
+  encodePages,
   type Manifest,
   manifestKey,
+  type Patch,
 } from "./objects.js";
 import type { LogEntry } from "./pointers.js";
 import { SparseFile } from "./sparse-file.js";
@@ -33,6 +36,14 @@ const MAX_PREFETCH_LEAVES = 16_384;
 const MAX_READ_AHEAD = 64;
 /** SQLite's page size in a file without a base yet (SQLite's default). */
 const NEW_FILE_PAGE_BYTES = 4096;
+/**
+ * Patches a base has at most, and their bytes at most: the compaction past either rewrites the
+ * chunks they touch instead (a chunk read fetches one range of each patch that holds its pages).
+ */
+const MAX_PATCHES = 16;
+const MAX_PATCH_BYTES = 64 * 1024 * 1024;
+/** Where a block's bytes are in a base: its chunk, or a patch (by index). */
+const FROM_CHUNK = -1;
 
 /** Trees whose every page is hot, by name: FTS5's `_idx` (read by each term lookup of each segment) and `_config`. */
 const WHOLE_TREE = /_(idx|config)$/;
@@ -67,12 +78,53 @@ export function fetchChanges(
   return changes;
 }
 
+/** Where each block of a base is: its chunk or its last patch (see {@link Manifest.patches}). */
+interface Layout {
+  /** Per block below the base's length: {@link FROM_CHUNK}, or the index of the last patch that holds it. */
+  source: Int16Array;
+  /** Each patch's pages, 1-based and ascending (a page's place in its object). */
+  pages: number[][];
+}
+
+/** The layout of a base: every block from its chunk unless a patch holds it (the last one wins). */
+function layoutOf(manifest: Manifest | undefined): Layout {
+  const source = new Int16Array(manifest ? Math.ceil(manifest.length / manifest.pageBytes) : 0).fill(FROM_CHUNK);
+  const pages = (manifest?.patches ?? []).map((patch) => decodePages(patch.pages));
+  pages.forEach((list, i) => {
+    for (const page of list) if (page - 1 < source.length) source[page - 1] = i;
+  });
+  return { source, pages };
+}
+
+/** The object a block's bytes come from in a base (undefined: none, past its end). */
+function objectOf(manifest: Manifest, layout: Layout, block: number): string | undefined {
+  const from = layout.source[block];
+  if (from === undefined) return undefined;
+  if (from !== FROM_CHUNK) return manifest.patches?.[from]?.key;
+  return manifest.chunks[Math.floor((block * manifest.pageBytes) / manifest.chunkBytes)];
+}
+
+/** The index of `value` in the ascending `list` (-1 when absent). */
+function indexIn(list: readonly number[], value: number): number {
+  let low = 0;
+  let high = list.length;
+  while (low < high) {
+    const mid = (low + high) >> 1;
+    if ((list[mid] as number) < value) low = mid + 1;
+    else high = mid;
+  }
+  return list[low] === value ? low : -1;
+}
+
 /** A user's index on this instance. */
 export class Replica {
   /** Chunks fetched, in bytes (for the bench and the tests). */
   fetchedBytes = 0;
   /** The size of the base's hot pages object, once fetched or uploaded here (a fold uploads it again). */
   private hotBytes = 0;
+
+  /** Where each block of the base is (its chunk or a patch). */
+  private layout: Layout;
 
   private constructor(
     private readonly blobs: BlobStore,
@@ -82,7 +134,9 @@ export class Replica {
     /** The last change applied. */
     public seq: number,
     private readonly driverRef: { driver?: WasmSqlite; index?: SqliteSearchIndex },
-  ) {}
+  ) {
+    this.layout = layoutOf(base?.manifest);
+  }
 
   /**
    * A copy of the base `base` names (empty when none) at change `seq`: its manifest, then in
@@ -124,15 +178,27 @@ export class Replica {
    * Fetches what a copy of its base needs first (all of a base of at most `eagerBytes`; else its
    * first chunk and hot pages, those not here yet), then opens SQLite on the file.
    */
-  private async start(lines: LineSource, eagerBytes: number, hot: boolean | undefined): Promise<void> {
+  private async start(
+    lines: LineSource,
+    eagerBytes: number,
+    hot: boolean | undefined,
+    /** Hot objects whose pages are here already (a moved copy's: its old base named them too). */
+    held: ReadonlySet<string> = new Set(),
+  ): Promise<void> {
     const manifest = this.base?.manifest;
     if (manifest && manifest.length <= eagerBytes) await this.materialize();
-    else if (manifest && manifest.chunks.length > 0) {
-      const pages = hot !== false ? manifest.hot : undefined;
-      // Both ended before a failure is thrown: no fetch of this copy outlives the operation.
+    else if (manifest && manifest.length > 0) {
+      // The base's hot pages, and each patch's (a block is taken from the one that holds it last).
+      const hotObjects: Array<[string, number]> = [];
+      if (hot !== false && manifest.hot) hotObjects.push([manifest.hot, FROM_CHUNK]);
+      for (const [i, patch] of (manifest.patches ?? []).entries()) {
+        if (hot !== false && patch.hot) hotObjects.push([patch.hot, i]);
+      }
+      const wanted = hotObjects.filter(([key]) => !held.has(key));
+      // All ended before a failure is thrown: no fetch of this copy outlives the operation.
       const fetched = await Promise.allSettled([
         this.file.has(0) ? undefined : this.fetch(0),
-        pages ? this.fetchHot(pages) : undefined,
+        ...wanted.map(([key, from]) => this.fetchHot(key, from)),
       ]);
       for (const outcome of fetched) if (outcome.status === "rejected") throw outcome.reason;
     }
@@ -162,11 +228,21 @@ export class Replica {
     if (manifest.chunkBytes !== this.file.chunkBytes || manifest.pageBytes !== this.file.blockBytes) return false;
     this.driverRef.driver?.close();
     this.driverRef.driver = undefined;
-    const dirty = new Set(this.file.dirty);
-    this.file.rebase(manifest.length, (chunk) => !dirty.has(chunk) && manifest.chunks[chunk] === old.chunks[chunk]);
+    const dirty = new Set(this.file.dirtyBlocks);
+    const [was, now] = [this.layout, layoutOf(manifest)];
+    // A block whose bytes come from the same object in both bases is the same bytes.
+    this.file.rebase(manifest.length, (block) => {
+      const object = objectOf(manifest, now, block);
+      return !dirty.has(block) && object !== undefined && object === objectOf(old, was, block);
+    });
     this.base = { key: base.key, manifest };
+    this.layout = now;
     this.seq = base.seq;
-    await this.start(lines, sizes.eagerBytes, sizes.hot);
+    // The old base's hot objects that the new one names too: their pages were fetched, and kept where unchanged.
+    const held = new Set(
+      [old.hot, ...(old.patches ?? []).map((patch) => patch.hot)].filter((key) => key !== undefined),
+    );
+    await this.start(lines, sizes.eagerBytes, sizes.hot, held);
     return true;
   }
 
@@ -198,9 +274,15 @@ export class Replica {
     }
   }
 
+  /** The chunks of the base's length (past its chunk objects' end, a chunk's pages are all patches'). */
+  private chunkCount(): number {
+    const manifest = this.base?.manifest;
+    return manifest ? Math.ceil(manifest.length / manifest.chunkBytes) : 0;
+  }
+
   /** Up to `count` chunks of the base after `chunk` (wrapping around) that are not here yet. */
   private absentAfter(chunk: number, count: number): number[] {
-    const chunks = this.base?.manifest.chunks.length ?? 0;
+    const chunks = this.chunkCount();
     const found: number[] = [];
     for (let i = 1; i < chunks && found.length < count; i++) {
       const next = (chunk + i) % chunks;
@@ -344,29 +426,92 @@ export class Replica {
     if (applied.some((ok) => !ok)) throw new DivergedError("a logged batch did not apply");
   }
 
-  /** About the bytes {@link compact} would upload now: the chunks written since the base and the hot pages. */
+  /** About the bytes {@link compact} would upload now (for a pass's estimate of its time). */
   foldBytes(): number {
-    return this.file.dirty.size * this.file.chunkBytes + this.hotBytes;
+    if (this.wholeChunksNext()) return this.patchedChunks().size * this.file.chunkBytes + this.hotBytes;
+    return this.file.dirtyBlocks.size * this.file.blockBytes;
   }
 
   /**
-   * Uploads the chunks written since the base (fetching first what they lack) and a manifest
-   * naming them with the unchanged ones: the new base of change {@link seq}. The copy is not
-   * changed; {@link rebase} adopts the result once the pointer names it.
+   * Whether the next compaction rewrites chunks rather than adding a patch: the first one (no
+   * base yet), one after a VACUUM shortened the file, or one past the patches' bounds.
+   */
+  private wholeChunksNext(): boolean {
+    const manifest = this.base?.manifest;
+    // A base from before hot pages existed gets them (its patches could not say which pages are hot).
+    if (!manifest?.hot || this.file.length() < manifest.length) return true;
+    const patches = manifest.patches ?? [];
+    const bytes = patches.reduce((n, patch) => n + patch.bytes, 0) + this.file.dirtyBlocks.size * this.file.blockBytes;
+    return patches.length >= MAX_PATCHES || bytes > MAX_PATCH_BYTES;
+  }
+
+  /** The chunks that hold a block written here or one a patch holds: what a compaction of whole chunks rewrites. */
+  private patchedChunks(): Set<number> {
+    const chunks = new Set(this.file.dirty);
+    const perChunk = this.file.chunkBytes / this.file.blockBytes;
+    for (const list of this.layout.pages) for (const page of list) chunks.add(Math.floor((page - 1) / perChunk));
+    return chunks;
+  }
+
+  /**
+   * Makes the new base of change {@link seq} from this copy: a patch of the pages written since
+   * the base (and of those that are hot) with the base's chunks; or, past the patches' bounds,
+   * the chunks that hold pages written or patched since the last such compaction (fetching
+   * first what they lack) with the unchanged ones, and the hot pages again. Uploads them and a
+   * manifest naming them. The copy is not changed; {@link rebase} adopts the result once the
+   * pointer names it.
    */
   async compact(userId: string): Promise<{ key: string; manifest: Manifest; uploaded: number }> {
-    const length = this.file.length();
-    const { chunkBytes, blockBytes } = this.file;
     const pageBytes = this.base?.manifest.pageBytes ?? pageSizeOf(this.file) ?? NEW_FILE_PAGE_BYTES;
-    if (blockBytes !== pageBytes && this.base) throw new Error("the base's page size changed");
+    if (this.file.blockBytes !== pageBytes && this.base) throw new Error("the base's page size changed");
+    const made = this.wholeChunksNext() ? await this.compactChunks(userId, pageBytes) : await this.addPatch(userId);
+    const key = manifestKey(userId, this.seq);
+    const body = encodeManifest(made.manifest);
+    await this.blobs.put(key, body);
+    return { key, manifest: made.manifest, uploaded: made.uploaded + body.length };
+  }
+
+  /** A new base: the base's chunks and patches, and a patch of the pages written since (and of the hot ones among them). */
+  private async addPatch(userId: string): Promise<{ manifest: Manifest; uploaded: number }> {
+    const manifest = this.base?.manifest as Manifest;
+    const length = this.file.length();
+    const { blockBytes } = this.file;
+    const pages = [...this.file.dirtyBlocks]
+      .filter((block) => block * blockBytes < length)
+      .map((block) => block + 1)
+      .sort((a, b) => a - b);
+    const next: Manifest = { ...manifest, length, chunked: manifest.chunked ?? manifest.length };
+    if (pages.length === 0) return { manifest: next, uploaded: 0 };
+    const read: PageReader = async (n) => this.file.read((n - 1) * blockBytes, n * blockBytes);
+    const patch: Patch = { key: chunkKey(userId), pages: encodePages(pages), bytes: 0 };
+    const body = await encodeHotPages(pages, blockBytes, read);
+    patch.bytes = body.length;
+    const written = new Set(pages);
+    const hot = (await this.hotSet(blockBytes)).filter((n) => written.has(n));
+    const hotBody = hot.length > 0 ? await encodeHotPages(hot, blockBytes, read) : undefined;
+    if (hotBody) patch.hot = chunkKey(userId);
+    await Promise.all([
+      this.blobs.put(patch.key, body),
+      hotBody && patch.hot ? this.blobs.put(patch.hot, hotBody) : undefined,
+    ]);
+    next.patches = [...(manifest.patches ?? []), patch];
+    return { manifest: next, uploaded: body.length + (hotBody?.length ?? 0) };
+  }
+
+  /** A new base of chunks only: those that hold pages written or patched since rewritten, the others kept; the hot pages again. */
+  private async compactChunks(userId: string, pageBytes: number): Promise<{ manifest: Manifest; uploaded: number }> {
+    const length = this.file.length();
+    const { chunkBytes } = this.file;
     const count = Math.ceil(length / chunkBytes);
     const old = this.base?.manifest.chunks ?? [];
+    const chunked = this.base ? (this.base.manifest.chunked ?? this.base.manifest.length) : 0;
+    const rewritten = this.patchedChunks();
     const chunks: string[] = [];
     const changed: number[] = [];
     for (let i = 0; i < count; i++) {
       const end = Math.min(length, (i + 1) * chunkBytes);
-      const oldEnd = this.base ? Math.min(this.base.manifest.length, (i + 1) * chunkBytes) : 0;
-      if (i < old.length && !this.file.dirty.has(i) && end === oldEnd) chunks.push(old[i] as string);
+      const oldEnd = Math.min(chunked, (i + 1) * chunkBytes);
+      if (i < old.length && !rewritten.has(i) && end === oldEnd) chunks.push(old[i] as string);
       else {
         chunks.push(chunkKey(userId));
         changed.push(i);
@@ -375,31 +520,19 @@ export class Replica {
     let uploaded = 0;
     // A few at once: what a compaction takes follows its bytes over the parallel uploads, not one round trip per chunk.
     await eachAtOnce(changed, PARALLEL_UPLOADS, async (i) => {
-      if (i < old.length && !this.file.has(i)) await this.fetch(i);
+      if (this.base && !this.file.has(i)) await this.fetch(i);
       const bytes = this.file.read(i * chunkBytes, Math.min(length, (i + 1) * chunkBytes));
       await this.blobs.put(chunks[i] as string, bytes);
       uploaded += bytes.length;
     });
     const hot = await this.uploadHot(userId, pageBytes);
     uploaded += hot.bytes;
-    const manifest: Manifest = { length, pageBytes, chunkBytes, chunks, hot: hot.key };
-    const key = manifestKey(userId, this.seq);
-    const body = encodeManifest(manifest);
-    await this.blobs.put(key, body);
-    return { key, manifest, uploaded: uploaded + body.length };
+    return { manifest: { length, pageBytes, chunkBytes, chunks, hot: hot.key }, uploaded };
   }
 
-  /**
-   * Uploads the file's hot pages as they are now (`hot-pages.ts`), under a chunk's key. The
-   * pages are read from this copy, fetching the chunks of those it lacks: a copy opened with
-   * its base's hot pages (or whole) has every interior page of that base, and those SQLite
-   * changed since, so it fetches little.
-   */
-  private async uploadHot(userId: string, pageBytes: number): Promise<{ key: string; bytes: number }> {
-    const read: PageReader = async (n) => {
-      if (!this.file.hasBlock(n - 1)) await this.fetch(Math.floor(((n - 1) * pageBytes) / this.file.chunkBytes));
-      return this.file.read((n - 1) * pageBytes, n * pageBytes);
-    };
+  /** The file's hot pages as they are now (`hot-pages.ts`), read from this copy (fetching those it lacks). */
+  private async hotSet(pageBytes: number): Promise<number[]> {
+    const read = this.pageReader(pageBytes);
     const schema = await this.run(async () => this.schema());
     const trees: Tree[] = [{ root: 1, whole: true }];
     for (const row of schema)
@@ -420,15 +553,29 @@ export class Replica {
     }
     const pageCount = Math.ceil(this.file.length() / pageBytes);
     for (const block of touched) if (block < pageCount) pages.add(block + 1);
-    const body = await encodeHotPages(
-      [...pages].sort((a, b) => a - b),
-      pageBytes,
-      read,
-    );
+    return [...pages].sort((a, b) => a - b);
+  }
+
+  /**
+   * Uploads the file's hot pages as they are now, under a chunk's key. A copy opened with its
+   * base's hot pages (or whole) has every interior page of that base, and those SQLite changed
+   * since, so it fetches little.
+   */
+  private async uploadHot(userId: string, pageBytes: number): Promise<{ key: string; bytes: number }> {
+    const pages = await this.hotSet(pageBytes);
+    const body = await encodeHotPages(pages, pageBytes, this.pageReader(pageBytes));
     const key = chunkKey(userId);
     await this.blobs.put(key, body);
     this.hotBytes = body.length;
     return { key, bytes: body.length };
+  }
+
+  /** Reads a page of this copy, fetching its chunk first when it is not here. */
+  private pageReader(pageBytes: number): PageReader {
+    return async (n) => {
+      if (!this.file.hasBlock(n - 1)) await this.fetch(Math.floor(((n - 1) * pageBytes) / this.file.chunkBytes));
+      return this.file.read((n - 1) * pageBytes, n * pageBytes);
+    };
   }
 
   /** The file's tables and indexes. */
@@ -436,27 +583,37 @@ export class Replica {
     return this.driver.prepare("SELECT name, rootpage, sql FROM sqlite_schema").all() as SchemaRow[];
   }
 
-  /** Fetches the base's hot pages (a fresh copy's first batch) and puts them in the file. */
-  private async fetchHot(key: string): Promise<void> {
+  /**
+   * Fetches a hot pages object (a fresh copy's first batch: the base's, `from` {@link FROM_CHUNK},
+   * or patch `from`'s) and puts in the file the pages it holds last.
+   */
+  private async fetchHot(key: string, from: number): Promise<void> {
     const generation = this.file.generation;
+    const { source } = this.layout;
     const body = await this.blobs.get(key);
     this.fetchedBytes += body.length;
-    this.hotBytes = body.length;
+    if (from === FROM_CHUNK) this.hotBytes = body.length;
     const pageBytes = this.file.blockBytes;
     const pages = decodeHotPages(body, pageBytes);
-    this.file.fillBlocks(new Map([...pages].map(([n, bytes]) => [n - 1, bytes])), generation);
+    this.file.fillBlocks(
+      new Map([...pages].map(([n, bytes]) => [n - 1, bytes])),
+      generation,
+      (block) => source[block] === from,
+    );
   }
 
   /** Fetches every chunk not here yet, a few at a time (a small base whole; before a VACUUM, which reads every page). */
   async materialize(): Promise<void> {
-    const chunks = this.base?.manifest.chunks.length ?? 0;
+    const chunks = this.chunkCount();
     await this.fetchAll(Array.from({ length: chunks }, (_, chunk) => chunk).filter((chunk) => !this.file.has(chunk)));
   }
 
   /** Takes a base {@link compact} made from this copy as its own: nothing is dirty against it. */
   rebase(base: { key: string; manifest: Manifest }): void {
     this.base = base;
+    this.layout = layoutOf(base.manifest);
     this.file.dirty.clear();
+    this.file.dirtyBlocks.clear();
   }
 
   /** Bytes of the index held on local disk (about). */
@@ -471,13 +628,62 @@ export class Replica {
     rmSync(`${this.file.path}-journal`, { force: true });
   }
 
+  /**
+   * Fetches the blocks of `chunk` that are not here, at once: from its chunk object those it
+   * holds, and from each patch that holds some last, the range of its pages in this chunk.
+   */
   private async fetch(chunk: number): Promise<void> {
-    const key = this.base?.manifest.chunks[chunk];
-    if (key === undefined) throw new Error(`chunk ${chunk} is past the base`);
-    const generation = this.file.generation;
-    const bytes = await this.blobs.get(key);
-    this.fetchedBytes += bytes.length;
-    this.file.fill(chunk, bytes, generation); // nothing if the copy moved to another base meanwhile
+    const manifest = this.base?.manifest;
+    if (!manifest) throw new Error(`chunk ${chunk} is past the base`);
+    const { source, pages } = this.layout;
+    const perChunk = manifest.chunkBytes / manifest.pageBytes;
+    const first = chunk * perChunk;
+    const end = Math.min(source.length, first + perChunk);
+    let fromChunk = false;
+    /** Per patch, the places in its object of the first and the last block wanted. */
+    const ranges = new Map<number, [number, number]>();
+    for (let block = first; block < end; block++) {
+      if (this.file.hasBlock(block)) continue;
+      const from = source[block] as number;
+      if (from === FROM_CHUNK) {
+        fromChunk = true;
+        continue;
+      }
+      const at = indexIn(pages[from] as number[], block + 1);
+      const range = ranges.get(from);
+      ranges.set(from, range ? [range[0], at] : [at, at]);
+    }
+    const key = manifest.chunks[chunk];
+    if (fromChunk && key === undefined) throw new Error(`chunk ${chunk} is past the base`);
+    const generation = this.file.generation; // nothing is put in a copy that moved to another base meanwhile
+    const gets: Array<Promise<void>> = [];
+    if (fromChunk && key !== undefined) {
+      gets.push(
+        this.blobs.get(key).then((bytes) => {
+          this.fetchedBytes += bytes.length;
+          this.file.fill(chunk, bytes, generation, (block) => source[block] === FROM_CHUNK);
+        }),
+      );
+    }
+    for (const [from, [low, high]] of ranges) {
+      const patch = manifest.patches?.[from] as Patch;
+      const list = pages[from] as number[];
+      const head = 4 + 4 * list.length;
+      const range = { start: head + low * manifest.pageBytes, end: head + (high + 1) * manifest.pageBytes };
+      gets.push(
+        this.blobs.get(patch.key, range).then((bytes) => {
+          this.fetchedBytes += bytes.length;
+          const blocks = new Map<number, Uint8Array>();
+          for (let i = low; i <= high; i++) {
+            const at = (i - low) * manifest.pageBytes;
+            blocks.set((list[i] as number) - 1, bytes.subarray(at, at + manifest.pageBytes));
+          }
+          this.file.fillBlocks(blocks, generation, (block) => source[block] === from);
+        }),
+      );
+    }
+    const outcomes = await Promise.allSettled(gets);
+    for (const outcome of outcomes) if (outcome.status === "rejected") throw outcome.reason;
   }
 }
 

@@ -68,8 +68,10 @@ export class SparseFile {
    */
   generation = 0;
   private baseBlocks: number;
-  /** Chunks written since the base (what a compaction uploads). */
+  /** Chunks written since the base (what a compaction of whole chunks uploads). */
   readonly dirty = new Set<number>();
+  /** Blocks written since the base (what a patch uploads). */
+  readonly dirtyBlocks = new Set<number>();
   /** The first chunk a failed read needed, until {@link take} clears it. */
   missing: number | undefined;
   /** When set, the blocks SQLite reads (here or not) are added to it (what a probe statement touches). */
@@ -121,6 +123,7 @@ export class SparseFile {
     for (let block = first; block <= last; block++) {
       if (block < this.baseBlocks) this.mark(block);
       this.dirty.add(Math.floor((block * this.blockBytes) / this.chunkBytes));
+      this.dirtyBlocks.add(block);
     }
   }
 
@@ -140,16 +143,18 @@ export class SparseFile {
 
   /**
    * Puts a fetched chunk's bytes in the blocks that are not here (blocks SQLite wrote since are
-   * newer: kept); nothing when the fetch started in another {@link generation}.
+   * newer: kept), those `only` accepts (the others' bytes are a patch's); nothing when the fetch
+   * started in another {@link generation}.
    */
-  fill(chunk: number, bytes: Uint8Array, generation = this.generation): void {
+  fill(chunk: number, bytes: Uint8Array, generation = this.generation, only?: (block: number) => boolean): void {
     if (generation !== this.generation) return;
     const [first, end] = this.blocksOf(chunk);
     const start = chunk * this.chunkBytes;
     for (let block = first; block < end; block++) {
-      if (this.present[block]) continue;
+      if (this.present[block] || (only && !only(block))) continue;
       const from = block * this.blockBytes - start;
       const part = bytes.subarray(from, Math.min(bytes.length, from + this.blockBytes));
+      if (part.length === 0) continue; // past the chunk object's end: the block is a patch's
       original.writeSync(this.fd, part, 0, part.length, block * this.blockBytes);
       this.mark(block);
     }
@@ -157,18 +162,17 @@ export class SparseFile {
 
   /**
    * Makes the file a copy of another base of `baseLength` bytes, in the same chunks: the blocks
-   * of the chunks `kept` names (the same object in both bases, and not written here since)
-   * stay; every other block is missing again. Nothing is dirty against the new base.
+   * `kept` names (the same bytes in both bases, and not written here since) stay; every other
+   * block is missing again. Nothing is dirty against the new base.
    */
-  rebase(baseLength: number, kept: (chunk: number) => boolean): void {
+  rebase(baseLength: number, kept: (block: number) => boolean): void {
     const blocks = Math.ceil(baseLength / this.blockBytes);
     const present = new Uint8Array(blocks);
-    const perChunk = this.chunkBytes / this.blockBytes;
     let absent = blocks;
     // Blocks past the file's end now (SQLite truncated it: a VACUUM) hold nothing, whatever their marks say.
     const held = Math.min(blocks, this.baseBlocks, Math.floor(this.length() / this.blockBytes));
     for (let block = 0; block < held; block++) {
-      if (this.present[block] && kept(Math.floor(block / perChunk))) {
+      if (this.present[block] && kept(block)) {
         present[block] = 1;
         absent--;
       }
@@ -179,6 +183,7 @@ export class SparseFile {
     this.present = present;
     this.absent = absent;
     this.dirty.clear();
+    this.dirtyBlocks.clear();
     this.missing = undefined;
     this.generation++;
   }
@@ -200,10 +205,14 @@ export class SparseFile {
   }
 
   /** Puts fetched blocks' bytes (block → bytes) where blocks are not here yet (blocks SQLite wrote since are newer: kept). */
-  fillBlocks(blocks: ReadonlyMap<number, Uint8Array>, generation = this.generation): void {
+  fillBlocks(
+    blocks: ReadonlyMap<number, Uint8Array>,
+    generation = this.generation,
+    only?: (block: number) => boolean,
+  ): void {
     if (generation !== this.generation) return;
     for (const [block, bytes] of blocks) {
-      if (block >= this.baseBlocks || this.present[block]) continue;
+      if (block >= this.baseBlocks || this.present[block] || (only && !only(block))) continue;
       original.writeSync(this.fd, bytes, 0, bytes.length, block * this.blockBytes);
       this.mark(block);
     }

@@ -1,5 +1,5 @@
 /**
- * The sweep of a user's index objects: what the pointer names (its base's manifest, chunks and hot pages,
+ * The sweep of a user's index objects: what the pointer names (its base's manifest, chunks, patches and hot pages,
  * its log) stays; so does what it retired less than the minimum age ago (a reader that read the
  * previous pointer may still fetch it) and every object younger than that (a writer's upload
  * whose pointer write is still on its way). The rest — folded log entries, replaced chunks and
@@ -29,6 +29,10 @@ export async function sweepUser(
       const manifest = decodeManifest(await blobs.get(key));
       for (const chunk of manifest.chunks) keep.add(chunk);
       if (manifest.hot) keep.add(manifest.hot);
+      for (const patch of manifest.patches ?? []) {
+        keep.add(patch.key);
+        if (patch.hot) keep.add(patch.hot);
+      }
     } catch (error) {
       if (!(error instanceof NotFoundError)) throw error;
     }
