@@ -10,8 +10,8 @@
  *   adapter's), and fresh instances' first searches (pointer, manifest, the chunks the query
  *   touches), with the bytes they fetched;
  * - appends made searchable by the next search (the Lambda path: a mark, then a search that
- *   indexes the user's marks first): latency p50/p95 and bytes uploaded per append, compactions
- *   included as they fall;
+ *   indexes the user's marks first): latency p50/p95, and bytes uploaded per append with the
+ *   folds of the scheduled pass that runs after each one (another instance);
  * - local disk of the copies and the process's peak memory.
  *
  * Usage: node --conditions=source --import tsx scripts/bench/search-aws.ts [SESSIONS=300] [CHUNK_KIB=128] [TEXT_SCALE=1] [EAGER_MIB=16]
@@ -37,7 +37,8 @@ const TEXT_SCALE = Number(process.argv[4] ?? 1);
 const COLD_INSTANCES = Number(process.env.PISYNC_BENCH_FRESH ?? 20);
 /** Bases up to this size are fetched whole by a fresh instance (the adapter's default: 16 MiB). */
 const EAGER_MIB = Number(process.argv[5] ?? 16);
-const APPENDS = 60;
+/** Appends made searchable (`PISYNC_BENCH_APPENDS`): 560 see a whole cycle of folds (16 patches, then the chunks rewritten). */
+const APPENDS = Number(process.env.PISYNC_BENCH_APPENDS ?? 60);
 const USER = "bench";
 const random = seeded(23);
 const SYLLABLES = "ka lo mi ne ru sa ti vo ze pa qu do fe gi ha ju ly mo nu ox".split(" ");
@@ -221,7 +222,7 @@ try {
       `initial indexing of ${mb(totalBytes)} as bounded invocations (budget ${INDEX_BUDGET_MS / 1000} s): ${invocations.length} invocations (the reindex event's ${ms(invocations[0] ?? 0)} included), longest ${ms(Math.max(...invocations))}, total ${awsSeconds.toFixed(1)} s`,
     );
     console.log(
-      `initial indexing of ${mb(totalBytes)}: embedded ${embeddedSeconds.toFixed(1)} s; aws ${awsSeconds.toFixed(1)} s (${(awsSeconds / embeddedSeconds).toFixed(2)}×) in ${steps.length} index steps (${(steps.reduce((n, t) => n + t, 0) / 1000).toFixed(1)} s in all), longest ${ms(Math.max(...steps))}; ${compactions.length} compactions (${(compactions.reduce((n, c) => n + c.ms, 0) / 1000).toFixed(1)} s, ${mb(compactions.reduce((n, c) => n + c.uploaded, 0))}), longest ${ms(Math.max(...compactions.map((c) => c.ms)))}; uploaded ${mb(writer.counted.up)}`,
+      `initial indexing of ${mb(totalBytes)}: embedded ${embeddedSeconds.toFixed(1)} s; aws ${awsSeconds.toFixed(1)} s (${(awsSeconds / embeddedSeconds).toFixed(2)}×) in ${steps.length} index steps (${(steps.reduce((n, t) => n + t, 0) / 1000).toFixed(1)} s in all), longest ${ms(Math.max(...steps))}; ${compactions.length} compactions (${compactions.filter((c) => c.kind === "patch").length} patches; ${(compactions.reduce((n, c) => n + c.ms, 0) / 1000).toFixed(1)} s, ${mb(compactions.reduce((n, c) => n + c.uploaded, 0))}), longest ${ms(Math.max(...compactions.map((c) => c.ms)))}; uploaded ${mb(writer.counted.up)}`,
     );
     const pointer = await aws.pointers.get(USER);
     const manifest = pointer?.base ? decodeManifest(await stores.blobs.get(pointer.base.key)) : undefined;
@@ -272,10 +273,15 @@ try {
       );
     }
 
-    // The Lambda path: an append leaves a mark; the next search indexes it first.
+    // The Lambda path: an append leaves a mark; the next search indexes it first. The scheduled
+    // pass (another instance) runs after each one, as it would every minute: it folds the log when due.
     const searcher = counting(stores.blobs);
     const lambdaIndex = open(searcher.blobs, "lambda");
     const indexer = new MarkingIndexer(stores, lambdaIndex, marks);
+    const passer = counting(stores.blobs);
+    const passIndex = open(passer.blobs, "pass");
+    const scheduled = new MarkingIndexer(stores, passIndex, marks);
+    const passes: number[] = [];
     const { index: searching } = lambdaSearch(lambdaIndex, indexer);
     await searching.search(USER, parseQuery("warm"), { limit: 20 });
     const offsets = new Map(library.map((s) => [s.id, s.bytes.length]));
@@ -297,12 +303,16 @@ try {
       const t0 = performance.now();
       const page = await searching.search(USER, parseQuery(`ocelot${i}`), { limit: 20 });
       made.push(performance.now() - t0);
-      uploads.push(searcher.counted.up);
       if (page.sessions[0]?.sessionId !== target.id) throw new Error(`append ${i} was not found by the next search`);
+      passer.counted.up = 0;
+      const t1 = performance.now();
+      await scheduled.catchUpMarked(INDEX_BUDGET_MS);
+      passes.push(performance.now() - t1);
+      uploads.push(searcher.counted.up + passer.counted.up);
     }
     const sortedUploads = [...uploads].sort((x, y) => x - y);
     console.log(
-      `append then search (${APPENDS} appends of ${(appended / APPENDS / 1000).toFixed(1)} kB): ${percentiles(made)}; uploaded per append p50 ${kb(quantile(sortedUploads, 0.5))} max ${kb(sortedUploads.at(-1) as number)} mean ${kb(uploads.reduce((n, u) => n + u, 0) / APPENDS)} (${compactions.length} compactions among them, ${compactions.map((c) => `${ms(c.ms)} ${mb(c.uploaded)}`).join(", ")})`,
+      `append then search (${APPENDS} appends of ${(appended / APPENDS / 1000).toFixed(1)} kB): ${percentiles(made)}; uploaded per append, with the scheduled pass's folds, p50 ${kb(quantile(sortedUploads, 0.5))} max ${kb(sortedUploads.at(-1) as number)} mean ${kb(uploads.reduce((n, u) => n + u, 0) / APPENDS)} (${compactions.length} folds among them, ${compactions.map((c) => `${c.kind} ${ms(c.ms)} ${mb(c.uploaded)}`).join(", ")}); the scheduled pass after each: longest ${ms(Math.max(...passes))}`,
     );
     console.log(
       `local copies: writer ${mb(aws.localBytes(USER))}, the Lambda instance ${mb(lambdaIndex.localBytes(USER))}; peak RSS ${mb(peakRss)}`,
@@ -310,6 +320,7 @@ try {
     embedded.close();
     aws.close();
     lambdaIndex.close();
+    passIndex.close();
   });
 } finally {
   clearInterval(sampler);

@@ -44,6 +44,9 @@ export interface Pointer {
   retired: Retired[];
 }
 
+/** A compaction request's place in gsi1: due time (fixed width, so in order), then the user. */
+const dueKey = (at: number, userId: string) => `${at.toString().padStart(15, "0")}#${userId}`;
+
 /** The last change a pointer names. */
 export const headSeq = (pointer: Pointer): number => pointer.log.at(-1)?.seq ?? pointer.base?.seq ?? 0;
 
@@ -146,11 +149,11 @@ export class Pointers {
   }
 
   /**
-   * Asks a scheduled pass to fold the user's log (a change took it past the threshold on a
-   * request's path, which does not wait for a fold). One item per user: asked again, it keeps
-   * its place.
+   * Asks a scheduled pass to fold the user's log from `at` on (a change took it past the
+   * threshold on a request's path, which does not wait for a fold). One item per user: asked
+   * again, it keeps its place, unless `replace` (a fold that failed puts its request off).
    */
-  async requestCompaction(userId: string, at = Date.now()): Promise<void> {
+  async requestCompaction(userId: string, at = Date.now(), options: { replace?: boolean } = {}): Promise<void> {
     try {
       await this.db.send(
         new PutCommand({
@@ -160,9 +163,9 @@ export class Pointers {
             sk: COMPACTION_SK,
             at,
             gsi1pk: COMPACTIONS_PARTITION,
-            gsi1sk: `${at.toString().padStart(15, "0")}#${userId}`,
+            gsi1sk: dueKey(at, userId),
           },
-          ConditionExpression: "attribute_not_exists(pk)",
+          ConditionExpression: options.replace ? undefined : "attribute_not_exists(pk)",
         }),
       );
     } catch (error) {
@@ -170,14 +173,14 @@ export class Pointers {
     }
   }
 
-  /** The users whose compaction was asked for, oldest request first: `limit` at most. */
-  async compactionsDue(limit: number): Promise<string[]> {
+  /** The users whose compaction was asked for and is due by `now`, oldest request first: `limit` at most. */
+  async compactionsDue(limit: number, now = Date.now()): Promise<string[]> {
     const page = await this.db.send(
       new QueryCommand({
         TableName: this.table,
         IndexName: GSI,
-        KeyConditionExpression: "gsi1pk = :pk",
-        ExpressionAttributeValues: { ":pk": COMPACTIONS_PARTITION },
+        KeyConditionExpression: "gsi1pk = :pk AND gsi1sk < :after",
+        ExpressionAttributeValues: { ":pk": COMPACTIONS_PARTITION, ":after": dueKey(now + 1, "") },
         ProjectionExpression: "gsi1sk",
         Limit: limit,
       }),

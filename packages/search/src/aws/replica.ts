@@ -186,8 +186,11 @@ export class Replica {
     held: ReadonlySet<string> = new Set(),
   ): Promise<void> {
     const manifest = this.base?.manifest;
-    if (manifest && manifest.length <= eagerBytes) await this.materialize();
-    else if (manifest && manifest.length > 0) {
+    if (manifest && manifest.length <= eagerBytes) {
+      // Each patch whole, once, then the chunks (their pages no patch holds): not a range of each patch per chunk.
+      await this.fetchPatches();
+      await this.materialize();
+    } else if (manifest && manifest.length > 0) {
       // The base's hot pages, and each patch's (a block is taken from the one that holds it last).
       const hotObjects: Array<[string, number]> = [];
       if (hot !== false && manifest.hot) hotObjects.push([manifest.hot, FROM_CHUNK]);
@@ -429,7 +432,10 @@ export class Replica {
   /** About the bytes {@link compact} would upload now (for a pass's estimate of its time). */
   foldBytes(): number {
     if (this.wholeChunksNext()) return this.patchedChunks().size * this.file.chunkBytes + this.hotBytes;
-    return this.file.dirtyBlocks.size * this.file.blockBytes;
+    return (
+      this.file.dirtyBlocks.size * this.file.blockBytes +
+      Math.max(0, this.file.length() - (this.base?.manifest.length ?? 0))
+    );
   }
 
   /**
@@ -461,14 +467,17 @@ export class Replica {
    * manifest naming them. The copy is not changed; {@link rebase} adopts the result once the
    * pointer names it.
    */
-  async compact(userId: string): Promise<{ key: string; manifest: Manifest; uploaded: number }> {
+  async compact(
+    userId: string,
+  ): Promise<{ key: string; manifest: Manifest; uploaded: number; kind: "patch" | "chunks" }> {
     const pageBytes = this.base?.manifest.pageBytes ?? pageSizeOf(this.file) ?? NEW_FILE_PAGE_BYTES;
     if (this.file.blockBytes !== pageBytes && this.base) throw new Error("the base's page size changed");
-    const made = this.wholeChunksNext() ? await this.compactChunks(userId, pageBytes) : await this.addPatch(userId);
+    const kind = this.wholeChunksNext() ? "chunks" : "patch";
+    const made = kind === "chunks" ? await this.compactChunks(userId, pageBytes) : await this.addPatch(userId);
     const key = manifestKey(userId, this.seq);
     const body = encodeManifest(made.manifest);
     await this.blobs.put(key, body);
-    return { key, manifest: made.manifest, uploaded: made.uploaded + body.length };
+    return { key, manifest: made.manifest, uploaded: made.uploaded + body.length, kind };
   }
 
   /** A new base: the base's chunks and patches, and a patch of the pages written since (and of the hot ones among them). */
@@ -476,10 +485,11 @@ export class Replica {
     const manifest = this.base?.manifest as Manifest;
     const length = this.file.length();
     const { blockBytes } = this.file;
-    const pages = [...this.file.dirtyBlocks]
-      .filter((block) => block * blockBytes < length)
-      .map((block) => block + 1)
-      .sort((a, b) => a - b);
+    // Every block past the base's end too: SQLite grows a file without writing each page (a
+    // page it allocates and frees in one transaction stays a hole, which reads as zeros).
+    const blocks = new Set([...this.file.dirtyBlocks].filter((block) => block * blockBytes < length));
+    for (let block = Math.ceil(manifest.length / blockBytes); block * blockBytes < length; block++) blocks.add(block);
+    const pages = [...blocks].map((block) => block + 1).sort((a, b) => a - b);
     const next: Manifest = { ...manifest, length, chunked: manifest.chunked ?? manifest.length };
     if (pages.length === 0) return { manifest: next, uploaded: 0 };
     const read: PageReader = async (n) => this.file.read((n - 1) * blockBytes, n * blockBytes);
@@ -600,6 +610,23 @@ export class Replica {
       generation,
       (block) => source[block] === from,
     );
+  }
+
+  /** Fetches every patch of the base whole, a few at a time, and puts in the file the pages each holds last. */
+  private async fetchPatches(): Promise<void> {
+    const manifest = this.base?.manifest;
+    const { source } = this.layout;
+    const generation = this.file.generation;
+    await eachAtOnce([...(manifest?.patches ?? []).entries()], PARALLEL_FETCHES, async ([from, patch]) => {
+      const body = await this.blobs.get(patch.key);
+      this.fetchedBytes += body.length;
+      const pages = decodeHotPages(body, this.file.blockBytes);
+      this.file.fillBlocks(
+        new Map([...pages].map(([n, bytes]) => [n - 1, bytes])),
+        generation,
+        (block) => source[block] === from,
+      );
+    });
   }
 
   /** Fetches every chunk not here yet, a few at a time (a small base whole; before a VACUUM, which reads every page). */

@@ -80,8 +80,10 @@ function freeShare(driver: WasmSqlite): number {
 export interface CompactionReport {
   userId: string;
   ms: number;
-  /** Bytes of chunks and manifest uploaded. */
+  /** Bytes of chunks, patches, hot pages and manifest uploaded. */
   uploaded: number;
+  /** A patch of the pages written since the base, or chunks rewritten (the first fold, or past the patches' bounds). */
+  kind?: "patch" | "chunks";
   /** Whether the pointer now names the new base (false: another writer moved it first). */
   published: boolean;
 }
@@ -128,6 +130,8 @@ export const S3_SEARCH_DEFAULTS = {
 
 /** Compaction requests a pass reads at most. */
 const REQUESTS_PER_PASS = 32;
+/** How long a fold that failed waits before a pass tries it again. */
+const FOLD_RETRY_MS = 10 * 60_000;
 /** The upload rate a fold's estimate assumes before one was measured here (bytes per ms: a slow link's). */
 const FIRST_UPLOAD_BYTES_PER_MS = 4_000;
 
@@ -230,6 +234,7 @@ export class S3SearchIndex implements SearchIndex {
         await this.pointers.delete(user);
         await this.pointers.compactionDone(user);
         this.due.delete(user);
+        this.requested.delete(user);
         this.drop(user);
         await this.config.blobs.delete(await this.config.blobs.list(userPrefix(user)));
       });
@@ -406,7 +411,7 @@ export class S3SearchIndex implements SearchIndex {
       return;
     }
     this.due.add(userId);
-    const base = pointer.base?.key ?? "";
+    const base = `${pointer.epoch}/${pointer.base?.key ?? ""}`;
     if (this.requested.get(userId) === base) return;
     try {
       await this.pointers.requestCompaction(userId);
@@ -431,9 +436,14 @@ export class S3SearchIndex implements SearchIndex {
     let folded = 0;
     for (const userId of users) {
       if (!forced && Date.now() + this.foldEstimateMs(userId) > deadline) continue;
-      const report = await this.exclusive(userId, () => this.foldIfDue(userId)).catch(() => undefined);
-      if (report) forced = false;
-      if (report?.published) folded++;
+      const report = await this.exclusive(userId, () => this.foldIfDue(userId)).catch(async () => {
+        // Tried again later, not first at every pass: the requests behind it come first meanwhile.
+        this.due.delete(userId);
+        await this.pointers.requestCompaction(userId, Date.now() + FOLD_RETRY_MS, { replace: true }).catch(() => {});
+        return "failed" as const;
+      });
+      if (report !== undefined) forced = false; // one fold whatever it takes, not one per failure
+      if (report !== "failed" && report?.published) folded++;
     }
     return folded;
   }
@@ -485,6 +495,7 @@ export class S3SearchIndex implements SearchIndex {
     try {
       const made = await replica.compact(userId);
       report.uploaded = made.uploaded;
+      report.kind = made.kind;
       const at = Date.now();
       const next: Pointer = {
         rev: pointer.rev + 1,
