@@ -13,8 +13,9 @@
  *   starts again from the winner's pointer. Its upload is the change, whatever the index's size.
  * - When the log passes a threshold, the change that made it so asks for a fold ({@link
  *   Pointers.requestCompaction}) and a scheduled pass folds it into a new base ({@link
- *   S3SearchIndex.upkeep}), as much as fits its time budget: it uploads the chunks its copy
- *   wrote since its base, and a manifest naming them with the unchanged ones, and moves the
+ *   S3SearchIndex.upkeep}), as much as fits its time budget: it uploads a patch of the pages
+ *   its copy wrote since its base (now and then, the chunks the patches touch: see
+ *   `Replica.compact`), and a manifest naming them with the unchanged chunks, and moves the
  *   pointer again. A request never waits for a fold, unless no pass came in time and the log is
  *   four times past the threshold. No VACUUM: it would rewrite every chunk.
  * - A read brings the copy up to the pointer the same way, then runs on it: a fresh instance
@@ -155,7 +156,7 @@ export class S3SearchIndex implements SearchIndex {
   private made = false;
   /** Users whose log this instance saw past the threshold, not folded since (a pass folds them first). */
   private readonly due = new Set<string>();
-  /** Per user, the base whose log this instance asked a fold of (asked once per base). */
+  /** Per user, the history and base (`epoch/key`) whose log this instance asked a fold of (asked once per base). */
   private readonly requested = new Map<string, string>();
   /** Bytes a fold uploads per ms, as the last folds here went (the estimate of the next one). */
   private uploadRate = FIRST_UPLOAD_BYTES_PER_MS;
