@@ -521,6 +521,20 @@ describe("the aws search index's cost follows the change", () => {
     expect([small.patches, large.patches]).toEqual([1, 1]);
   });
 
+  it("rewrites the chunks of a dense fold (a rebuild's step) on a base without patches, and patches a sparse one", async () => {
+    const user = `dense-${randomBytes(4).toString("hex")}`;
+    const kinds: Array<string | undefined> = [];
+    const writer = newIndex({ onCompaction: (report) => kinds.push(report.kind) });
+    await writer.apply(batch(user, "first", "a lonely kittiwake"));
+    await writer.compact(user);
+    await writer.applyAll(Array.from({ length: 64 }, (_, s) => bulky(user, `bulk${s}`, 800, 300 + s)));
+    await writer.compact(user);
+    await writer.apply(batch(user, "late", "a late kittiwake"));
+    await writer.compact(user);
+    expect(kinds).toEqual(["chunks", "chunks", "patch"]);
+    expect(await found(newIndex({ eagerBytes: 0 }), user, "kittiwake")).toEqual(["first", "late"]);
+  }, 120_000);
+
   it("reads the same through many patches and the compaction that rewrites their chunks: fresh, moved along, and the writer's copy", async () => {
     const user = `patched-${randomBytes(4).toString("hex")}`;
     const writer = newIndex({ chunkBytes: 16 * 1024 });

@@ -42,6 +42,14 @@ const NEW_FILE_PAGE_BYTES = 4096;
  */
 const MAX_PATCHES = 16;
 const MAX_PATCH_BYTES = 64 * 1024 * 1024;
+/**
+ * A fold whose pages fill at least this share of the chunks they are in (a rebuild's new
+ * segments, in a row) rewrites those chunks when the base has no patch: a patch would save
+ * little, and the chunk rewrite that retires patches later would gather several folds' chunks.
+ */
+const DENSE_SHARE = 0.25;
+/** ...and that wrote at least this much (a few small appends' pages stay a patch, on any base). */
+const DENSE_MIN_BYTES = 4 * 1024 * 1024;
 /** Where a block's bytes are in a base: its chunk, or a patch (by index). */
 const FROM_CHUNK = -1;
 
@@ -440,14 +448,18 @@ export class Replica {
 
   /**
    * Whether the next compaction rewrites chunks rather than adding a patch: the first one (no
-   * base yet), one after a VACUUM shortened the file, or one past the patches' bounds.
+   * base yet), one after a VACUUM shortened the file, a dense one on a base without patches, or
+   * one past the patches' bounds.
    */
   private wholeChunksNext(): boolean {
     const manifest = this.base?.manifest;
     // A base from before hot pages existed gets them (its patches could not say which pages are hot).
     if (!manifest?.hot || this.file.length() < manifest.length) return true;
     const patches = manifest.patches ?? [];
-    const bytes = patches.reduce((n, patch) => n + patch.bytes, 0) + this.file.dirtyBlocks.size * this.file.blockBytes;
+    const written = this.file.dirtyBlocks.size * this.file.blockBytes;
+    const dense = written >= DENSE_MIN_BYTES && written >= DENSE_SHARE * this.file.dirty.size * this.file.chunkBytes;
+    if (patches.length === 0 && dense) return true;
+    const bytes = patches.reduce((n, patch) => n + patch.bytes, 0) + written;
     return patches.length >= MAX_PATCHES || bytes > MAX_PATCH_BYTES;
   }
 
