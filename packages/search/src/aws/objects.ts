@@ -109,6 +109,7 @@ export function decodePages(text: string): number[] {
   for (const run of text.split(",")) {
     const [first, last = first] = run.split("-").map((n) => Number.parseInt(n, 36));
     if (
+      !/^[0-9a-z]+(-[0-9a-z]+)?$/.test(run) ||
       !Number.isSafeInteger(first) ||
       !Number.isSafeInteger(last) ||
       (first as number) < 1 ||
