@@ -37,7 +37,7 @@ const TEXT_SCALE = Number(process.argv[4] ?? 1);
 const COLD_INSTANCES = Number(process.env.PISYNC_BENCH_FRESH ?? 20);
 /** Bases up to this size are fetched whole by a fresh instance (the adapter's default: 16 MiB). */
 const EAGER_MIB = Number(process.argv[5] ?? 16);
-/** Appends made searchable (`PISYNC_BENCH_APPENDS`): 560 see a whole cycle of folds (16 patches, then the chunks rewritten). */
+/** Appends made searchable (`PISYNC_BENCH_APPENDS`): 560 see a whole cycle of folds (16 patches, then their merge). */
 const APPENDS = Number(process.env.PISYNC_BENCH_APPENDS ?? 60);
 const USER = "bench";
 const random = seeded(23);

@@ -15,7 +15,7 @@ import {
   type S3SearchIndexConfig,
   SearchMarks,
 } from "../src/aws/index.js";
-import { manifestKey } from "../src/aws/objects.js";
+import { decodePages, manifestKey } from "../src/aws/objects.js";
 import { type IndexBatch, parseQuery } from "../src/index.js";
 import { describeSearchContract, type SearchFixture } from "./contract.js";
 
@@ -535,24 +535,32 @@ describe("the aws search index's cost follows the change", () => {
     expect(await found(newIndex({ eagerBytes: 0 }), user, "kittiwake")).toEqual(["first", "late"]);
   }, 120_000);
 
-  it("reads the same through many patches and the compaction that rewrites their chunks: fresh, moved along, and the writer's copy", async () => {
+  it("reads the same through many patches and the merge past their bound: fresh, moved along, and the writer's copy", async () => {
     const user = `patched-${randomBytes(4).toString("hex")}`;
-    const writer = newIndex({ chunkBytes: 16 * 1024 });
+    const kinds: Array<string | undefined> = [];
+    const writer = newIndex({ chunkBytes: 16 * 1024, onCompaction: (report) => kinds.push(report.kind) });
     for (let s = 0; s < 4; s++) await writer.apply(bulky(user, `bulk${s}`, 300, 70 + s));
     await writer.compact(user);
     const held = newIndex({ eagerBytes: 0 });
     const query = parseQuery("kittiwake");
     await held.search(user, query, { limit: 50 });
     const patchCounts: number[] = [];
+    const merged: Manifest[] = [];
+    const bases: Manifest[] = [];
     for (let i = 0; i < 20; i++) {
       // New sessions and appends to old ones: pages written all over the file.
       const sessionId = i % 2 ? `bulk${i % 4}` : `new${i}`;
       const from = i % 2 ? ((await writer.state(user, sessionId))?.offset ?? 0) : 0;
       await writer.apply({ ...bulky(user, sessionId, 20, 900 + i), from, to: from + 10 });
       await writer.apply({ ...batch(user, `bird${i}`, `a kittiwake nests, ring k${i}`) });
-      await writer.compact(user);
+      // The merge is another instance's, from a copy that fetched only what a query read: it fetches the patches it keeps pages of.
+      const lazy = () => newIndex({ eagerBytes: 0, chunkBytes: 16 * 1024, onCompaction: (r) => kinds.push(r.kind) });
+      await (patchCounts.at(-1) === 16 ? lazy() : writer).compact(user);
       const key = (await writer.pointers.get(user))?.base?.key as string;
-      patchCounts.push(decodeManifest(await awsStores(config).blobs.get(key)).patches?.length ?? 0);
+      const manifest = decodeManifest(await awsStores(config).blobs.get(key));
+      patchCounts.push(manifest.patches?.length ?? 0);
+      bases.push(manifest);
+      if (kinds.at(-1) === "merge") merged.push(manifest);
       if (i % 4 === 3 || i === 19) {
         const expected = await writer.search(user, query, { limit: 50 });
         expect(expected.sessions).toHaveLength(i + 1);
@@ -560,9 +568,15 @@ describe("the aws search index's cost follows the change", () => {
         expect(await held.search(user, query, { limit: 50 })).toEqual(expected);
       }
     }
-    // Patches pile up to their bound; the compaction past it rewrites their chunks and starts again.
+    // Patches pile up to their bound; the fold past it merges them: some chunks rewritten, the other pages in one patch.
     expect(Math.max(...patchCounts)).toBe(16);
-    expect(patchCounts).toContain(0);
+    expect(merged).toHaveLength(1);
+    const [before, after] = [bases[patchCounts.indexOf(16)] as Manifest, merged[0] as Manifest];
+    expect(after.patches).toHaveLength(1);
+    // Kept chunks are the same objects; the merged patch holds fewer pages than the sixteen did.
+    expect(after.chunks.filter((key, i) => before.chunks[i] === key).length).toBeGreaterThan(0);
+    const pageCount = (m: Manifest) => (m.patches ?? []).reduce((n, p) => n + decodePages(p.pages).length, 0);
+    expect(pageCount(after)).toBeLessThan(pageCount(before));
     await writer.sweep(user, 0);
     expect((await awsStores(config).blobs.list(`search/${user}/`)).sort()).toEqual((await named(writer, user)).sort());
     expect(await found(newIndex({ eagerBytes: 0 }), user, "k19")).toEqual(["bird19"]);

@@ -10,6 +10,7 @@ import { type BlobStore, eachAtOnce } from "@pisync/store";
 import { SqliteSearchIndex } from "../embedded.js";
 import type { LineSource } from "../port.js";
 import { decodeHotPages, encodeHotPages, hotPages, leafOf, type PageReader, type Tree } from "./hot-pages.js";
+import { type MergePlan, planMerge } from "./merge-plan.js";
 import {
   type Change,
   chunkKey,
@@ -37,11 +38,16 @@ const MAX_READ_AHEAD = 64;
 /** SQLite's page size in a file without a base yet (SQLite's default). */
 const NEW_FILE_PAGE_BYTES = 4096;
 /**
- * Patches a base has at most, and their bytes at most: the compaction past either rewrites the
- * chunks they touch instead (a chunk read fetches one range of each patch that holds its pages).
+ * Patches a base has at most, and their bytes at most: the compaction past either merges them
+ * ({@link Replica.compact}; a chunk read fetches one range of each patch that holds its pages).
  */
 const MAX_PATCHES = 16;
 const MAX_PATCH_BYTES = 64 * 1024 * 1024;
+/** A merge rewrites a chunk at least this share of whose pages are patched (`merge-plan.ts`). */
+const MERGE_DENSE_SHARE = 0.5;
+/** The pages a merge keeps in its one patch, in bytes at most: 16 MiB, and an eighth of the file. */
+const MAX_MERGED_BYTES = 16 * 1024 * 1024;
+const MAX_MERGED_SHARE = 1 / 8;
 /**
  * A fold whose pages fill at least this share of the chunks they are in (a rebuild's new
  * segments, in a row) rewrites those chunks when the base has no patch: a patch would save
@@ -439,7 +445,12 @@ export class Replica {
 
   /** About the bytes {@link compact} would upload now (for a pass's estimate of its time). */
   foldBytes(): number {
-    if (this.wholeChunksNext()) return this.patchedChunks().size * this.file.chunkBytes + this.hotBytes;
+    const kind = this.nextFold();
+    if (kind === "chunks") return this.patchedChunks().size * this.file.chunkBytes + this.hotBytes;
+    if (kind === "merge") {
+      const plan = this.mergePlan();
+      return plan.rewrite.size * this.file.chunkBytes + plan.kept.length * this.file.blockBytes + this.hotBytes;
+    }
     return (
       this.file.dirtyBlocks.size * this.file.blockBytes +
       Math.max(0, this.file.length() - (this.base?.manifest.length ?? 0))
@@ -447,20 +458,48 @@ export class Replica {
   }
 
   /**
-   * Whether the next compaction rewrites chunks rather than adding a patch: the first one (no
-   * base yet), one after a VACUUM shortened the file, a dense one on a base without patches, or
-   * one past the patches' bounds.
+   * What the next compaction makes: chunks only for the first one (no base yet), one after a
+   * VACUUM shortened the file, or a dense one on a base without patches; a merge of the patches
+   * past their bounds; else a patch.
    */
-  private wholeChunksNext(): boolean {
+  private nextFold(): "patch" | "merge" | "chunks" {
     const manifest = this.base?.manifest;
     // A base from before hot pages existed gets them (its patches could not say which pages are hot).
-    if (!manifest?.hot || this.file.length() < manifest.length) return true;
+    if (!manifest?.hot || this.file.length() < manifest.length) return "chunks";
     const patches = manifest.patches ?? [];
     const written = this.file.dirtyBlocks.size * this.file.blockBytes;
     const dense = written >= DENSE_MIN_BYTES && written >= DENSE_SHARE * this.file.dirty.size * this.file.chunkBytes;
-    if (patches.length === 0 && dense) return true;
+    if (patches.length === 0 && dense) return "chunks";
     const bytes = patches.reduce((n, patch) => n + patch.bytes, 0) + written;
-    return patches.length >= MAX_PATCHES || bytes > MAX_PATCH_BYTES;
+    return patches.length >= MAX_PATCHES || bytes > MAX_PATCH_BYTES ? "merge" : "patch";
+  }
+
+  /** What a merge would do now: the blocks whose bytes are not their chunk object's, planned by `merge-plan.ts`. */
+  private mergePlan(): MergePlan {
+    const manifest = this.base?.manifest as Manifest;
+    const { blockBytes, chunkBytes } = this.file;
+    const length = this.file.length();
+    const patched = new Set<number>();
+    this.layout.source.forEach((from, block) => {
+      if (from !== FROM_CHUNK) patched.add(block);
+    });
+    for (const block of this.file.dirtyBlocks) if (block * blockBytes < length) patched.add(block);
+    // Past the base's end: written or holes, none in a chunk object.
+    for (let block = Math.ceil(manifest.length / blockBytes); block * blockBytes < length; block++) patched.add(block);
+    const chunked = manifest.chunked ?? manifest.length;
+    const chunks = Math.ceil(length / chunkBytes);
+    let covered = 0;
+    const holds = (chunk: number) =>
+      Math.min(length, (chunk + 1) * chunkBytes) === Math.min(chunked, (chunk + 1) * chunkBytes);
+    while (covered < Math.min(chunks, manifest.chunks.length) && holds(covered)) covered++;
+    return planMerge({
+      perChunk: chunkBytes / blockBytes,
+      chunks,
+      covered,
+      patched,
+      denseShare: MERGE_DENSE_SHARE,
+      maxKeptPages: Math.floor(Math.min(MAX_MERGED_BYTES, length * MAX_MERGED_SHARE) / blockBytes),
+    });
   }
 
   /** The chunks that hold a block written here or one a patch holds: what a compaction of whole chunks rewrites. */
@@ -473,19 +512,23 @@ export class Replica {
 
   /**
    * Makes the new base of change {@link seq} from this copy: a patch of the pages written since
-   * the base (and of those that are hot) with the base's chunks; or, past the patches' bounds,
-   * the chunks that hold pages written or patched since the last such compaction (fetching
-   * first what they lack) with the unchanged ones, and the hot pages again. Uploads them and a
-   * manifest naming them. The copy is not changed; {@link rebase} adopts the result once the
-   * pointer names it.
+   * the base (and of those that are hot) with the base's chunks; past the patches' bounds, a
+   * merge of them (the chunks most of whose pages are patched rewritten, the other patched pages
+   * in one patch); or, for a first base, chunks only. Uploads them and a manifest naming them.
+   * The copy is not changed; {@link rebase} adopts the result once the pointer names it.
    */
   async compact(
     userId: string,
-  ): Promise<{ key: string; manifest: Manifest; uploaded: number; kind: "patch" | "chunks" }> {
+  ): Promise<{ key: string; manifest: Manifest; uploaded: number; kind: "patch" | "merge" | "chunks" }> {
     const pageBytes = this.base?.manifest.pageBytes ?? pageSizeOf(this.file) ?? NEW_FILE_PAGE_BYTES;
     if (this.file.blockBytes !== pageBytes && this.base) throw new Error("the base's page size changed");
-    const kind = this.wholeChunksNext() ? "chunks" : "patch";
-    const made = kind === "chunks" ? await this.compactChunks(userId, pageBytes) : await this.addPatch(userId);
+    const kind = this.nextFold();
+    const made =
+      kind === "chunks"
+        ? await this.compactChunks(userId, pageBytes)
+        : kind === "merge"
+          ? await this.mergePatches(userId)
+          : await this.addPatch(userId);
     const key = manifestKey(userId, this.seq);
     const body = encodeManifest(made.manifest);
     await this.blobs.put(key, body);
@@ -539,17 +582,81 @@ export class Replica {
         changed.push(i);
       }
     }
+    let uploaded = await this.uploadChunks(changed, chunks);
+    const hot = await this.uploadHot(userId, pageBytes);
+    uploaded += hot.bytes;
+    return { manifest: { length, pageBytes, chunkBytes, chunks, hot: hot.key }, uploaded };
+  }
+
+  /**
+   * Uploads chunks `changed` of the file as they are now under their keys in `chunks` (fetching
+   * first what they lack), a few at once: what it takes follows the bytes over the parallel
+   * uploads, not one round trip per chunk. @returns the bytes uploaded
+   */
+  private async uploadChunks(changed: readonly number[], chunks: readonly string[]): Promise<number> {
+    const { chunkBytes } = this.file;
+    const length = this.file.length();
     let uploaded = 0;
-    // A few at once: what a compaction takes follows its bytes over the parallel uploads, not one round trip per chunk.
     await eachAtOnce(changed, PARALLEL_UPLOADS, async (i) => {
       if (this.base && !this.file.has(i)) await this.fetch(i);
       const bytes = this.file.read(i * chunkBytes, Math.min(length, (i + 1) * chunkBytes));
       await this.blobs.put(chunks[i] as string, bytes);
       uploaded += bytes.length;
     });
-    const hot = await this.uploadHot(userId, pageBytes);
-    uploaded += hot.bytes;
-    return { manifest: { length, pageBytes, chunkBytes, chunks, hot: hot.key }, uploaded };
+    return uploaded;
+  }
+
+  /**
+   * A new base that merges the patches ({@link mergePlan}): the chunks most of whose pages are
+   * patched (and those the file grew into) rewritten, the other chunks kept, and every other
+   * patched page in one patch; the hot pages again, split between the chunks' object and the
+   * patch's (a fresh reader takes a page from the object that holds it last).
+   */
+  private async mergePatches(userId: string): Promise<{ manifest: Manifest; uploaded: number }> {
+    const manifest = this.base?.manifest as Manifest;
+    const { blockBytes, chunkBytes } = this.file;
+    const length = this.file.length();
+    const plan = this.mergePlan();
+    // The kept pages a lazy copy lacks: each patch that holds some last, fetched whole (not their chunks).
+    const lacking = new Set<number>();
+    for (const page of plan.kept)
+      if (!this.file.hasBlock(page - 1)) lacking.add(this.layout.source[page - 1] as number);
+    await this.fetchPatches(lacking);
+    const count = Math.ceil(length / chunkBytes);
+    const chunks = Array.from({ length: count }, (_, i) =>
+      plan.rewrite.has(i) ? chunkKey(userId) : (manifest.chunks[i] as string),
+    );
+    let uploaded = await this.uploadChunks(
+      [...plan.rewrite].sort((a, b) => a - b),
+      chunks,
+    );
+    const read = this.pageReader(blockBytes);
+    const kept = new Set(plan.kept);
+    const hot = await this.hotSet(blockBytes);
+    const chunkHot = await encodeHotPages(
+      hot.filter((n) => !kept.has(n)),
+      blockBytes,
+      read,
+    );
+    const next: Manifest = { length, pageBytes: blockBytes, chunkBytes, chunks, hot: chunkKey(userId) };
+    const bodies = new Map([[next.hot as string, chunkHot]]);
+    let hotBytes = chunkHot.length;
+    if (plan.kept.length > 0) {
+      const body = await encodeHotPages(plan.kept, blockBytes, read);
+      const patch: Patch = { key: chunkKey(userId), pages: encodePages(plan.kept), bytes: body.length };
+      bodies.set(patch.key, body);
+      const patchHot = hot.filter((n) => kept.has(n));
+      if (patchHot.length > 0) {
+        patch.hot = chunkKey(userId);
+        bodies.set(patch.hot, await encodeHotPages(patchHot, blockBytes, read));
+        hotBytes += bodies.get(patch.hot)?.length ?? 0;
+      }
+      next.patches = [patch];
+    }
+    await Promise.all([...bodies].map(([key, body]) => this.blobs.put(key, body)));
+    for (const body of bodies.values()) uploaded += body.length;
+    this.hotBytes = hotBytes;
+    return { manifest: next, uploaded };
   }
 
   /** The file's hot pages as they are now (`hot-pages.ts`), read from this copy (fetching those it lacks). */
@@ -624,12 +731,13 @@ export class Replica {
     );
   }
 
-  /** Fetches every patch of the base whole, a few at a time, and puts in the file the pages each holds last. */
-  private async fetchPatches(): Promise<void> {
+  /** Fetches every patch of the base (or those of `only`, by index) whole, a few at a time, and puts in the file the pages each holds last. */
+  private async fetchPatches(only?: ReadonlySet<number>): Promise<void> {
     const manifest = this.base?.manifest;
     const { source } = this.layout;
     const generation = this.file.generation;
-    await eachAtOnce([...(manifest?.patches ?? []).entries()], PARALLEL_FETCHES, async ([from, patch]) => {
+    const wanted = [...(manifest?.patches ?? []).entries()].filter(([from]) => !only || only.has(from));
+    await eachAtOnce(wanted, PARALLEL_FETCHES, async ([from, patch]) => {
       const body = await this.blobs.get(patch.key);
       this.fetchedBytes += body.length;
       const pages = decodeHotPages(body, this.file.blockBytes);

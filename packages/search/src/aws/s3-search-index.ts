@@ -83,8 +83,8 @@ export interface CompactionReport {
   ms: number;
   /** Bytes of chunks, patches, hot pages and manifest uploaded. */
   uploaded: number;
-  /** A patch of the pages written since the base, or chunks rewritten (the first fold, or past the patches' bounds). */
-  kind?: "patch" | "chunks";
+  /** A patch of the pages written since the base, a merge of the patches past their bounds, or chunks only (a first base). */
+  kind?: "patch" | "merge" | "chunks";
   /** Whether the pointer now names the new base (false: another writer moved it first). */
   published: boolean;
 }
