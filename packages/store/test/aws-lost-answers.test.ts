@@ -16,6 +16,8 @@ let config: AwsStoresConfig;
 let loseNext: string[] = [];
 const WRITES = ["PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems"];
 const lost: string[] = [];
+/** The DynamoDB write operations whose next request the proxy answers as a transaction conflict, without forwarding it. */
+let conflictNext: string[] = [];
 
 const proxy = createServer((request, response) => {
   const chunks: Buffer[] = [];
@@ -23,6 +25,18 @@ const proxy = createServer((request, response) => {
   request.on("end", async () => {
     const target = String(request.headers["x-amz-target"] ?? "");
     const operation = target.split(".").pop() ?? "";
+    if (conflictNext.includes(operation)) {
+      // What DynamoDB answers a transaction that met another on the same item: cancelled, nothing applied.
+      conflictNext = [];
+      const type = "com.amazonaws.dynamodb.v20120810#TransactionCanceledException";
+      const reasons = [{ Code: "TransactionConflict", Message: "Transaction is ongoing for the item" }];
+      const answer = {
+        __type: type,
+        Message: "Transaction cancelled [TransactionConflict]",
+        CancellationReasons: reasons,
+      };
+      return void response.writeHead(400, { "content-type": "application/x-amz-json-1.0" }).end(JSON.stringify(answer));
+    }
     const headers = Object.fromEntries(
       Object.entries(request.headers).filter(([name]) => !["host", "connection", "content-length"].includes(name)),
     ) as Record<string, string>;
@@ -91,4 +105,46 @@ it("a browser session signed out, its answer lost, is reported signed out", asyn
   expect(lost).toHaveLength(2);
   expect(await meta.findBrowserSession(session.hash)).toBeUndefined();
   expect(await meta.deleteBrowserSession(session.userId, session.id)).toBe(false);
+});
+
+it("a share's view and download, their answers lost, are counted once each", async () => {
+  const { meta } = awsStores(config);
+  const share = {
+    id: `lost-${randomUUID()}`,
+    userId: `u-${randomUUID()}`,
+    sessionId: "s",
+    createdAt: new Date().toISOString(),
+    expiresAt: new Date(Date.now() + 60_000).toISOString(),
+    maskSecrets: true,
+  };
+  await meta.putShare(share);
+  const lossy = lossyStores().meta;
+  const before = lost.length;
+  loseNext = WRITES;
+  await lossy.recordShareView(share.id, "2026-01-02T00:00:00.000Z");
+  loseNext = WRITES;
+  await lossy.recordShareDownload(share.id);
+  expect(lost.length - before).toBe(2);
+  expect(await meta.getShare(share.id)).toMatchObject({
+    views: 1,
+    downloads: 1,
+    lastViewedAt: "2026-01-02T00:00:00.000Z",
+  });
+});
+
+it("a share's view whose transaction met another's is tried again, and counted once", async () => {
+  const { meta } = awsStores(config);
+  const share = {
+    id: `conflict-${randomUUID()}`,
+    userId: `u-${randomUUID()}`,
+    sessionId: "s",
+    createdAt: new Date().toISOString(),
+    expiresAt: new Date(Date.now() + 60_000).toISOString(),
+    maskSecrets: true,
+  };
+  await meta.putShare(share);
+  conflictNext = ["TransactWriteItems"];
+  await lossyStores().meta.recordShareView(share.id, "2026-01-02T00:00:00.000Z");
+  expect(conflictNext).toEqual([]);
+  expect(await meta.getShare(share.id)).toMatchObject({ views: 1 });
 });

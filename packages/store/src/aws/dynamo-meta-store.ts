@@ -180,6 +180,8 @@ type WriteRequest = NonNullable<BatchWriteCommandInput["RequestItems"]>[string][
 const TRANSACTION_ITEMS = 100;
 /** Reads of a head a delete makes while appends move it (see `deleteSession`). */
 const DELETE_TRIES = 4;
+/** Tries of a share's counter whose transaction met another on the same link. */
+const COUNT_ATTEMPTS = 4;
 type TransactItem = NonNullable<TransactWriteCommandInput["TransactItems"]>[number];
 
 /** A listing cursor is the last key of a page; one from a client is checked to be a key of that listing. */
@@ -871,21 +873,40 @@ export class DynamoMetaStore implements MetaStore {
     return this.countShare(id, "ADD #n :one", "downloads");
   }
 
-  /** One atomic counter update of an existing share (nothing is read first); an unknown id changes nothing. */
+  /**
+   * One atomic counter update of an existing share (nothing is read first); an unknown id
+   * changes nothing. A transaction of one update, for its idempotency token: the SDK sends an
+   * attempt whose answer was lost again with the same token, which DynamoDB applies once. Views
+   * of one link at the same moment cancel each other's transactions (nothing applied): each
+   * is tried again, with a token of its own, a few times.
+   */
   private async countShare(id: string, update: string, counter: string, values: Record<string, string> = {}) {
-    try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: key(`H#${id}`, "H"),
-          UpdateExpression: update,
-          ConditionExpression: "attribute_exists(pk)",
-          ExpressionAttributeNames: { "#n": counter },
-          ExpressionAttributeValues: { ":one": 1, ...values },
-        }),
-      );
-    } catch (error) {
-      if ((error as { name?: string }).name !== "ConditionalCheckFailedException") throw error;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.client.send(
+          new TransactWriteCommand({
+            ClientRequestToken: randomUUID(),
+            TransactItems: [
+              {
+                Update: {
+                  TableName: this.table,
+                  Key: key(`H#${id}`, "H"),
+                  UpdateExpression: update,
+                  ConditionExpression: "attribute_exists(pk)",
+                  ExpressionAttributeNames: { "#n": counter },
+                  ExpressionAttributeValues: { ":one": 1, ...values },
+                },
+              },
+            ],
+          }),
+        );
+        return;
+      } catch (error) {
+        const reason = error instanceof TransactionCanceledException ? error.CancellationReasons?.[0]?.Code : undefined;
+        if (reason === "ConditionalCheckFailed") return; // no such share
+        if (reason !== "TransactionConflict" || attempt >= COUNT_ATTEMPTS) throw error;
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
+      }
     }
   }
 
