@@ -70,7 +70,8 @@ export interface Patch {
   bytes: number;
 }
 
-const ManifestSchema = z.object({
+// Strict: a manifest of a later format (a field this code does not know) is refused, not read as if its pages were where this code looks.
+const ManifestSchema = z.strictObject({
   length: z.int().check(z.minimum(0)),
   pageBytes: z.int().check(z.minimum(512)),
   chunkBytes: z.int().check(z.minimum(512)),
@@ -79,7 +80,7 @@ const ManifestSchema = z.object({
   chunked: z.optional(z.int().check(z.minimum(0))),
   patches: z.optional(
     z.array(
-      z.object({
+      z.strictObject({
         key: z.string(),
         pages: z.string(),
         hot: z.optional(z.string()),
