@@ -521,7 +521,7 @@ describe("the aws search index's cost follows the change", () => {
     expect([small.patches, large.patches]).toEqual([1, 1]);
   });
 
-  it("rewrites the chunks of a dense fold (a rebuild's step) on a base without patches, and patches a sparse one", async () => {
+  it("rewrites the chunks of a dense fold (a rebuild's step), merging the patches on a base with some, and patches a sparse one", async () => {
     const user = `dense-${randomBytes(4).toString("hex")}`;
     const kinds: Array<string | undefined> = [];
     const writer = newIndex({ onCompaction: (report) => kinds.push(report.kind) });
@@ -531,8 +531,17 @@ describe("the aws search index's cost follows the change", () => {
     await writer.compact(user);
     await writer.apply(batch(user, "late", "a late kittiwake"));
     await writer.compact(user);
-    expect(kinds).toEqual(["chunks", "chunks", "patch"]);
-    expect(await found(newIndex({ eagerBytes: 0 }), user, "kittiwake")).toEqual(["first", "late"]);
+    await writer.applyAll(Array.from({ length: 64 }, (_, s) => bulky(user, `more${s}`, 800, 500 + s)));
+    await writer.apply(batch(user, "last", "the last kittiwake"));
+    await writer.compact(user);
+    expect(kinds).toEqual(["chunks", "chunks", "patch", "merge"]);
+    const merged = decodeManifest(
+      await awsStores(config).blobs.get((await writer.pointers.get(user))?.base?.key as string),
+    );
+    // The dense fold's pages went to chunks: what the merge kept in a patch is a small part of them.
+    const kept = (merged.patches ?? []).reduce((n, p) => n + decodePages(p.pages).length * merged.pageBytes, 0);
+    expect(kept).toBeLessThan(merged.length / 8);
+    expect((await found(newIndex({ eagerBytes: 0 }), user, "kittiwake")).sort()).toEqual(["first", "last", "late"]);
   }, 120_000);
 
   it("reads the same through many patches and the merge past their bound: fresh, moved along, and the writer's copy", async () => {

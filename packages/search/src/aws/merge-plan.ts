@@ -33,10 +33,11 @@ export interface MergePlan {
 /** Plans a merge: the uncovered tail and every dense chunk rewritten, then the most patched ones until the rest fits. */
 export function planMerge(input: MergeInput): MergePlan {
   const { perChunk, chunks, covered, denseShare, maxKeptPages } = input;
+  const patched = new Set(input.patched); // a block named twice is one page
   const rewrite = new Set<number>();
   for (let chunk = covered; chunk < chunks; chunk++) rewrite.add(chunk);
   const counts = new Map<number, number>();
-  for (const block of input.patched) {
+  for (const block of patched) {
     const chunk = Math.floor(block / perChunk);
     if (!rewrite.has(chunk)) counts.set(chunk, (counts.get(chunk) ?? 0) + 1);
   }
@@ -49,7 +50,7 @@ export function planMerge(input: MergeInput): MergePlan {
     rewrite.add(chunk);
     left -= n;
   }
-  const kept = new Set<number>();
-  for (const block of input.patched) if (!rewrite.has(Math.floor(block / perChunk))) kept.add(block + 1);
-  return { rewrite, kept: [...kept].sort((a, b) => a - b) };
+  const kept: number[] = [];
+  for (const block of patched) if (!rewrite.has(Math.floor(block / perChunk))) kept.push(block + 1);
+  return { rewrite, kept: kept.sort((a, b) => a - b) };
 }

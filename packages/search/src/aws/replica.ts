@@ -460,7 +460,7 @@ export class Replica {
   /**
    * What the next compaction makes: chunks only for the first one (no base yet), one after a
    * VACUUM shortened the file, or a dense one on a base without patches; a merge of the patches
-   * past their bounds; else a patch.
+   * for a dense one on a base with patches, or past their bounds; else a patch.
    */
   private nextFold(): "patch" | "merge" | "chunks" {
     const manifest = this.base?.manifest;
@@ -469,7 +469,9 @@ export class Replica {
     const patches = manifest.patches ?? [];
     const written = this.file.dirtyBlocks.size * this.file.blockBytes;
     const dense = written >= DENSE_MIN_BYTES && written >= DENSE_SHARE * this.file.dirty.size * this.file.chunkBytes;
-    if (patches.length === 0 && dense) return "chunks";
+    // A dense fold rewrites its chunks now, not as a patch uploaded again by the next merge
+    // (a merge leaves a patch behind: page 1, SQLite's header, changes on every write).
+    if (dense) return patches.length === 0 ? "chunks" : "merge";
     const bytes = patches.reduce((n, patch) => n + patch.bytes, 0) + written;
     return patches.length >= MAX_PATCHES || bytes > MAX_PATCH_BYTES ? "merge" : "patch";
   }
