@@ -105,7 +105,7 @@ const percentiles = (times: number[]) => {
 
 /** The bucket through a counter of the bytes each way. */
 function counting(blobs: BlobStore) {
-  const counted = { up: 0, down: 0 };
+  const counted = { up: 0, down: 0, gets: 0 };
   const wrapped: BlobStore = {
     ...blobs,
     put: async (key, body) => {
@@ -115,6 +115,7 @@ function counting(blobs: BlobStore) {
     get: async (key, range) => {
       const bytes = await blobs.get(key, range);
       counted.down += bytes.length;
+      counted.gets++;
       return bytes;
     },
     delete: (keys) => blobs.delete(keys),
@@ -282,6 +283,15 @@ try {
     const passIndex = open(passer.blobs, "pass");
     const scheduled = new MarkingIndexer(stores, passIndex, marks);
     const passes: number[] = [];
+    /** Per append, what its search and the pass after it did (the slowest are printed). */
+    const detail: Array<{
+      i: number;
+      search: number;
+      pass: number;
+      gets: [number, number];
+      down: [number, number];
+      folds: string;
+    }> = [];
     const { index: searching } = lambdaSearch(lambdaIndex, indexer);
     await searching.search(USER, parseQuery("warm"), { limit: 20 });
     const offsets = new Map(library.map((s) => [s.id, s.bytes.length]));
@@ -300,16 +310,45 @@ try {
       indexer.markDirty(USER, target.id);
       await indexer.settle();
       searcher.counted.up = 0;
+      const before = { gets: searcher.counted.gets, down: searcher.counted.down, folds: compactions.length };
       const t0 = performance.now();
       const page = await searching.search(USER, parseQuery(`ocelot${i}`), { limit: 20 });
       made.push(performance.now() - t0);
       if (page.sessions[0]?.sessionId !== target.id) throw new Error(`append ${i} was not found by the next search`);
       passer.counted.up = 0;
+      const passBefore = { gets: passer.counted.gets, down: passer.counted.down };
       const t1 = performance.now();
       await scheduled.catchUpMarked(INDEX_BUDGET_MS);
       passes.push(performance.now() - t1);
       uploads.push(searcher.counted.up + passer.counted.up);
+      detail.push({
+        i,
+        search: made.at(-1) as number,
+        pass: passes.at(-1) as number,
+        gets: [searcher.counted.gets - before.gets, passer.counted.gets - passBefore.gets],
+        down: [searcher.counted.down - before.down, passer.counted.down - passBefore.down],
+        folds: compactions
+          .slice(before.folds)
+          .map((c) => `${c.kind} ${ms(c.ms)}`)
+          .join(" + "),
+      });
     }
+    const show = (d: (typeof detail)[number]) =>
+      `#${d.i} search ${ms(d.search)} (${d.gets[0]} GETs, ${mb(d.down[0])}), pass ${ms(d.pass)} (${d.gets[1]} GETs, ${mb(d.down[1])}${d.folds ? `; ${d.folds}` : ""})`;
+    console.log(
+      `slowest passes: ${[...detail]
+        .sort((x, y) => y.pass - x.pass)
+        .slice(0, 4)
+        .map(show)
+        .join("; ")}`,
+    );
+    console.log(
+      `slowest searches after an append: ${[...detail]
+        .sort((x, y) => y.search - x.search)
+        .slice(0, 4)
+        .map(show)
+        .join("; ")}`,
+    );
     const sortedUploads = [...uploads].sort((x, y) => x - y);
     console.log(
       `append then search (${APPENDS} appends of ${(appended / APPENDS / 1000).toFixed(1)} kB): ${percentiles(made)}; uploaded per append, with the scheduled pass's folds, p50 ${kb(quantile(sortedUploads, 0.5))} max ${kb(sortedUploads.at(-1) as number)} mean ${kb(uploads.reduce((n, u) => n + u, 0) / APPENDS)} (${compactions.length} folds among them, ${compactions.map((c) => `${c.kind} ${ms(c.ms)} ${mb(c.uploaded)}`).join(", ")}); the scheduled pass after each: longest ${ms(Math.max(...passes))}`,

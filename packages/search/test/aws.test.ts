@@ -152,6 +152,30 @@ describe("the aws search index", () => {
     expect(await found(newIndex(), user, "heron")).toHaveLength(9);
   });
 
+  it("a pass's first fold whose copy cannot replay the log in time leaves it to the next pass, which folds from there", async () => {
+    const user = `catch-up-${randomBytes(4).toString("hex")}`;
+    const limits = {
+      compactAfter: { entries: 3, bytes: 1 << 30 },
+      compactOnChangeAfter: { entries: 100, bytes: 1 << 30 },
+    };
+    const writer = newIndex(limits);
+    // No time to replay beyond the pass's deadline, which is spent.
+    const pass = newIndex({ ...limits, foldCatchUpMs: 0 });
+    for (let i = 0; i < 3; i++) await writer.apply(batch(user, `s${i}`, `a slow godwit ${i}`));
+    // The pass's instance saw the log past the threshold itself (its first work), then fell two changes behind.
+    await pass.apply(batch(user, "s3", "a slow godwit 3"));
+    for (let i = 4; i < 6; i++) await writer.apply(batch(user, `s${i}`, `a slow godwit ${i}`));
+    expect(await pass.upkeep(Date.now() - 1, { atLeastOne: true })).toBe(0);
+    expect((await writer.pointers.get(user))?.log).toHaveLength(6);
+    expect(await writer.pointers.compactionsDue(1000)).toContain(user);
+    // The next pass, with time, folds the whole log from the copy it kept.
+    expect(await pass.upkeep(Date.now() + 60_000, { atLeastOne: true })).toBeGreaterThanOrEqual(1);
+    const pointer = await writer.pointers.get(user);
+    expect(pointer?.log).toEqual([]);
+    expect(pointer?.base?.seq).toBe(6);
+    expect(await found(newIndex(), user, "godwit")).toHaveLength(6);
+  });
+
   it("tries one failing fold per pass, whatever its budget, and puts it off: the requests behind it come first", async () => {
     const run = randomBytes(4).toString("hex");
     const users = [`failing-${run}-a`, `failing-${run}-b`];

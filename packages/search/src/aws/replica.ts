@@ -316,11 +316,17 @@ export class Replica {
   /**
    * Applies the log's entries after {@link seq} (each in its own transaction), their objects
    * taken from `fetched` ({@link fetchChanges}, started before the copy was opened) or fetched
-   * all at once now. @throws DivergedError
+   * all at once now; with `until`, none begun past that time (the copy stays at the last one
+   * applied). @throws DivergedError
    */
-  async replay(entries: readonly LogEntry[], fetched = fetchChanges(this.blobs, entries, this.seq)): Promise<void> {
+  async replay(
+    entries: readonly LogEntry[],
+    fetched = fetchChanges(this.blobs, entries, this.seq),
+    until?: number,
+  ): Promise<void> {
     for (const entry of entries) {
       if (entry.seq <= this.seq) continue;
+      if (until !== undefined && Date.now() >= until) return;
       if (entry.seq !== this.seq + 1) throw new DivergedError(`change ${entry.seq} follows ${this.seq}`);
       const change = await (fetched.get(entry.key) ?? this.blobs.get(entry.key).then(decodeChange));
       await this.run(() => this.transaction(() => this.apply(change)));
@@ -443,13 +449,20 @@ export class Replica {
     if (applied.some((ok) => !ok)) throw new DivergedError("a logged batch did not apply");
   }
 
-  /** About the bytes {@link compact} would upload now (for a pass's estimate of its time). */
+  /** About the bytes {@link compact} would upload now, and fetch first for a merge (for a pass's estimate of its time). */
   foldBytes(): number {
     const kind = this.nextFold();
     if (kind === "chunks") return this.patchedChunks().size * this.file.chunkBytes + this.hotBytes;
     if (kind === "merge") {
+      // What it uploads, and what a lazy copy fetches first: the patches of kept pages it lacks, the chunks it rewrites.
       const plan = this.mergePlan();
-      return plan.rewrite.size * this.file.chunkBytes + plan.kept.length * this.file.blockBytes + this.hotBytes;
+      const patches = this.base?.manifest.patches ?? [];
+      const fetched =
+        [...this.lackingPatches(plan)].reduce((n, from) => n + (patches[from]?.bytes ?? 0), 0) +
+        [...plan.rewrite].filter((chunk) => !this.file.has(chunk)).length * this.file.chunkBytes;
+      return (
+        plan.rewrite.size * this.file.chunkBytes + plan.kept.length * this.file.blockBytes + this.hotBytes + fetched
+      );
     }
     return (
       this.file.dirtyBlocks.size * this.file.blockBytes +
@@ -502,6 +515,15 @@ export class Replica {
       denseShare: MERGE_DENSE_SHARE,
       maxKeptPages: Math.floor(Math.min(MAX_MERGED_BYTES, length * MAX_MERGED_SHARE) / blockBytes),
     });
+  }
+
+  /** The patches (by index) that hold last a page a merge keeps and this copy lacks: fetched whole, not their chunks. */
+  private lackingPatches(plan: MergePlan): Set<number> {
+    const lacking = new Set<number>();
+    for (const page of plan.kept) {
+      if (!this.file.hasBlock(page - 1)) lacking.add(this.layout.source[page - 1] as number);
+    }
+    return lacking;
   }
 
   /** The chunks that hold a block written here or one a patch holds: what a compaction of whole chunks rewrites. */
@@ -619,11 +641,7 @@ export class Replica {
     const { blockBytes, chunkBytes } = this.file;
     const length = this.file.length();
     const plan = this.mergePlan();
-    // The kept pages a lazy copy lacks: each patch that holds some last, fetched whole (not their chunks).
-    const lacking = new Set<number>();
-    for (const page of plan.kept)
-      if (!this.file.hasBlock(page - 1)) lacking.add(this.layout.source[page - 1] as number);
-    await this.fetchPatches(lacking);
+    await this.fetchPatches(this.lackingPatches(plan));
     const count = Math.ceil(length / chunkBytes);
     const chunks = Array.from({ length: count }, (_, i) =>
       plan.rewrite.has(i) ? chunkKey(userId) : (manifest.chunks[i] as string),

@@ -116,6 +116,13 @@ export interface S3SearchIndexConfig {
   compactAfter?: { entries: number; bytes: number };
   /** A change that takes the log past this folds it itself, on its own path (default 128, 16 MiB: no pass came in time). */
   compactOnChangeAfter?: { entries: number; bytes: number };
+  /**
+   * How long a pass's first fold may spend bringing a copy to the log's head, at least, past its
+   * deadline (default 4 s): a copy opened cold replays each change through chunk misses (12 s
+   * for 32 changes at 2 GB), so one still behind then stays here, caught up so far, and the
+   * next pass folds from it, inside the function's timeout.
+   */
+  foldCatchUpMs?: number;
   /** Told of each compaction. */
   onCompaction?: (report: CompactionReport) => void;
 }
@@ -127,6 +134,7 @@ export const S3_SEARCH_DEFAULTS = {
   eagerBytes: 16 * 1024 * 1024,
   compactAfter: { entries: 32, bytes: 4 * 1024 * 1024 },
   compactOnChangeAfter: { entries: 128, bytes: 16 * 1024 * 1024 },
+  foldCatchUpMs: 4_000,
 };
 
 /** Compaction requests a pass reads at most. */
@@ -437,14 +445,17 @@ export class S3SearchIndex implements SearchIndex {
     let folded = 0;
     for (const userId of users) {
       if (!forced && Date.now() + this.foldEstimateMs(userId) > deadline) continue;
-      const report = await this.exclusive(userId, () => this.foldIfDue(userId)).catch(async () => {
+      const catchUpBy = forced
+        ? Math.max(deadline, Date.now() + (this.config.foldCatchUpMs ?? S3_SEARCH_DEFAULTS.foldCatchUpMs))
+        : deadline;
+      const report = await this.exclusive(userId, () => this.foldIfDue(userId, catchUpBy)).catch(async () => {
         // Tried again later, not first at every pass: the requests behind it come first meanwhile.
         this.due.delete(userId);
         await this.pointers.requestCompaction(userId, Date.now() + FOLD_RETRY_MS, { replace: true }).catch(() => {});
         return "failed" as const;
       });
       if (report !== undefined) forced = false; // one fold whatever it takes, not one per failure
-      if (report !== "failed" && report?.published) folded++;
+      if (typeof report === "object" && report.published) folded++;
     }
     return folded;
   }
@@ -455,15 +466,21 @@ export class S3SearchIndex implements SearchIndex {
     return held ? held.foldBytes() / this.uploadRate : Number.POSITIVE_INFINITY;
   }
 
-  /** Folds the user's log if it is still past the threshold (another instance may have folded it); its request goes either way. */
-  private async foldIfDue(userId: string): Promise<CompactionReport | undefined> {
+  /**
+   * Folds the user's log if it is still past the threshold (another instance may have folded
+   * it; its request goes then), once this copy has replayed it by `catchUpBy`: "behind" when it
+   * has not (the request stays, and the copy keeps what it replayed for the next pass).
+   */
+  private async foldIfDue(userId: string, catchUpBy: number): Promise<CompactionReport | "behind" | undefined> {
     const pointer = await this.pointers.get(userId);
     if (!pointer || !logPast(pointer, this.config.compactAfter ?? S3_SEARCH_DEFAULTS.compactAfter)) {
       this.due.delete(userId);
       await this.pointers.compactionDone(userId);
       return undefined;
     }
-    return this.fold(userId, pointer, await this.replicaAt(userId, pointer));
+    const replica = await this.replicaAt(userId, pointer, catchUpBy);
+    if (replica.seq < headSeq(pointer)) return "behind";
+    return this.fold(userId, pointer, replica);
   }
 
   /**
@@ -530,7 +547,7 @@ export class S3SearchIndex implements SearchIndex {
   }
 
   /** This instance's copy of the user's index, brought up to `pointer` (a new empty one when undefined). */
-  private async replicaAt(userId: string, pointer: Pointer | undefined): Promise<Replica> {
+  private async replicaAt(userId: string, pointer: Pointer | undefined, catchUpBy?: number): Promise<Replica> {
     let held = this.replicas.get(userId);
     if (
       held?.replica.base &&
@@ -565,7 +582,7 @@ export class S3SearchIndex implements SearchIndex {
     this.replicas.delete(userId);
     this.replicas.set(userId, held);
     try {
-      await held.replica.replay(log, changes);
+      await held.replica.replay(log, changes, catchUpBy);
     } finally {
       this.evict(userId);
     }
