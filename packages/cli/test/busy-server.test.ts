@@ -37,7 +37,8 @@ function sessionLines(id: string, turns: number, from = 0): string[] {
 }
 
 it("watch waits out a busy server as asked and backs up every line, byte for byte", async () => {
-  const proxy = await throttlingProxy(server.url, 4, busyAnswer);
+  // The watcher sends for several sessions at once: one may be on its way when another's busy answer arrives.
+  const proxy = await throttlingProxy(server.url, 4, busyAnswer, 250);
   const m = machine(proxy.url, server.token);
   try {
     const watcher = m.watch();

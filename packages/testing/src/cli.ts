@@ -161,8 +161,19 @@ export interface BusyAnswer {
  * seconds or an HTTP date) without forwarding it, and keeps the door shut for as long as that
  * `Retry-After` says: a request that comes back sooner is `early`, and is answered 429 again.
  */
-export async function throttlingProxy(target: string, every: number, busy: (n: number) => BusyAnswer) {
+export async function throttlingProxy(
+  target: string,
+  every: number,
+  busy: (n: number) => BusyAnswer,
+  /**
+   * A client sending several requests at once may send one before it has read the busy answer
+   * to another: a request that comes within this many ms of the door shutting is refused
+   * again, but not counted `early` (default 0: every one is).
+   */
+  inFlightMs = 0,
+) {
   let requests = 0;
+  let shutAt = 0;
   let throttled = 0;
   let early = 0;
   let waitedMs = 0;
@@ -170,7 +181,7 @@ export async function throttlingProxy(target: string, every: number, busy: (n: n
   const proxy = await proxyServer(target, () => {
     const now = Date.now();
     if (now < shutUntil) {
-      early++;
+      if (now - shutAt > inFlightMs) early++;
       return { status: 429, retryAfter: String(Math.ceil((shutUntil - now) / 1000)) };
     }
     if (++requests % every !== 0) return "forward";
@@ -179,6 +190,7 @@ export async function throttlingProxy(target: string, every: number, busy: (n: n
     if (asked !== undefined) {
       // What a careful client may read from it: whole seconds, or a date to the second.
       const until = /^\d+$/.test(asked) ? now + Number(asked) * 1000 : Date.parse(asked);
+      if (until > shutUntil) shutAt = now;
       shutUntil = Math.max(shutUntil, until);
       waitedMs += Math.max(0, until - now);
     }
