@@ -107,17 +107,23 @@ it("a browser session signed out, its answer lost, is reported signed out", asyn
   expect(await meta.deleteBrowserSession(session.userId, session.id)).toBe(false);
 });
 
-it("a share's view and download, their answers lost, are counted once each", async () => {
-  const { meta } = awsStores(config);
+/** A live share link of a fresh user, stored directly (not through the proxy). */
+async function putShare(prefix: string) {
   const share = {
-    id: `lost-${randomUUID()}`,
+    id: `${prefix}-${randomUUID()}`,
     userId: `u-${randomUUID()}`,
     sessionId: "s",
     createdAt: new Date().toISOString(),
     expiresAt: new Date(Date.now() + 60_000).toISOString(),
     maskSecrets: true,
   };
-  await meta.putShare(share);
+  await awsStores(config).meta.putShare(share);
+  return share;
+}
+
+it("a share's view and download, their answers lost, are counted once each", async () => {
+  const { meta } = awsStores(config);
+  const share = await putShare("lost");
   const lossy = lossyStores().meta;
   const before = lost.length;
   loseNext = WRITES;
@@ -134,15 +140,7 @@ it("a share's view and download, their answers lost, are counted once each", asy
 
 it("a share's view whose transaction met another's is tried again, and counted once", async () => {
   const { meta } = awsStores(config);
-  const share = {
-    id: `conflict-${randomUUID()}`,
-    userId: `u-${randomUUID()}`,
-    sessionId: "s",
-    createdAt: new Date().toISOString(),
-    expiresAt: new Date(Date.now() + 60_000).toISOString(),
-    maskSecrets: true,
-  };
-  await meta.putShare(share);
+  const share = await putShare("conflict");
   conflictNext = ["TransactWriteItems"];
   await lossyStores().meta.recordShareView(share.id, "2026-01-02T00:00:00.000Z");
   expect(conflictNext).toEqual([]);

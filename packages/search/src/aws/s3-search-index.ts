@@ -118,9 +118,9 @@ export interface S3SearchIndexConfig {
   compactOnChangeAfter?: { entries: number; bytes: number };
   /**
    * How long a pass's first fold may spend bringing a copy to the log's head, at least, past its
-   * deadline (default 4 s): a copy opened cold replays each change through chunk misses (12 s
-   * for 32 changes at 2 GB), so one still behind then stays here, caught up so far, and the
-   * next pass folds from it, inside the function's timeout.
+   * deadline (default 4 s): a copy opened cold replays each change through chunk misses (a pass
+   * of 12 s at 2 GB), so one still behind then stays here, caught up so far, and the next pass
+   * folds from it. The bound falls between changes: one change's replay is not cut.
    */
   foldCatchUpMs?: number;
   /** Told of each compaction. */
