@@ -5,7 +5,13 @@
  * many GETs, however many appends built it).
  */
 import { randomBytes } from "node:crypto";
-import { type BlobStore, type GenerationState, NotFoundError, type Segment } from "@pisync/store";
+import {
+  type BlobStore,
+  type GenerationState,
+  NotFoundError,
+  type Segment,
+  StorageUnavailableError,
+} from "@pisync/store";
 
 /** A generation holds at most this many segments after an append. */
 export const MAX_SEGMENTS = 8;
@@ -34,7 +40,11 @@ export async function withFreshHead<H, T>(load: () => Promise<H>, read: (head: H
   }
 }
 
-/** Bytes [start, end) of a generation, fetched with one ranged GET per segment it spans. */
+/**
+ * Bytes [start, end) of a generation, fetched with one ranged GET per segment it spans.
+ * @throws StorageUnavailableError when a segment's answer is shorter than the segment says (a
+ * cut answer): its missing bytes would otherwise read as zeros, and a merge would store them.
+ */
 export async function readRange(
   blobs: BlobStore,
   segments: readonly Segment[],
@@ -51,7 +61,12 @@ export async function readRange(
   );
   const out = new Uint8Array(Math.max(0, end - start));
   let at = 0;
-  for (const chunk of chunks) {
+  for (const [i, chunk] of chunks.entries()) {
+    const s = parts[i] as Segment;
+    const wanted = Math.min(end, s.end) - Math.max(start, s.start);
+    if (chunk.length !== wanted) {
+      throw new StorageUnavailableError(`segment ${s.key} answered ${chunk.length} of ${wanted} bytes`);
+    }
     out.set(chunk, at);
     at += chunk.length;
   }
