@@ -21,8 +21,15 @@ export const logKey = (userId: string, seq: number) => `${userPrefix(userId)}log
 export const chunkKey = (userId: string) => `${userPrefix(userId)}chunk/${nonce()}`;
 export const manifestKey = (userId: string, seq: number) => `${userPrefix(userId)}base/${seqHex(seq)}-${nonce()}.json`;
 
-/** A change, as the log keeps it: replayed, it does to any copy at the previous change what it did to the writer's. */
-export type Change = { apply: IndexBatch[] } | { remove: { userId: string; sessionId: string } };
+/**
+ * A change, as the log keeps it: replayed, it does to any copy at the previous change what it
+ * did to the writer's. `reads` names the pages (1-based, {@link encodePages}) the writer's SQLite
+ * read doing it: a replay on the same file reads the same ones, so it fetches their chunks at
+ * once first instead of one miss at a time (a hint: absent in changes written before it existed).
+ */
+export type Change = ({ apply: IndexBatch[] } | { remove: { userId: string; sessionId: string } }) & {
+  reads?: string;
+};
 
 /** The change's object. */
 export function encodeChange(change: Change): Uint8Array {

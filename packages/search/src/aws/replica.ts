@@ -329,9 +329,33 @@ export class Replica {
       if (until !== undefined && Date.now() >= until) return;
       if (entry.seq !== this.seq + 1) throw new DivergedError(`change ${entry.seq} follows ${this.seq}`);
       const change = await (fetched.get(entry.key) ?? this.blobs.get(entry.key).then(decodeChange));
+      await this.fetchReads(change.reads);
       await this.run(() => this.transaction(() => this.apply(change)));
       this.seq = entry.seq;
     }
+  }
+
+  /**
+   * Fetches at once the chunks of the pages a change's writer read (`reads`, see {@link Change})
+   * that are not here: its replay then reads them all here, where each would have been a miss,
+   * a fetch and the whole change run again. A hint: a list this code cannot read is left alone.
+   */
+  private async fetchReads(reads: string | undefined): Promise<void> {
+    if (reads === undefined || !this.base) return;
+    let pages: number[];
+    try {
+      pages = decodePages(reads);
+    } catch {
+      return;
+    }
+    const chunks = this.chunkCount();
+    const wanted = new Set<number>();
+    for (const page of pages) {
+      if (this.file.hasBlock(page - 1)) continue;
+      const chunk = Math.floor(((page - 1) * this.file.blockBytes) / this.file.chunkBytes);
+      if (chunk < chunks) wanted.add(chunk);
+    }
+    await this.fetchAll([...wanted]);
   }
 
   /**

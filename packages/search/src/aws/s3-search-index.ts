@@ -32,7 +32,7 @@ import type { AwsConnection } from "@pisync/store/aws";
 import { SqliteSearchIndex } from "../embedded.js";
 import type { FileTouched, IndexBatch, IndexState, LineSource, SearchIndex, SearchPage } from "../port.js";
 import type { SearchQuery } from "../query.js";
-import { type Change, encodeChange, logKey, userPrefix } from "./objects.js";
+import { type Change, encodeChange, encodePages, logKey, userPrefix } from "./objects.js";
 import { AmbiguousPointerWrite, headSeq, type Pointer, Pointers } from "./pointers.js";
 import { DivergedError, fetchChanges, type PrefetchTerm, Replica } from "./replica.js";
 import { sweepUser } from "./sweep.js";
@@ -332,15 +332,25 @@ export class S3SearchIndex implements SearchIndex {
         try {
           replica = await this.replicaAt(userId, pointer);
           const copy = replica;
-          outcome = await copy.run(async () => {
-            copy.driver.begin();
-            try {
-              return await fn(copy.index);
-            } catch (error) {
-              copy.driver.rollbackAll();
-              throw error;
-            }
-          });
+          // The pages this change reads go in its log entry: a copy replaying it fetches them at once.
+          const reads = new Set<number>();
+          // SQLite's cache would hide what it read before; a replay on a copy opened cold reads them too.
+          copy.driver.pragma("shrink_memory");
+          copy.file.recording = reads;
+          try {
+            outcome = await copy.run(async () => {
+              copy.driver.begin();
+              try {
+                return await fn(copy.index);
+              } catch (error) {
+                copy.driver.rollbackAll();
+                throw error;
+              }
+            });
+          } finally {
+            copy.file.recording = undefined;
+          }
+          if (outcome.change) outcome.change.reads = encodePages([...reads].sort((a, b) => a - b).map((b) => b + 1));
         } catch (error) {
           if (!this.restartable(userId, error) || attempt >= READ_ATTEMPTS) throw error;
           continue;
