@@ -60,7 +60,7 @@ async function writer(name: string, remove?: [number, number]) {
     w.rebase({ key: made.key, manifest: made.manifest });
     return { key: made.key, seq: w.seq, manifest: made.manifest };
   };
-  return { w, first, next };
+  return { w, first, next, userId };
 }
 
 const rowValue = (copy: Replica, id: number) =>
@@ -88,6 +88,57 @@ describe("a copy moved to a newer base", () => {
       expect(await rowValue(w, 2500)).toBe(42);
     } finally {
       held.clear();
+      copy.close();
+      w.close();
+    }
+  });
+
+  it("keeps every page it holds when the new base was folded at its own change: none it wrote is fetched again", async () => {
+    const { w, first, userId } = await writer("same");
+    const copy = await Replica.open(blobs, lines, join(dir, "same-x.sqlite"), { key: first.key, seq: 0 }, sizes);
+    try {
+      await copy.materialize();
+      // One change done on both (as a replay does it), folded by the writer.
+      for (const r of [w, copy]) {
+        await r.run(() => r.transaction(async () => r.driver.prepare("UPDATE t SET v = 5 WHERE id <= 2000").run()));
+        r.seq = 1;
+      }
+      const made = await w.compact(userId);
+      expect(made.kind).toBe("patch"); // the pages the copy wrote are the patch's now, not the old base's
+      const fetched = copy.fetchedBytes;
+      expect(await copy.moveTo({ key: made.key, seq: 1 }, lines, sizes)).toBe(true);
+      expect(copy.file.complete()).toBe(true);
+      expect(copy.fetchedBytes).toBe(fetched);
+      expect(await rowValue(copy, 1500)).toBe(5);
+      expect(await rowValue(copy, 2500)).toBe(0);
+      expect(await copy.run(async () => copy.driver.prepare("PRAGMA integrity_check").all())).toEqual([
+        { integrity_check: "ok" },
+      ]);
+    } finally {
+      copy.close();
+      w.close();
+    }
+  });
+
+  it("keeps only what both bases name when its file is not the base's at the same change (SQLite's header differs)", async () => {
+    const { w, first, userId } = await writer("header");
+    const copy = await Replica.open(blobs, lines, join(dir, "header-x.sqlite"), { key: first.key, seq: 0 }, sizes);
+    try {
+      await copy.materialize();
+      // A write here that no change logged (as a VACUUM whose fold lost to another writer's): same length, other bytes.
+      copy.driver.exec("PRAGMA user_version = 7");
+      for (const r of [w, copy]) {
+        await r.run(() => r.transaction(async () => r.driver.prepare("UPDATE t SET v = 5 WHERE id <= 2000").run()));
+        r.seq = 1;
+      }
+      const made = await w.compact(userId);
+      expect(copy.file.length()).toBe(made.manifest.length);
+      expect(await copy.moveTo({ key: made.key, seq: 1 }, lines, sizes)).toBe(true);
+      expect(copy.file.complete()).toBe(false);
+      const version = await copy.run(async () => copy.driver.prepare("PRAGMA user_version").all());
+      expect(version).toEqual([{ user_version: 0 }]);
+      expect(await rowValue(copy, 1500)).toBe(5);
+    } finally {
       copy.close();
       w.close();
     }

@@ -247,20 +247,47 @@ export class Replica {
     this.driverRef.driver = undefined;
     const dirty = new Set(this.file.dirtyBlocks);
     const [was, now] = [this.layout, layoutOf(manifest)];
-    // A block whose bytes come from the same object in both bases is the same bytes.
+    // A base folded at this copy's own change holds this copy's file (a replay does what its
+    // writer did, page for page) unless either was vacuumed since: SQLite's header then differs
+    // (its change counter at least). Every page here is then the new base's, whichever object
+    // holds it now: a merge that rewrote the chunks this copy reads costs it nothing.
+    const same =
+      base.seq === this.seq && manifest.length === this.file.length() && (await this.sameHeader(manifest, now));
+    // Else a block whose bytes come from the same object in both bases is the same bytes.
     this.file.rebase(manifest.length, (block) => {
+      if (same) return true;
       const object = objectOf(manifest, now, block);
       return !dirty.has(block) && object !== undefined && object === objectOf(old, was, block);
     });
     this.base = { key: base.key, manifest };
     this.layout = now;
     this.seq = base.seq;
-    // The old base's hot objects that the new one names too: their pages were fetched, and kept where unchanged.
-    const held = new Set(
-      [old.hot, ...(old.patches ?? []).map((patch) => patch.hot)].filter((key) => key !== undefined),
-    );
+    // The old base's hot objects that the new one names too: their pages were fetched, and kept
+    // where unchanged. The same file: every hot page is here (it was the old base's, or written here).
+    const hotOf = (m: Manifest) => [m.hot, ...(m.patches ?? []).map((patch) => patch.hot)];
+    const held = new Set(hotOf(same && old.hot ? manifest : old).filter((key) => key !== undefined));
     await this.start(lines, sizes.eagerBytes, sizes.hot, held);
     return true;
+  }
+
+  /** Whether page 1 (SQLite's header) of a base is this copy's, byte for byte (one ranged GET). */
+  private async sameHeader(manifest: Manifest, layout: Layout): Promise<boolean> {
+    const pageBytes = manifest.pageBytes;
+    if (pageBytes !== this.file.blockBytes || !this.file.hasBlock(0) || this.file.length() < pageBytes) return false;
+    const from = layout.source[0];
+    let theirs: Uint8Array;
+    if (from === undefined) return false;
+    if (from === FROM_CHUNK) {
+      const key = manifest.chunks[0];
+      if (key === undefined) return false;
+      theirs = await this.blobs.get(key, { start: 0, end: pageBytes });
+    } else {
+      const patch = manifest.patches?.[from] as Patch;
+      const list = layout.pages[from] as number[];
+      const start = 4 + 4 * list.length + indexIn(list, 1) * pageBytes;
+      theirs = await this.blobs.get(patch.key, { start, end: start + pageBytes });
+    }
+    return Buffer.from(theirs).equals(this.file.read(0, pageBytes));
   }
 
   get driver(): WasmSqlite {

@@ -170,9 +170,9 @@ export class SparseFile {
     const present = new Uint8Array(blocks);
     let absent = blocks;
     // Blocks past the file's end now (SQLite truncated it: a VACUUM) hold nothing, whatever their marks say.
-    const held = Math.min(blocks, this.baseBlocks, Math.floor(this.length() / this.blockBytes));
+    const held = Math.min(blocks, Math.floor(this.length() / this.blockBytes));
     for (let block = 0; block < held; block++) {
-      if (this.present[block] && kept(block)) {
+      if (this.hasBlock(block) && kept(block)) {
         present[block] = 1;
         absent--;
       }
