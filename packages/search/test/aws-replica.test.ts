@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { BlobStore } from "@pisync/store";
+import { type BlobStore, StorageUnavailableError } from "@pisync/store";
 import { awsStores } from "@pisync/store/aws";
 import { testAwsConfig } from "@pisync/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -20,6 +20,8 @@ const dir = mkdtempSync(join(tmpdir(), "pisync-replica-"));
 let blobs: BlobStore;
 /** GETs of these keys wait until released. */
 const held = new Map<string, Promise<void>>();
+/** While above 0, every answer loses this many bytes at its end (a cut answer). */
+let cut = 0;
 let user = 0;
 
 beforeAll(async () => {
@@ -31,7 +33,7 @@ beforeAll(async () => {
     get: async (key, range) => {
       const bytes = await real.get(key, range);
       await held.get(key);
-      return bytes;
+      return cut > 0 ? bytes.subarray(0, Math.max(0, bytes.length - cut)) : bytes;
     },
     delete: (keys) => real.delete(keys),
     list: (prefix) => real.list(prefix),
@@ -161,6 +163,36 @@ describe("a copy moved to a newer base", () => {
         { integrity_check: "ok" },
       ]);
     } finally {
+      copy.close();
+      w.close();
+    }
+  });
+});
+
+describe("a copy given a cut answer", () => {
+  it("refuses a chunk or a patch's pages cut short (503), keeping no part of a page, and reads them whole later", async () => {
+    const { w, next } = await writer("cut");
+    const second = await next(2500, 42); // row 2500's leaf is in the patch, row 10's in a chunk
+    const copy = await Replica.open(
+      blobs,
+      lines,
+      join(dir, "cut-x.sqlite"),
+      { key: second.key, seq: second.seq },
+      sizes,
+    );
+    try {
+      cut = 100;
+      await expect(rowValue(copy, 2500)).rejects.toThrow(StorageUnavailableError);
+      await expect(rowValue(copy, 10)).rejects.toThrow(StorageUnavailableError);
+      cut = 0;
+      expect(await rowValue(copy, 2500)).toBe(42);
+      expect(await rowValue(copy, 10)).toBe(0);
+      await copy.materialize();
+      expect(await copy.run(async () => copy.driver.prepare("PRAGMA integrity_check").all())).toEqual([
+        { integrity_check: "ok" },
+      ]);
+    } finally {
+      cut = 0;
       copy.close();
       w.close();
     }

@@ -6,7 +6,7 @@
  * A fresh instance's query thus fetches the chunks it touches, not the file.
  */
 import { rmSync } from "node:fs";
-import { type BlobStore, eachAtOnce } from "@pisync/store";
+import { type BlobStore, eachAtOnce, StorageUnavailableError } from "@pisync/store";
 import { SqliteSearchIndex } from "../embedded.js";
 import type { LineSource } from "../port.js";
 import { decodeHotPages, encodeHotPages, hotPages, leafOf, type PageReader, type Tree } from "./hot-pages.js";
@@ -858,6 +858,8 @@ export class Replica {
     const first = chunk * perChunk;
     const end = Math.min(source.length, first + perChunk);
     let fromChunk = false;
+    /** The bytes of the chunk object the blocks wanted from it span: an answer shorter was cut. */
+    let chunkNeeds = 0;
     /** Per patch, the places in its object of the first and the last block wanted. */
     const ranges = new Map<number, [number, number]>();
     for (let block = first; block < end; block++) {
@@ -865,6 +867,7 @@ export class Replica {
       const from = source[block] as number;
       if (from === FROM_CHUNK) {
         fromChunk = true;
+        chunkNeeds = (block + 1) * manifest.pageBytes - chunk * manifest.chunkBytes;
         continue;
       }
       const at = indexIn(pages[from] as number[], block + 1);
@@ -879,6 +882,7 @@ export class Replica {
       gets.push(
         this.blobs.get(key).then((bytes) => {
           this.fetchedBytes += bytes.length;
+          cutShort(key, bytes.length, chunkNeeds);
           this.file.fill(chunk, bytes, generation, (block) => source[block] === FROM_CHUNK);
         }),
       );
@@ -891,6 +895,7 @@ export class Replica {
       gets.push(
         this.blobs.get(patch.key, range).then((bytes) => {
           this.fetchedBytes += bytes.length;
+          cutShort(patch.key, bytes.length, range.end - range.start);
           const blocks = new Map<number, Uint8Array>();
           for (let i = low; i <= high; i++) {
             const at = (i - low) * manifest.pageBytes;
@@ -903,6 +908,14 @@ export class Replica {
     const outcomes = await Promise.allSettled(gets);
     for (const outcome of outcomes) if (outcome.status === "rejected") throw outcome.reason;
   }
+}
+
+/**
+ * @throws StorageUnavailableError when an answer holds fewer bytes than the pages asked of it (a
+ * cut answer): a part of a page, kept, would be a corrupt page, and a fold would upload it.
+ */
+function cutShort(key: string, got: number, wanted: number): void {
+  if (got < wanted) throw new StorageUnavailableError(`${key} answered ${got} of the ${wanted} bytes asked`);
 }
 
 /** A row of `sqlite_schema`, as the hot pages' walk reads it. */
