@@ -4,7 +4,7 @@
  * and answers the searches it is sent. The messages of both sides are declared here.
  */
 import { parentPort } from "node:worker_threads";
-import { NotFoundError } from "@pisync/store";
+import { NotFoundError, StorageUnavailableError } from "@pisync/store";
 import type { SearchPage } from "./port.js";
 import { QueryError, type SearchQuery } from "./query.js";
 
@@ -20,11 +20,14 @@ export interface ReaderCall {
 export type ReaderMessage =
   | { ready: true }
   | { id: number; result: SearchPage }
-  | { id: number; error: string; queryError: boolean }
+  | { id: number; error: string; queryError: boolean; unavailable: boolean }
   | { ask: number; name: string; args: unknown[] };
 
-/** The owning thread's answer to a question (`notFound`: the key of a NotFoundError). */
-export type AskAnswer = { answer: number; result?: unknown; error?: string; notFound?: string };
+/**
+ * The owning thread's answer to a question (`notFound`: the key of a NotFoundError;
+ * `unavailable`: the error was a StorageUnavailableError, a 503 and not a crash on either side).
+ */
+export type AskAnswer = { answer: number; result?: unknown; error?: string; notFound?: string; unavailable?: boolean };
 
 const waiting = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
 let next = 0;
@@ -52,7 +55,8 @@ export function serveSearches(
       const asked = waiting.get(message.answer);
       waiting.delete(message.answer);
       if (message.notFound !== undefined) asked?.reject(new NotFoundError(message.notFound));
-      else if (message.error !== undefined) asked?.reject(new Error(message.error));
+      else if (message.error !== undefined)
+        asked?.reject(message.unavailable ? new StorageUnavailableError(message.error) : new Error(message.error));
       else asked?.resolve(message.result);
       return;
     }
@@ -61,7 +65,13 @@ export function serveSearches(
       port.postMessage({ id: message.id, result } satisfies ReaderMessage);
     } catch (error) {
       const queryError = error instanceof QueryError;
-      port.postMessage({ id: message.id, error: (error as Error).message, queryError } satisfies ReaderMessage);
+      const unavailable = error instanceof StorageUnavailableError;
+      port.postMessage({
+        id: message.id,
+        error: (error as Error).message,
+        queryError,
+        unavailable,
+      } satisfies ReaderMessage);
     }
   });
 }

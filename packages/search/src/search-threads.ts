@@ -5,7 +5,7 @@
  * replaced; searches wait for a free thread in a bounded queue (one more is refused at once).
  */
 import { Worker } from "node:worker_threads";
-import { NotFoundError } from "@pisync/store";
+import { NotFoundError, StorageUnavailableError } from "@pisync/store";
 import type { LineSource, SearchPage } from "./port.js";
 import { QueryError, type SearchQuery, SearchTimeout } from "./query.js";
 import type { AskAnswer, ReaderCall, ReaderMessage } from "./reader-thread.js";
@@ -233,7 +233,14 @@ export class SearchThreads {
       if (!job) return;
       worker.unref();
       if ("error" in message)
-        this.settle(job, message.queryError ? new QueryError(message.error) : new Error(message.error));
+        this.settle(
+          job,
+          message.queryError
+            ? new QueryError(message.error)
+            : message.unavailable
+              ? new StorageUnavailableError(message.error)
+              : new Error(message.error),
+        );
       else this.settle(job, message.result);
       this.dispatch();
     });
@@ -264,7 +271,7 @@ export class SearchThreads {
       answer =
         error instanceof NotFoundError
           ? { answer: id, notFound: error.key }
-          : { answer: id, error: (error as Error).message };
+          : { answer: id, error: (error as Error).message, unavailable: error instanceof StorageUnavailableError };
     }
     try {
       worker.postMessage(answer, transfer);
