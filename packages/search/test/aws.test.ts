@@ -767,6 +767,33 @@ describe("the aws search index's cost follows the change", () => {
     expect(hinted.down).toBeLessThan(missed.down);
   }, 120_000);
 
+  it("fetches at once, before a lazy copy's append, the leaves its share of FTS5's merge work will read", async () => {
+    const run = randomBytes(4).toString("hex");
+    /** One lazy instance's 70 small appends on a base of 24 sessions (the same base each time): the waits of each. */
+    const appends = async (user: string, hotPages: boolean) => {
+      const writer = newIndex({ chunkBytes: 16 * 1024 });
+      for (let s = 0; s < 100; s++) await writer.apply(bulky(user, `bulk${s}`, 30, 40 + s));
+      await writer.compact(user);
+      const { blobs, counted } = counting(awsStores(config).blobs);
+      const lazy = newIndex({ blobs, eagerBytes: 0, hotPages });
+      const waits: number[] = [];
+      for (let i = 0; i < 70; i++) {
+        const before = counted.waits;
+        expect(await lazy.apply(batch(user, `tiny${i}`, `a small append, number ${i}`))).toBe(true);
+        waits.push(counted.waits - before);
+      }
+      expect(await found(newIndex(), user, "69")).toEqual(["tiny69"]);
+      return waits.slice(1); // the first opened the copy
+    };
+    const missed = await appends(`merge-missed-${run}`, false);
+    const fetched = await appends(`merge-fetched-${run}`, true);
+    // Here the append whose merge work read the base's segments waited 5 times, and once with them fetched first.
+    const merging = missed.indexOf(Math.max(...missed));
+    expect(missed[merging]).toBeGreaterThanOrEqual(3);
+    expect((fetched[merging] as number) * 2).toBeLessThan(missed[merging] as number);
+    expect(fetched.reduce((n, w) => n + w, 0)).toBeLessThan(missed.reduce((n, w) => n + w, 0));
+  }, 180_000);
+
   it("reads a base written before hot pages existed, and its next compaction writes them", async () => {
     const user = `oldbase-${randomBytes(4).toString("hex")}`;
     const stores = awsStores(config);

@@ -9,6 +9,7 @@ import { rmSync } from "node:fs";
 import { type BlobStore, eachAtOnce, StorageUnavailableError } from "@pisync/store";
 import { SqliteSearchIndex } from "../embedded.js";
 import type { LineSource } from "../port.js";
+import { decodeStructure, mergeReads } from "./fts5-merge.js";
 import { decodeHotPages, encodeHotPages, hotPages, leafOf, type PageReader, type Tree } from "./hot-pages.js";
 import { type MergePlan, planMerge } from "./merge-plan.js";
 import {
@@ -438,6 +439,38 @@ export class Replica {
     for (const [name, ids] of rowids) {
       const root = schema.find((row) => row.name === `${name}_data`)?.rootpage;
       if (root) for (const chunk of this.leafChunks(root, ids)) wanted.add(chunk);
+    }
+    await this.fetchAll([...wanted]);
+  }
+
+  /**
+   * Fetches at once the leaves FTS5's incremental merge will read when a change writing about
+   * `leaves` new leaves passes its next unit of work (`fts5-merge.ts`): on a copy read lazily,
+   * such a change (one append in 64) otherwise misses them one at a time, the whole change run
+   * again at each. A hint, as {@link prefetch}: nothing when no merge work is due or the copy
+   * is whole.
+   */
+  async prefetchMerge(leaves: number): Promise<void> {
+    if (!this.base || this.file.complete()) return;
+    const schema = await this.run(async () => this.schema());
+    const wanted = new Set<number>();
+    for (const name of fts5Tables(schema)) {
+      const data = `${name}_data`;
+      const root = schema.find((row) => row.name === data)?.rootpage;
+      const rows = await this.run(
+        async () =>
+          this.driver.prepare(`SELECT block FROM ${quote(data)} WHERE id = 10`).all() as Array<{ block: Uint8Array }>,
+      );
+      const record = rows[0]?.block;
+      if (!root || !(record instanceof Uint8Array)) continue;
+      let reads: Array<{ segid: number; page: number }>;
+      try {
+        reads = mergeReads(decodeStructure(record), leaves, MAX_PREFETCH_LEAVES);
+      } catch {
+        continue; // a record this code cannot read: the change fetches what it misses
+      }
+      const ids = reads.map(({ segid, page }) => segmentRowid(segid, page));
+      for (const chunk of this.leafChunks(root, ids)) wanted.add(chunk);
     }
     await this.fetchAll([...wanted]);
   }

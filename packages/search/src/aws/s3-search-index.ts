@@ -46,6 +46,13 @@ const READ_ATTEMPTS = 4;
 const RETIRED_KEPT_MS = 15 * 60_000;
 /** Retired objects the pointer names at most (its item must stay far below DynamoDB's 400 KB). */
 const MAX_RETIRED = 1500;
+/** About the FTS5 leaves indexing `batches` writes: its text over twice a leaf (the index is about half the text). */
+function leavesOf(batches: readonly IndexBatch[]): number {
+  let bytes = 0;
+  for (const batch of batches) for (const doc of batch.documents) bytes += doc.text.length;
+  return 1 + Math.floor(bytes / 8000);
+}
+
 /** A file whose free pages are more than this share of it is rewritten by a compaction asked to vacuum. */
 const VACUUM_FREE_SHARE = 0.25;
 
@@ -216,11 +223,15 @@ export class S3SearchIndex implements SearchIndex {
     });
     for (const [userId, positions] of byUser) {
       const mine = positions.map((i) => batches[i] as IndexBatch);
-      const applied = await this.change(userId, async (index) => {
-        const answers = await index.applyAll(mine);
-        const logged = mine.filter((_, i) => answers[i]);
-        return { result: answers, change: logged.length ? { apply: logged } : undefined };
-      });
+      const applied = await this.change(
+        userId,
+        async (index) => {
+          const answers = await index.applyAll(mine);
+          const logged = mine.filter((_, i) => answers[i]);
+          return { result: answers, change: logged.length ? { apply: logged } : undefined };
+        },
+        leavesOf(mine),
+      );
       positions.forEach((at, i) => {
         results[at] = applied[i] as boolean;
       });
@@ -322,6 +333,8 @@ export class S3SearchIndex implements SearchIndex {
   private async change<T>(
     userId: string,
     fn: (index: SqliteSearchIndex) => Promise<{ result: T; change?: Change }>,
+    /** About the FTS5 leaves the change writes (its merge work is fetched first when due). */
+    leaves = 1,
   ): Promise<T> {
     await loadWasmSqlite();
     return this.exclusive(userId, async () => {
@@ -332,6 +345,7 @@ export class S3SearchIndex implements SearchIndex {
         try {
           replica = await this.replicaAt(userId, pointer);
           const copy = replica;
+          if (this.config.hotPages !== false) await copy.prefetchMerge(leaves);
           // The pages this change reads go in its log entry: a copy replaying it fetches them at once.
           const reads = new Set<number>();
           // SQLite's cache would hide what it read before; a replay on a copy opened cold reads them too.
