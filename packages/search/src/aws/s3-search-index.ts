@@ -46,15 +46,15 @@ const READ_ATTEMPTS = 4;
 const RETIRED_KEPT_MS = 15 * 60_000;
 /** Retired objects the pointer names at most (its item must stay far below DynamoDB's 400 KB). */
 const MAX_RETIRED = 1500;
+/** A file whose free pages are more than this share of it is rewritten by a compaction asked to vacuum. */
+const VACUUM_FREE_SHARE = 0.25;
+
 /** About the FTS5 leaves indexing `batches` writes: its text over twice a leaf (the index is about half the text). */
 function leavesOf(batches: readonly IndexBatch[]): number {
   let bytes = 0;
   for (const batch of batches) for (const doc of batch.documents) bytes += doc.text.length;
   return 1 + Math.floor(bytes / 8000);
 }
-
-/** A file whose free pages are more than this share of it is rewritten by a compaction asked to vacuum. */
-const VACUUM_FREE_SHARE = 0.25;
 
 /**
  * The words of a query's terms as FTS5's tokenizer folds them (lower case, no diacritics), each
@@ -114,9 +114,9 @@ export interface S3SearchIndexConfig {
   eagerBytes?: number;
   /**
    * Whether a fresh copy fetches its base's hot pages (the pages every query reads) with the
-   * first chunk, and a search first fetches at once the leaves FTS5 will read for its words
-   * (default true). False reads them as a query misses them, one after another, as before: for
-   * the bench's comparison.
+   * first chunk, a search first fetches at once the leaves FTS5 will read for its words, and a
+   * change those its share of FTS5's merge work will read (default true). False reads them as
+   * they are missed, one after another, as before: for the bench's and the tests' comparisons.
    */
   hotPages?: boolean;
   /** A log of this many entries, or of this many bytes, is due to be folded into a new base by {@link S3SearchIndex.upkeep} (default 32, 4 MiB). */
