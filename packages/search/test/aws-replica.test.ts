@@ -68,6 +68,16 @@ async function writer(name: string, remove?: [number, number]) {
 const rowValue = (copy: Replica, id: number) =>
   copy.run(async () => (copy.driver.prepare("SELECT v FROM t WHERE id = ?").all(id)[0] as { v: number }).v);
 
+/** One change (rows 1–2000 set to 5) done on each copy, as a replay does it: both are then at change 1. */
+async function sameChange(...copies: Replica[]) {
+  for (const r of copies) {
+    await r.run(() => r.transaction(async () => r.driver.prepare("UPDATE t SET v = 5 WHERE id <= 2000").run()));
+    r.seq = 1;
+  }
+}
+
+const integrity = (copy: Replica) => copy.run(async () => copy.driver.prepare("PRAGMA integrity_check").all());
+
 describe("a copy moved to a newer base", () => {
   it("keeps none of the old base's bytes from a fetch that lands after the move", async () => {
     const { w, first, next } = await writer("late");
@@ -101,10 +111,7 @@ describe("a copy moved to a newer base", () => {
     try {
       await copy.materialize();
       // One change done on both (as a replay does it), folded by the writer.
-      for (const r of [w, copy]) {
-        await r.run(() => r.transaction(async () => r.driver.prepare("UPDATE t SET v = 5 WHERE id <= 2000").run()));
-        r.seq = 1;
-      }
+      await sameChange(w, copy);
       const made = await w.compact(userId);
       expect(made.kind).toBe("patch"); // the pages the copy wrote are the patch's now, not the old base's
       const fetched = copy.fetchedBytes;
@@ -113,9 +120,7 @@ describe("a copy moved to a newer base", () => {
       expect(copy.fetchedBytes).toBe(fetched);
       expect(await rowValue(copy, 1500)).toBe(5);
       expect(await rowValue(copy, 2500)).toBe(0);
-      expect(await copy.run(async () => copy.driver.prepare("PRAGMA integrity_check").all())).toEqual([
-        { integrity_check: "ok" },
-      ]);
+      expect(await integrity(copy)).toEqual([{ integrity_check: "ok" }]);
     } finally {
       copy.close();
       w.close();
@@ -129,10 +134,7 @@ describe("a copy moved to a newer base", () => {
       await copy.materialize();
       // A write here that no change logged (as a VACUUM whose fold lost to another writer's): same length, other bytes.
       copy.driver.exec("PRAGMA user_version = 7");
-      for (const r of [w, copy]) {
-        await r.run(() => r.transaction(async () => r.driver.prepare("UPDATE t SET v = 5 WHERE id <= 2000").run()));
-        r.seq = 1;
-      }
+      await sameChange(w, copy);
       const made = await w.compact(userId);
       expect(copy.file.length()).toBe(made.manifest.length);
       expect(await copy.moveTo({ key: made.key, seq: 1 }, lines, sizes)).toBe(true);
@@ -159,9 +161,7 @@ describe("a copy moved to a newer base", () => {
       expect(await rowValue(copy, 1)).toBe(7);
       const count = await copy.run(async () => copy.driver.prepare("SELECT count(*) AS n FROM t").all()[0]);
       expect(count).toEqual({ n: 1399 });
-      expect(await copy.run(async () => copy.driver.prepare("PRAGMA integrity_check").all())).toEqual([
-        { integrity_check: "ok" },
-      ]);
+      expect(await integrity(copy)).toEqual([{ integrity_check: "ok" }]);
     } finally {
       copy.close();
       w.close();
@@ -188,9 +188,7 @@ describe("a copy given a cut answer", () => {
       expect(await rowValue(copy, 2500)).toBe(42);
       expect(await rowValue(copy, 10)).toBe(0);
       await copy.materialize();
-      expect(await copy.run(async () => copy.driver.prepare("PRAGMA integrity_check").all())).toEqual([
-        { integrity_check: "ok" },
-      ]);
+      expect(await integrity(copy)).toEqual([{ integrity_check: "ok" }]);
     } finally {
       cut = 0;
       copy.close();

@@ -285,8 +285,8 @@ export class Replica {
     } else {
       const patch = manifest.patches?.[from] as Patch;
       const list = layout.pages[from] as number[];
-      const start = 4 + 4 * list.length + indexIn(list, 1) * pageBytes;
-      theirs = await this.blobs.get(patch.key, { start, end: start + pageBytes });
+      const at = indexIn(list, 1);
+      theirs = await this.blobs.get(patch.key, patchRange(list.length, at, at, pageBytes));
     }
     return Buffer.from(theirs).equals(this.file.read(0, pageBytes));
   }
@@ -323,6 +323,11 @@ export class Replica {
   private chunkCount(): number {
     const manifest = this.base?.manifest;
     return manifest ? Math.ceil(manifest.length / manifest.chunkBytes) : 0;
+  }
+
+  /** The chunk that holds block `block` (0-based). */
+  private chunkOf(block: number): number {
+    return Math.floor((block * this.file.blockBytes) / this.file.chunkBytes);
   }
 
   /** Up to `count` chunks of the base after `chunk` (wrapping around) that are not here yet. */
@@ -380,7 +385,7 @@ export class Replica {
     const wanted = new Set<number>();
     for (const page of pages) {
       if (this.file.hasBlock(page - 1)) continue;
-      const chunk = Math.floor(((page - 1) * this.file.blockBytes) / this.file.chunkBytes);
+      const chunk = this.chunkOf(page - 1);
       if (chunk < chunks) wanted.add(chunk);
     }
     await this.fetchAll([...wanted]);
@@ -504,7 +509,7 @@ export class Replica {
     for (const id of ids) {
       const leaf = leafOf(root, id, page);
       if (leaf !== undefined && !this.file.hasBlock(leaf - 1)) {
-        wanted.add(Math.floor(((leaf - 1) * pageBytes) / this.file.chunkBytes));
+        wanted.add(this.chunkOf(leaf - 1));
       }
     }
     return wanted;
@@ -806,7 +811,7 @@ export class Replica {
   /** Reads a page of this copy, fetching its chunk first when it is not here. */
   private pageReader(pageBytes: number): PageReader {
     return async (n) => {
-      if (!this.file.hasBlock(n - 1)) await this.fetch(Math.floor(((n - 1) * pageBytes) / this.file.chunkBytes));
+      if (!this.file.hasBlock(n - 1)) await this.fetch(this.chunkOf(n - 1));
       return this.file.read((n - 1) * pageBytes, n * pageBytes);
     };
   }
@@ -923,8 +928,7 @@ export class Replica {
     for (const [from, [low, high]] of ranges) {
       const patch = manifest.patches?.[from] as Patch;
       const list = pages[from] as number[];
-      const head = 4 + 4 * list.length;
-      const range = { start: head + low * manifest.pageBytes, end: head + (high + 1) * manifest.pageBytes };
+      const range = patchRange(list.length, low, high, manifest.pageBytes);
       gets.push(
         this.blobs.get(patch.key, range).then((bytes) => {
           this.fetchedBytes += bytes.length;
@@ -949,6 +953,12 @@ export class Replica {
  */
 function cutShort(key: string, got: number, wanted: number): void {
   if (got < wanted) throw new StorageUnavailableError(`${key} answered ${got} of the ${wanted} bytes asked`);
+}
+
+/** Bytes of the pages at places `low`..`high` of a patch object of `count` pages (the hot pages' layout: a count, the page numbers, the pages). */
+function patchRange(count: number, low: number, high: number, pageBytes: number): { start: number; end: number } {
+  const head = 4 + 4 * count;
+  return { start: head + low * pageBytes, end: head + (high + 1) * pageBytes };
 }
 
 /** A row of `sqlite_schema`, as the hot pages' walk reads it. */
