@@ -3,6 +3,7 @@ import { createHash } from "node:crypto";
 import {
   DeleteObjectsCommand,
   GetObjectCommand,
+  type GetObjectCommandOutput,
   NoSuchKey,
   NotFound,
   PutObjectCommand,
@@ -10,11 +11,37 @@ import {
   type S3Client,
 } from "@aws-sdk/client-s3";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
-import { NotFoundError } from "../errors.js";
+import { NotFoundError, StorageUnavailableError } from "../errors.js";
 import type { BlobStore, ObjectInfo } from "../ports.js";
 import { type AwsConnection, s3Client } from "./client.js";
 
 const md5 = (body: Uint8Array) => createHash("md5").update(body).digest("base64");
+
+/** Reads of an object whose answer's body broke off or came short, the first included. */
+const BODY_ATTEMPTS = 2;
+
+/**
+ * Why an answer's body of `length` bytes is not all it should be, if it is not: fewer bytes than
+ * its `Content-Length`, or a range answer that stops before the end asked for while the object
+ * goes on (`Content-Range: bytes first-last/size`).
+ */
+function cutShort(
+  length: number,
+  answer: Pick<GetObjectCommandOutput, "ContentLength" | "ContentRange">,
+  range: { start: number; end: number } | undefined,
+): string | undefined {
+  if (answer.ContentLength !== undefined && length !== answer.ContentLength) {
+    return `${length} bytes of the ${answer.ContentLength} its Content-Length announced`;
+  }
+  const served = range && /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(answer.ContentRange ?? "");
+  if (!range || !served) return undefined;
+  const size = served[3] === "*" ? Number.POSITIVE_INFINITY : Number(served[3]);
+  const end = Math.min(range.end, size);
+  if (Number(served[1]) !== range.start || Number(served[2]) + 1 !== end || length !== end - range.start) {
+    return `bytes ${served[1]}-${served[2]} (${length} bytes) for bytes ${range.start}-${range.end - 1} of ${served[3]}`;
+  }
+  return undefined;
+}
 
 /** The blob port on one S3 bucket (see {@link BlobStore} for the contract). */
 export class S3BlobStore implements BlobStore {
@@ -32,20 +59,42 @@ export class S3BlobStore implements BlobStore {
     await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentMD5: md5(body) }));
   }
 
+  /**
+   * The object's bytes, or those of `range` (fewer when the object ends first).
+   * @throws NotFoundError when there is no such object
+   * @throws StorageUnavailableError when S3 did not answer, or its answer's body failed or came
+   *   short twice: the SDK's retries end with the answer's headers, and its body is read after
+   */
   async get(key: string, range?: { start: number; end: number }): Promise<Uint8Array> {
     if (range && range.end <= range.start) return new Uint8Array(0);
-    try {
-      const answer = await this.client.send(
-        new GetObjectCommand({
-          Bucket: this.bucket,
-          Key: key,
-          Range: range ? `bytes=${range.start}-${range.end - 1}` : undefined,
-        }),
-      );
-      return (await answer.Body?.transformToByteArray()) ?? new Uint8Array(0);
-    } catch (error) {
-      if (error instanceof NoSuchKey || error instanceof NotFound) throw new NotFoundError(key);
-      throw error;
+    for (let attempt = 1; ; attempt++) {
+      let answer: GetObjectCommandOutput;
+      try {
+        answer = await this.client.send(
+          new GetObjectCommand({
+            Bucket: this.bucket,
+            Key: key,
+            Range: range ? `bytes=${range.start}-${range.end - 1}` : undefined,
+          }),
+        );
+      } catch (error) {
+        if (error instanceof NoSuchKey || error instanceof NotFound) throw new NotFoundError(key);
+        throw error;
+      }
+      let problem: string;
+      try {
+        const bytes = (await answer.Body?.transformToByteArray()) ?? new Uint8Array(0);
+        const cut = cutShort(bytes.length, answer, range);
+        if (!cut) return bytes;
+        problem = cut;
+      } catch (error) {
+        // A body that breaks off or falls silent: the connection, not the request, failed.
+        problem = (error as Error).message;
+      }
+      // A read changes nothing: asking again is safe.
+      if (attempt >= BODY_ATTEMPTS) {
+        throw new StorageUnavailableError(`the storage service's answer for ${key} was cut short: ${problem}`);
+      }
     }
   }
 

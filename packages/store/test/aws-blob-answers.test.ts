@@ -1,0 +1,115 @@
+/**
+ * `S3BlobStore.get` against a server whose answers' bodies fail on purpose: the SDK retries a
+ * request until its answer's headers come, and the body is read after, so a body that breaks
+ * off, falls silent or comes short is the store's to notice. It reads once more, then answers
+ * `StorageUnavailableError` (a 503 to clients), never a part of the bytes as if it were all.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { S3BlobStore } from "../src/aws/index.js";
+import { StorageUnavailableError } from "../src/index.js";
+
+/** The object every answer is cut from. */
+const OBJECT = new Uint8Array(1000).map((_, i) => i % 251);
+
+type Step = (response: ServerResponse, range: { first: number; last: number } | undefined) => void;
+let steps: Step[] = [];
+let calls = 0;
+const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+  request.resume();
+  const asked = /^bytes=(\d+)-(\d+)$/.exec(request.headers.range ?? "");
+  const range = asked ? { first: Number(asked[1]), last: Math.min(Number(asked[2]), OBJECT.length - 1) } : undefined;
+  (steps[calls++] ?? whole)(response, range);
+});
+
+/** The answer S3 gives: the object, or the part of it asked for. */
+const whole: Step = (response, range) => {
+  if (!range) {
+    response.writeHead(200, { "content-length": String(OBJECT.length) });
+    response.end(OBJECT);
+    return;
+  }
+  const part = OBJECT.subarray(range.first, range.last + 1);
+  response.writeHead(206, {
+    "content-length": String(part.length),
+    "content-range": `bytes ${range.first}-${range.last}/${OBJECT.length}`,
+  });
+  response.end(part);
+};
+/** Headers announcing the whole object, half of it, then the connection closed. */
+const brokenOff: Step = (response) => {
+  response.writeHead(200, { "content-length": String(OBJECT.length) });
+  response.write(OBJECT.subarray(0, 500));
+  setTimeout(() => response.socket?.destroy(), 10);
+};
+/** Headers announcing the whole object, half of it, then silence. */
+const silent: Step = (response) => {
+  response.writeHead(200, { "content-length": String(OBJECT.length) });
+  response.write(OBJECT.subarray(0, 500));
+};
+/** A range answer whose headers agree with its body, stopping halfway through the range asked for. */
+const shortRange: Step = (response, range) => {
+  const first = range?.first ?? 0;
+  const last = first + Math.floor(((range?.last ?? OBJECT.length - 1) - first) / 2);
+  response.writeHead(206, {
+    "content-length": String(last - first + 1),
+    "content-range": `bytes ${first}-${last}/${OBJECT.length}`,
+  });
+  response.end(OBJECT.subarray(first, last + 1));
+};
+
+let blobs: S3BlobStore;
+beforeAll(async () => {
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  blobs = new S3BlobStore(
+    {
+      region: "us-east-1",
+      credentials: { accessKeyId: "a", secretAccessKey: "b" },
+      endpoints: { s3: `http://127.0.0.1:${port}` },
+      s3PathStyle: true,
+      timeouts: { s3: { connectMs: 500, idleMs: 300 } },
+    },
+    "bucket",
+  );
+});
+afterAll(() => {
+  server.closeAllConnections();
+  return new Promise<void>((resolve) => server.close(() => resolve()));
+});
+
+/** `get` with the server answering `script` (then whole answers). */
+async function get(script: Step[], range?: { start: number; end: number }) {
+  steps = script;
+  calls = 0;
+  try {
+    return { bytes: await blobs.get("k", range), calls };
+  } catch (error) {
+    return { error, calls };
+  }
+}
+
+it("reads whole answers as they are, and a range past the object's end as the part that exists", async () => {
+  expect(await get([])).toEqual({ bytes: OBJECT, calls: 1 });
+  expect(await get([], { start: 100, end: 300 })).toEqual({ bytes: OBJECT.subarray(100, 300), calls: 1 });
+  expect(await get([], { start: 900, end: 1200 })).toEqual({ bytes: OBJECT.subarray(900), calls: 1 });
+});
+
+it("reads once more when a body breaks off, falls silent or stops short of the range, and gives the whole", async () => {
+  for (const cut of [brokenOff, silent]) expect(await get([cut])).toEqual({ bytes: OBJECT, calls: 2 });
+  expect(await get([shortRange], { start: 100, end: 900 })).toEqual({ bytes: OBJECT.subarray(100, 900), calls: 2 });
+});
+
+it("answers StorageUnavailableError, not a part of the bytes, when the second body is cut too", async () => {
+  for (const [cut, range] of [
+    [brokenOff, undefined],
+    [silent, undefined],
+    [shortRange, { start: 100, end: 900 }],
+  ] as const) {
+    const { error, calls: made } = await get([cut, cut], range);
+    expect(error).toBeInstanceOf(StorageUnavailableError);
+    expect((error as Error).message).toMatch(/answer for k was cut short/);
+    expect(made).toBe(2);
+  }
+});
