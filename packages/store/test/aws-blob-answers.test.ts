@@ -37,6 +37,15 @@ const whole: Step = (response, range) => {
   });
   response.end(part);
 };
+/** The whole object, whatever range was asked for: with Content-Range (a server misreading `bytes=0-0`), or as a 200 without. */
+const wholeRange: Step = (response) => {
+  response.writeHead(206, {
+    "content-length": String(OBJECT.length),
+    "content-range": `bytes 0-${OBJECT.length - 1}/${OBJECT.length}`,
+  });
+  response.end(OBJECT);
+};
+const ignoresRange: Step = (response) => whole(response, undefined);
 /** Headers announcing the whole object, half of it, then the connection closed. */
 const brokenOff: Step = (response) => {
   response.writeHead(200, { "content-length": String(OBJECT.length) });
@@ -94,6 +103,14 @@ it("reads whole answers as they are, and a range past the object's end as the pa
   expect(await get([])).toEqual({ bytes: OBJECT, calls: 1 });
   expect(await get([], { start: 100, end: 300 })).toEqual({ bytes: OBJECT.subarray(100, 300), calls: 1 });
   expect(await get([], { start: 900, end: 1200 })).toEqual({ bytes: OBJECT.subarray(900), calls: 1 });
+});
+
+it("gives the range asked for when an answer covers more of the object", async () => {
+  for (const more of [wholeRange, ignoresRange]) {
+    expect(await get([more], { start: 0, end: 1 })).toEqual({ bytes: OBJECT.subarray(0, 1), calls: 1 });
+    expect(await get([more], { start: 100, end: 300 })).toEqual({ bytes: OBJECT.subarray(100, 300), calls: 1 });
+    expect(await get([more], { start: 900, end: 1200 })).toEqual({ bytes: OBJECT.subarray(900), calls: 1 });
+  }
 });
 
 it("reads once more when a body breaks off, falls silent or stops short of the range, and gives the whole", async () => {

@@ -21,26 +21,30 @@ const md5 = (body: Uint8Array) => createHash("md5").update(body).digest("base64"
 const BODY_ATTEMPTS = 2;
 
 /**
- * Why an answer's body of `length` bytes is not all it should be, if it is not: fewer bytes than
- * its `Content-Length`, or a range answer that stops before the end asked for while the object
- * goes on (`Content-Range: bytes first-last/size`).
+ * The bytes of `range` in an answer's body of `body.length` bytes, or why they are not there:
+ * fewer bytes than its `Content-Length`, or a range answer that stops before the end asked for
+ * while the object goes on (`Content-Range: bytes first-last/size`). A body that covers more than
+ * was asked for (the whole object, from a server that ignored or misread the range) is cut to it.
  */
-function cutShort(
-  length: number,
+function partAsked(
+  body: Uint8Array,
   answer: Pick<GetObjectCommandOutput, "ContentLength" | "ContentRange">,
   range: { start: number; end: number } | undefined,
-): string | undefined {
-  if (answer.ContentLength !== undefined && length !== answer.ContentLength) {
-    return `${length} bytes of the ${answer.ContentLength} its Content-Length announced`;
+): { bytes: Uint8Array } | { problem: string } {
+  if (answer.ContentLength !== undefined && body.length !== answer.ContentLength) {
+    return { problem: `${body.length} bytes of the ${answer.ContentLength} its Content-Length announced` };
   }
-  const served = range && /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(answer.ContentRange ?? "");
-  if (!range || !served) return undefined;
-  const size = served[3] === "*" ? Number.POSITIVE_INFINITY : Number(served[3]);
+  if (!range) return { bytes: body };
+  const served = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(answer.ContentRange ?? "");
+  // Without Content-Range the body is the whole object.
+  const first = served ? Number(served[1]) : 0;
+  const size = served ? (served[3] === "*" ? Number.POSITIVE_INFINITY : Number(served[3])) : body.length;
   const end = Math.min(range.end, size);
-  if (Number(served[1]) !== range.start || Number(served[2]) + 1 !== end || length !== end - range.start) {
-    return `bytes ${served[1]}-${served[2]} (${length} bytes) for bytes ${range.start}-${range.end - 1} of ${served[3]}`;
+  if (first > range.start || first + body.length < end) {
+    const asked = `bytes ${range.start}-${range.end - 1}`;
+    return { problem: `${served ? `bytes ${served[1]}-${served[2]}` : "the object"} (${body.length} bytes) for ${asked}` };
   }
-  return undefined;
+  return { bytes: body.subarray(range.start - first, Math.max(range.start, end) - first) };
 }
 
 /** The blob port on one S3 bucket (see {@link BlobStore} for the contract). */
@@ -83,10 +87,9 @@ export class S3BlobStore implements BlobStore {
       }
       let problem: string;
       try {
-        const bytes = (await answer.Body?.transformToByteArray()) ?? new Uint8Array(0);
-        const cut = cutShort(bytes.length, answer, range);
-        if (!cut) return bytes;
-        problem = cut;
+        const part = partAsked((await answer.Body?.transformToByteArray()) ?? new Uint8Array(0), answer, range);
+        if ("bytes" in part) return part.bytes;
+        problem = part.problem;
       } catch (error) {
         // A body that breaks off or falls silent: the connection, not the request, failed.
         problem = (error as Error).message;
