@@ -405,6 +405,24 @@ describeOnEveryStore("append protocol", (pair, name) => {
     expect(users).toEqual([]);
   });
 
+  it("a DELETE raced by the session made again under its id removes the first one's objects only", async () => {
+    const { id } = await started();
+    const { stores } = pair();
+    // The deleting server: the head is gone, then another device makes the session again
+    // (answered 200: that device will not send those bytes again), then the objects go.
+    let madeAgain: Response | undefined;
+    const again = header(id) + line("made again");
+    const meta = Object.create(stores.meta) as typeof stores.meta;
+    meta.deleteSession = async (...args) => {
+      await stores.meta.deleteSession(...args);
+      madeAgain = await c.patch(id, 0, again);
+    };
+    const deleting = client(makeApp({ ...stores, meta }), await userToken(stores, "alice"));
+    expect((await deleting.delete(`/v1/sessions/${id}`)).status).toBe(204);
+    expect(madeAgain?.status).toBe(200);
+    await holds(id, again);
+  });
+
   // Over HTTP and the real stores, 500 appends (merges happen every few appends); the
   // 10,000-append version of this property is core's (packages/core/test/append.test.ts).
   it("after many single-line appends, raw and context cost at most 10 GETs", async () => {

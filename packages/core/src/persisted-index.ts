@@ -21,6 +21,7 @@ import {
   persistedIndexPrefix,
   type SessionHead,
   type Stores,
+  sessionLifeIndexPrefix,
 } from "@pisync/store";
 import * as z from "zod/mini";
 import { fromColumns, type RecordColumns, toColumns } from "./index-columns.js";
@@ -230,6 +231,12 @@ export class PersistedIndexes {
       if (error instanceof NotFoundError) return { keys };
       throw error;
     }
+  }
+
+  /** The keys of every generation of `head`'s life of its session (not of a session made again under its id). */
+  async listLife(head: SessionHead): Promise<string[]> {
+    const created = createdMs(ownerOf(head, head.current));
+    return this.stores.blobs.list(sessionLifeIndexPrefix(head.userId, head.sessionId, created));
   }
 
   /** The keys of `owner`'s generation, shortest first. */

@@ -23,7 +23,7 @@ import { boundedNode } from "./bounds.js";
 import { BadRequest, NotFound } from "./errors.js";
 import { type BuiltIndex, IndexCache } from "./index-cache.js";
 import { previewOf } from "./ingest.js";
-import { checkSessionId, sessionIndexPrefix, sessionPrefix } from "./keys.js";
+import { checkSessionId } from "./keys.js";
 import { Lru } from "./lru.js";
 import {
   type Found,
@@ -520,15 +520,18 @@ export class Reader {
     index.prime(loaded);
   }
 
-  /** Removes every object and item of a session; its share links are revoked in the same commit. */
+  /**
+   * Removes a session's items and the objects they named; its share links are revoked in the
+   * same commit. Only what the head read first names is removed: a session made again under the
+   * same id once the head is gone has objects of its own under the same prefix, and what an
+   * append racing the delete wrote is named by no head, for the sweep to remove once old.
+   */
   async delete(userId: string, sessionId: string, now: Date = new Date()): Promise<void> {
-    await this.head(userId, sessionId);
+    const head = await this.head(userId, sessionId);
+    const archived = await this.stores.meta.getArchived(userId, sessionId);
     await this.stores.meta.deleteSession(userId, sessionId, now.toISOString());
     this.indexes.forget(`${userId}/${sessionId}/`);
-    const keys = [
-      ...(await this.stores.blobs.list(sessionPrefix(userId, sessionId))),
-      ...(await this.stores.blobs.list(sessionIndexPrefix(userId, sessionId))),
-    ];
-    await this.stores.blobs.delete(keys);
+    const segments = [head.current, ...archived].flatMap((state) => state.segments.map((segment) => segment.key));
+    await this.stores.blobs.delete([...new Set(segments), ...(await this.persisted.listLife(head))]);
   }
 }

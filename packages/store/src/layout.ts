@@ -169,9 +169,14 @@ export function persistedIndexKey(
   return `${persistedIndexPrefix(userId, sessionId, sessionCreated, generation)}${hex(length, 16)}.json.gz`;
 }
 
+/** Prefix of the persisted tree indexes of one life of a session (made at `sessionCreated`, epoch ms). */
+export function sessionLifeIndexPrefix(userId: string, sessionId: string, sessionCreated: number): string {
+  return `${sessionIndexPrefix(userId, sessionId)}${hex(sessionCreated, 12)}/`;
+}
+
 /** Prefix of the persisted tree indexes of one generation of one life of a session. */
 export function persistedIndexPrefix(userId: string, sessionId: string, sessionCreated: number, generation: number) {
-  return `${sessionIndexPrefix(userId, sessionId)}${hex(sessionCreated, 12)}/${hex(generation, 8)}/`;
+  return `${sessionLifeIndexPrefix(userId, sessionId, sessionCreated)}${hex(generation, 8)}/`;
 }
 
 const PERSISTED_INDEX = new RegExp(
