@@ -108,9 +108,10 @@ export class Uploads {
   }
 
   /**
-   * Removes every upload no append claimed within `maxAgeMs` of its ticket (and bytes without a
-   * readable ticket): the embedded store's expiry (S3's lifecycle rule does it on AWS). Returns
-   * how many objects went.
+   * Removes every upload no append claimed within `maxAgeMs` of its ticket (and bytes whose
+   * ticket is gone or does not parse): the embedded store's expiry (S3's lifecycle rule does it
+   * on AWS). A ticket that could not be read now (the store did not answer) is left for the next
+   * sweep with its bytes: its age is unknown. Returns how many objects went.
    */
   async sweep(maxAgeMs = UPLOAD_MAX_AGE_MS): Promise<number> {
     const keys = await this.blobs.list(PREFIXES.uploads);
@@ -118,13 +119,17 @@ export class Uploads {
     const cutoff = this.clock().getTime() - maxAgeMs;
     const old: string[] = [];
     for (const key of tickets) {
+      let text: string;
+      try {
+        text = new TextDecoder().decode(await this.blobs.get(key));
+      } catch {
+        continue; // taken meanwhile, or not read now
+      }
       let createdAt = Number.NEGATIVE_INFINITY;
       try {
-        createdAt = Date.parse(
-          (JSON.parse(new TextDecoder().decode(await this.blobs.get(key))) as TicketRecord).createdAt,
-        );
-      } catch (error) {
-        if (error instanceof NotFoundError) continue; // taken meanwhile
+        createdAt = Date.parse((JSON.parse(text) as TicketRecord).createdAt);
+      } catch {
+        // Not a ticket this code wrote: nothing can claim its upload.
       }
       if (!(createdAt >= cutoff)) old.push(key, key.slice(0, -".ticket".length));
     }

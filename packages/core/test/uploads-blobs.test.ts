@@ -4,6 +4,7 @@
  */
 import { createHash } from "node:crypto";
 import { DICT_BYTES } from "@pisync/protocol";
+import { StorageUnavailableError } from "@pisync/store";
 import { beforeEach, describe, expect, it } from "vitest";
 import { Appender } from "../src/append.js";
 import { Blobs } from "../src/blobs.js";
@@ -85,6 +86,22 @@ describe("uploads", () => {
     );
     expect(await codeOf(uploads.take("alice", old.uploadId, "s1"))).toBe("not_found");
     expect(await uploads.take("bob", fresh.uploadId, "s1")).toEqual(line);
+  });
+
+  it("leaves an upload whose ticket could not be read (the store did not answer), and a ticket that does not parse goes", async () => {
+    const uploads = new Uploads(stores.blobs, 100);
+    const fresh = await uploads.create("alice", "s1", 10, sha(line));
+    await uploads.put("alice", fresh.uploadId, line);
+    const garbled = `uploads/alice/${"d".repeat(32)}`;
+    await stores.blobs.put(garbled, line);
+    await stores.blobs.put(`${garbled}.ticket`, enc("{not json"));
+    const silent = Object.create(stores.blobs) as typeof stores.blobs;
+    silent.get = async () => {
+      throw new StorageUnavailableError("the storage service is unavailable");
+    };
+    expect(await new Uploads(silent, 100).sweep()).toBe(0);
+    expect(await uploads.sweep()).toBe(2);
+    expect(await uploads.take("alice", fresh.uploadId, "s1")).toEqual(line);
   });
 
   it("refuses a line over the limit, a bad session id and a bad upload id, with their codes", async () => {
