@@ -42,7 +42,9 @@ function partAsked(
   const end = Math.min(range.end, size);
   if (first > range.start || first + body.length < end) {
     const asked = `bytes ${range.start}-${range.end - 1}`;
-    return { problem: `${served ? `bytes ${served[1]}-${served[2]}` : "the object"} (${body.length} bytes) for ${asked}` };
+    return {
+      problem: `${served ? `bytes ${served[1]}-${served[2]}` : "the object"} (${body.length} bytes) for ${asked}`,
+    };
   }
   return { bytes: body.subarray(range.start - first, Math.max(range.start, end) - first) };
 }
