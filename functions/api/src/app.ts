@@ -20,7 +20,7 @@ import {
 } from "@pisync/core";
 import type { ErrorBody } from "@pisync/protocol";
 import type { Stores } from "@pisync/store";
-import type { Context } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 // The linear router: nothing to compile on the first request (the default one then builds one
 // expression of every route: about 12 ms of a cold start's CPU here, `npm run bench:bundle`).
 import { Hono } from "hono/quick";
@@ -84,6 +84,13 @@ export interface AppDeps {
   publicUrl?: string;
   /** Draws share links' preview images (default: satori and resvg, loaded on the first preview). */
   preview?: PreviewRenderer;
+  /**
+   * Whether every answer is read whole before it leaves the app (the Lambda entry's: its
+   * function URL sends nothing before the end anyway), so that a streamed answer whose storage
+   * fails midway answers its error (a 503) rather than failing the invocation. The Node server
+   * streams instead, and breaks the connection off on such a failure.
+   */
+  bufferAnswers?: boolean;
 }
 
 /** The use cases the routes call (never the stores themselves), and the request limits. */
@@ -149,6 +156,7 @@ export function createApp(deps: AppDeps) {
   };
   const app = new Hono<AuthEnv>();
   app.onError((error, c) => onError(error, c, deps.log));
+  if (deps.bufferAnswers) app.use(readWhole);
   if (deps.rateLimits) app.use(...rateLimits(deps.rateLimits.limits, deps.rateLimits.clientIp));
   app.notFound((c) => {
     const path = new URL(c.req.url).pathname;
@@ -199,3 +207,12 @@ export function createApp(deps: AppDeps) {
 }
 
 export type App = ReturnType<typeof createApp>;
+
+/** Statuses whose answers carry no body. */
+const NO_BODY = new Set([101, 204, 205, 304]);
+
+/** Reads the answer's body whole inside the app: what fails while it is read goes to `onError`. */
+const readWhole: MiddlewareHandler = async (c, next) => {
+  await next();
+  if (c.res.body && !NO_BODY.has(c.res.status)) c.res = new Response(await c.res.arrayBuffer(), c.res);
+};

@@ -29,7 +29,7 @@ import { lazy } from "./lazy.js";
 
 /** The handler for a store pair (tests give it the test servers' stores). */
 export function createHandler(stores: Stores, options: Omit<AppDeps, "stores"> = {}) {
-  return handle(createApp({ stores, ...options }));
+  return handle(createApp({ stores, bufferAnswers: true, ...options }));
 }
 
 /** What search needs on AWS: the table of pointers and marks, and where the SDK connects. */
@@ -175,7 +175,12 @@ export function createSearchingHandler(
     ? { ...stores, meta: afterCommits(stores.meta, ({ head }) => indexer.markedByCommit(head.userId, head.sessionId)) }
     : stores;
   const http = handle(
-    createApp({ stores: appStores, search: lambdaSearch(index, indexer, console.error, searchBudgetMs), ...options }),
+    createApp({
+      stores: appStores,
+      search: lambdaSearch(index, indexer, console.error, searchBudgetMs),
+      bufferAnswers: true,
+      ...options,
+    }),
   );
   const chain = new PassChain(search.connection, search.table);
   const send = search.continuePass;

@@ -4,7 +4,7 @@
  */
 import { gunzipSync, gzipSync } from "node:zlib";
 import { Tokens } from "@pisync/core";
-import type { Stores } from "@pisync/store";
+import { StorageUnavailableError, type Stores } from "@pisync/store";
 import { testAwsStores } from "@pisync/testing";
 import { event } from "@pisync/testing/lambda-events";
 import type { LambdaContext } from "hono/aws-lambda";
@@ -12,6 +12,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { createHandler } from "../src/lambda.js";
 
 const context = {} as LambdaContext;
+const enc = (text: string) => new TextEncoder().encode(text);
 
 describe("the Lambda entry", () => {
   let handler: ReturnType<typeof createHandler>;
@@ -86,5 +87,41 @@ describe("the Lambda entry", () => {
     expect(denied.statusCode).toBe(401);
     const health = (await handler(event("function-url", "GET", "/healthz", {}), context)) as { statusCode: number };
     expect(health.statusCode).toBe(200);
+  });
+
+  it("answers 503 when storage fails while a streamed answer is read, not a failed invocation", async () => {
+    const id = "lambda-streamed";
+    let lines = `${JSON.stringify({ type: "session", version: 3, id, timestamp: "2026-01-01T00:00:00.000Z", cwd: "/w" })}\n`;
+    for (let i = 0; i < 20; i++) {
+      const message = { role: "user", content: `hello ${i}`, timestamp: 1 };
+      const parentId = i === 0 ? null : `m${i - 1}`;
+      lines += `${JSON.stringify({ type: "message", id: `m${i}`, parentId, timestamp: "2026-01-01T00:00:01.000Z", message })}\n`;
+    }
+    // The bucket stops answering once the session's tree is known: /context has sent its
+    // status and headers when it reads the lines.
+    let down = false;
+    const blobs = Object.create(stores.blobs) as Stores["blobs"];
+    blobs.get = (key, range) =>
+      down ? Promise.reject(new StorageUnavailableError("the bucket did not answer")) : stores.blobs.get(key, range);
+    const failing = createHandler({ ...stores, blobs }, { log: () => {} });
+    const auth = { Authorization: `Bearer ${token}` };
+    const call = async (method: string, path: string, headers: Record<string, string>, body?: Uint8Array) =>
+      (await failing(event("function-url", method, path, headers, body), context)) as {
+        statusCode: number;
+        headers: Record<string, string>;
+        body: string;
+      };
+    const appended = await call("PATCH", `/v1/sessions/${id}`, { ...auth, "Upload-Offset": "0" }, enc(lines));
+    expect(appended.statusCode, appended.body).toBe(200);
+    expect((await call("GET", `/v1/sessions/${id}/context`, auth)).statusCode).toBe(200);
+    down = true;
+    for (const path of [`/v1/sessions/${id}/context`, `/v1/sessions/${id}/md`]) {
+      const answer = await call("GET", path, auth);
+      expect(answer.statusCode, path).toBe(503);
+      expect(answer.headers["retry-after"]).toBeDefined();
+      expect(JSON.parse(answer.body)).toMatchObject({ code: "storage_unavailable" });
+    }
+    down = false;
+    expect((await call("GET", `/v1/sessions/${id}/context`, auth)).statusCode).toBe(200);
   });
 });
