@@ -1,8 +1,9 @@
 /**
- * `S3BlobStore.get` against a server whose answers' bodies fail on purpose: the SDK retries a
+ * `S3BlobStore` against a server whose answers fail on purpose inside a 200: the SDK retries a
  * request until its answer's headers come, and the body is read after, so a body that breaks
  * off, falls silent or comes short is the store's to notice. It reads once more, then answers
  * `StorageUnavailableError` (a 503 to clients), never a part of the bytes as if it were all.
+ * A DeleteObjects answer listing keys S3 failed to delete is an outage too, unless S3 refused.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -68,6 +69,16 @@ const shortRange: Step = (response, range) => {
   response.end(OBJECT.subarray(first, last + 1));
 };
 
+/** A DeleteObjects answer (a 200) listing its first key as not deleted, with `code`. */
+const notDeleted =
+  (code: string): Step =>
+  (response) => {
+    response.writeHead(200, { "content-type": "application/xml" });
+    response.end(
+      `<?xml version="1.0" encoding="UTF-8"?><DeleteResult><Error><Key>k</Key><Code>${code}</Code><Message>${code}</Message></Error></DeleteResult>`,
+    );
+  };
+
 let blobs: S3BlobStore;
 beforeAll(async () => {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -129,4 +140,18 @@ it("answers StorageUnavailableError, not a part of the bytes, when the second bo
     expect((error as Error).message).toMatch(/answer for k was cut short/);
     expect(made).toBe(2);
   }
+});
+
+it("a delete whose answer lists a key S3 failed to delete is StorageUnavailableError; one S3 refused is not", async () => {
+  for (const code of ["InternalError", "SlowDown"]) {
+    steps = [notDeleted(code)];
+    calls = 0;
+    await expect(blobs.delete(["k"])).rejects.toThrow(StorageUnavailableError);
+  }
+  steps = [notDeleted("AccessDenied")];
+  calls = 0;
+  const refused = await blobs.delete(["k"]).catch((error: Error) => error);
+  expect(refused).toBeInstanceOf(Error);
+  expect(refused).not.toBeInstanceOf(StorageUnavailableError);
+  expect((refused as Error).message).toBe("could not delete k: AccessDenied AccessDenied");
 });

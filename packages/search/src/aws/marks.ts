@@ -14,7 +14,7 @@ import {
   PutCommand,
   QueryCommand,
 } from "@aws-sdk/lib-dynamodb";
-import type { Commit } from "@pisync/store";
+import { type Commit, StorageUnavailableError } from "@pisync/store";
 import { type AwsConnection, awsErrorName, documentClient } from "@pisync/store/aws";
 import { DUE_MARKS_PARTITION, GSI, MARK_SK_PREFIX, MARKS_PARTITION, REBUILD_MARKS_PARTITION, userPk } from "./items.js";
 
@@ -40,6 +40,8 @@ export interface DueMarks {
 /** Items per BatchWriteItem (DynamoDB's limit), and batches sent at once. */
 const BATCH_ITEMS = 25;
 const BATCHES_AT_ONCE = 4;
+/** Sendings of one batch of marks while DynamoDB leaves some unprocessed (waits up to 1 s between them). */
+const BATCH_ATTEMPTS = 8;
 /** The wait before a session that failed is due again: doubled at each failure, up to an hour (as `SearchIndexer`'s). */
 const RETRY_FIRST_MS = 10_000;
 const RETRY_MAX_MS = 3_600_000;
@@ -74,12 +76,19 @@ export class SearchMarks {
     }
   }
 
-  /** One BatchWriteItem, its unprocessed items sent again (after a short wait: the table is throttling). */
+  /**
+   * One BatchWriteItem, its unprocessed items sent again (after a short wait: the table is
+   * throttling), a bounded number of times.
+   * @throws StorageUnavailableError when some are still unprocessed after the last
+   */
   private async writeBatch(userId: string, sessionIds: readonly string[]): Promise<void> {
     let requests: unknown[] | undefined = sessionIds.map((id) => ({
       PutRequest: { Item: markItem(userId, id, this.nextAt(), REBUILD_MARKS_PARTITION) },
     }));
     for (let attempt = 0; requests?.length; attempt++) {
+      if (attempt === BATCH_ATTEMPTS) {
+        throw new StorageUnavailableError(`DynamoDB left ${requests.length} of ${userId}'s marks unwritten`);
+      }
       if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 50 * 2 ** attempt)));
       const answer: { UnprocessedItems?: Record<string, unknown[]> } = await this.db.send(
         new BatchWriteCommand({ RequestItems: { [this.table]: requests as never } }),

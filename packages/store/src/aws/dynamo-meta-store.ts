@@ -178,6 +178,12 @@ type WriteRequest = NonNullable<BatchWriteCommandInput["RequestItems"]>[string][
 
 /** Items one TransactWriteItems may hold. */
 const TRANSACTION_ITEMS = 100;
+/**
+ * The wait before sending a batch's unprocessed items again: doubling from 100 ms, at most a
+ * second, so that eight sendings fit well inside the function's 15 s (about 4.5 s of waits).
+ */
+const backOff = (attempt: number) => new Promise((resolve) => setTimeout(resolve, Math.min(1000, 50 * 2 ** attempt)));
+
 /** Reads of a head a delete makes while appends move it (see `deleteSession`). */
 const DELETE_TRIES = 4;
 /** Tries of a share's counter whose transaction met another on the same link. */
@@ -510,7 +516,7 @@ export class DynamoMetaStore implements MetaStore {
     for (let i = 0; i < keys.length; i += 100) {
       let pending: Item[] | undefined = keys.slice(i, i + 100);
       for (let attempt = 0; pending?.length && attempt < 8; attempt++) {
-        if (attempt) await new Promise((r) => setTimeout(r, 50 * 2 ** attempt));
+        if (attempt) await backOff(attempt);
         const result = await this.client.send(
           new BatchGetCommand({ RequestItems: { [this.table]: { Keys: pending, ProjectionExpression } } }),
         );
@@ -690,13 +696,14 @@ export class DynamoMetaStore implements MetaStore {
     for (let i = 0; i < all.length; i += 25) {
       let requests: WriteRequest[] | undefined = all.slice(i, i + 25);
       for (let attempt = 0; requests && requests.length > 0 && attempt < 8; attempt++) {
+        if (attempt) await backOff(attempt);
         const result: BatchWriteCommandOutput = await this.client.send(
           new BatchWriteCommand({ RequestItems: { [this.table]: requests } }),
         );
         requests = result.UnprocessedItems?.[this.table];
-        if (requests?.length) await new Promise((r) => setTimeout(r, 50 * 2 ** attempt));
       }
-      if (requests?.length) throw new Error(`could not ${what}: ${requests.length} requests left`);
+      // Left unprocessed after every try: the table is throttling.
+      if (requests?.length) throw new StorageUnavailableError(`could not ${what}: ${requests.length} requests left`);
     }
   }
 

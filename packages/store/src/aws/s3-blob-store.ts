@@ -17,6 +17,9 @@ import { type AwsConnection, s3Client } from "./client.js";
 
 const md5 = (body: Uint8Array) => createHash("md5").update(body).digest("base64");
 
+/** The codes of a DeleteObjects answer's failed keys that say S3 was failing or busy, not that it refused. */
+const TRANSIENT_CODES = new Set(["InternalError", "ServiceUnavailable", "SlowDown", "RequestTimeout"]);
+
 /** Reads of an object whose answer's body broke off or came short, the first included. */
 const BODY_ATTEMPTS = 2;
 
@@ -112,9 +115,13 @@ export class S3BlobStore implements BlobStore {
           Delete: { Quiet: true, Objects: keys.slice(i, i + 1000).map((Key) => ({ Key })) },
         }),
       );
-      // A 200 may still list keys it could not delete.
+      // A 200 may still list keys it could not delete: S3 failing or busy is an outage, the rest a refusal.
       const failed = Errors?.[0];
-      if (failed) throw new Error(`could not delete ${failed.Key}: ${failed.Code} ${failed.Message ?? ""}`.trim());
+      if (failed) {
+        const message = `could not delete ${failed.Key}: ${failed.Code} ${failed.Message ?? ""}`.trim();
+        if (TRANSIENT_CODES.has(failed.Code ?? "")) throw new StorageUnavailableError(message);
+        throw new Error(message);
+      }
     }
   }
 
