@@ -5,66 +5,22 @@
  * recognise its own applied write instead of answering as if it had failed.
  */
 import { randomUUID } from "node:crypto";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
-import { testAwsConfig } from "@pisync/testing";
+import { type LossyDynamo, lossyDynamo, testAwsConfig, DYNAMO_WRITES as WRITES } from "@pisync/testing";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type AwsStoresConfig, awsStores } from "../src/aws/index.js";
 
 let config: AwsStoresConfig;
-/** The DynamoDB write operations whose next answer (one, the first that comes) the proxy loses. */
-let loseNext: string[] = [];
-const WRITES = ["PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems"];
-const lost: string[] = [];
-/** The DynamoDB write operations whose next request the proxy answers as a transaction conflict, without forwarding it. */
-let conflictNext: string[] = [];
-
-const proxy = createServer((request, response) => {
-  const chunks: Buffer[] = [];
-  request.on("data", (chunk: Buffer) => chunks.push(chunk));
-  request.on("end", async () => {
-    const target = String(request.headers["x-amz-target"] ?? "");
-    const operation = target.split(".").pop() ?? "";
-    if (conflictNext.includes(operation)) {
-      // What DynamoDB answers a transaction that met another on the same item: cancelled, nothing applied.
-      conflictNext = [];
-      const type = "com.amazonaws.dynamodb.v20120810#TransactionCanceledException";
-      const reasons = [{ Code: "TransactionConflict", Message: "Transaction is ongoing for the item" }];
-      const answer = {
-        __type: type,
-        Message: "Transaction cancelled [TransactionConflict]",
-        CancellationReasons: reasons,
-      };
-      return void response.writeHead(400, { "content-type": "application/x-amz-json-1.0" }).end(JSON.stringify(answer));
-    }
-    const headers = Object.fromEntries(
-      Object.entries(request.headers).filter(([name]) => !["host", "connection", "content-length"].includes(name)),
-    ) as Record<string, string>;
-    const upstream = await fetch(`${config.endpoints?.dynamodb}${request.url}`, {
-      method: request.method,
-      headers,
-      body: Buffer.concat(chunks),
-    });
-    const body = Buffer.from(await upstream.arrayBuffer());
-    if (loseNext.includes(operation)) {
-      loseNext = [];
-      lost.push(operation);
-      return void request.socket.destroy(); // applied by DynamoDB; the answer never arrives
-    }
-    response.writeHead(upstream.status, { "content-type": upstream.headers.get("content-type") ?? "" }).end(body);
-  });
-});
+let proxy: LossyDynamo;
 
 beforeAll(async () => {
   config = await testAwsConfig();
-  await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+  proxy = await lossyDynamo(config.endpoints?.dynamodb as string);
 });
-afterAll(() => new Promise<void>((resolve) => proxy.close(() => resolve())));
+afterAll(() => proxy.close());
 
 /** The test servers' pair, its DynamoDB reached through the proxy. */
 function lossyStores() {
-  const { port } = proxy.address() as AddressInfo;
-  return awsStores({ ...config, endpoints: { ...config.endpoints, dynamodb: `http://127.0.0.1:${port}` } });
+  return awsStores({ ...config, endpoints: { ...config.endpoints, dynamodb: proxy.endpoint } });
 }
 
 it("a sign-in link redeemed once, its answer lost, still signs in (and only once)", async () => {
@@ -79,9 +35,9 @@ it("a sign-in link redeemed once, its answer lost, still signs in (and only once
   };
   await meta.putLoginLink(link);
   const lossy = lossyStores().meta;
-  loseNext = WRITES;
+  proxy.loseNext(WRITES);
   expect(await lossy.consumeLoginLink(hash)).toMatchObject({ hash, userId: "u-lost" });
-  expect(lost).toHaveLength(1);
+  expect(proxy.lost).toHaveLength(1);
   // A second redemption, by anyone, finds nothing.
   expect(await meta.consumeLoginLink(hash)).toBeUndefined();
   expect(await lossy.consumeLoginLink(hash)).toBeUndefined();
@@ -100,9 +56,9 @@ it("a browser session signed out, its answer lost, is reported signed out", asyn
   };
   await meta.putBrowserSession(session);
   const lossy = lossyStores().meta;
-  loseNext = WRITES;
+  proxy.loseNext(WRITES);
   expect(await lossy.deleteBrowserSession(session.userId, session.id)).toBe(true);
-  expect(lost).toHaveLength(2);
+  expect(proxy.lost).toHaveLength(2);
   expect(await meta.findBrowserSession(session.hash)).toBeUndefined();
   expect(await meta.deleteBrowserSession(session.userId, session.id)).toBe(false);
 });
@@ -125,12 +81,12 @@ it("a share's view and download, their answers lost, are counted once each", asy
   const { meta } = awsStores(config);
   const share = await putShare("lost");
   const lossy = lossyStores().meta;
-  const before = lost.length;
-  loseNext = WRITES;
+  const before = proxy.lost.length;
+  proxy.loseNext(WRITES);
   await lossy.recordShareView(share.id, "2026-01-02T00:00:00.000Z");
-  loseNext = WRITES;
+  proxy.loseNext(WRITES);
   await lossy.recordShareDownload(share.id);
-  expect(lost.length - before).toBe(2);
+  expect(proxy.lost.length - before).toBe(2);
   expect(await meta.getShare(share.id)).toMatchObject({
     views: 1,
     downloads: 1,
@@ -141,8 +97,8 @@ it("a share's view and download, their answers lost, are counted once each", asy
 it("a share's view whose transaction met another's is tried again, and counted once", async () => {
   const { meta } = awsStores(config);
   const share = await putShare("conflict");
-  conflictNext = ["TransactWriteItems"];
+  proxy.conflictNext(["TransactWriteItems"]);
   await lossyStores().meta.recordShareView(share.id, "2026-01-02T00:00:00.000Z");
-  expect(conflictNext).toEqual([]);
+  expect(proxy.conflictPending()).toBe(false);
   expect(await meta.getShare(share.id)).toMatchObject({ views: 1 });
 });

@@ -7,5 +7,6 @@
 export { testAwsConfig, testAwsStores } from "./aws.js";
 export { type FullDisk, fullDisk } from "./full-disk.js";
 export { countingPages, withoutPersistedIndexes } from "./index-reads.js";
+export { DYNAMO_WRITES, type LossyDynamo, lossyDynamo } from "./lossy-dynamodb.js";
 export * from "./sessions.js";
 export { describeOnEveryStore, openPair, type Pair, type PairName, STORE_NAMES } from "./stores.js";

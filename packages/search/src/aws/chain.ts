@@ -7,8 +7,12 @@
  */
 import { randomBytes } from "node:crypto";
 import { DeleteCommand, type DynamoDBDocumentClient, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import { type AwsConnection, awsErrorName, documentClient } from "@pisync/store/aws";
+import { type AwsConnection, documentClient } from "@pisync/store/aws";
+import { newWriteToken, WRITE_TOKEN, writeIf } from "./conditional.js";
 import { CHAIN_PK, CHAIN_SK } from "./items.js";
+
+/** The lease item's key. */
+const KEY = { pk: CHAIN_PK, sk: CHAIN_SK };
 
 /** A link of a chain: the pass that may run next. */
 export interface ChainLink {
@@ -34,61 +38,60 @@ export class PassChain {
   /** Starts a chain if none holds the lease: its first link (already claimed), or undefined. */
   async start(now = Date.now()): Promise<ChainLink | undefined> {
     const link = { chain: randomBytes(8).toString("hex"), seq: 1 };
-    const written = await this.conditional(
+    const token = newWriteToken();
+    const written = await writeIf(
+      this.db,
       new PutCommand({
         TableName: this.table,
-        Item: { pk: CHAIN_PK, sk: CHAIN_SK, ...link, until: now + this.leaseMs },
+        Item: { ...KEY, ...link, until: now + this.leaseMs, [WRITE_TOKEN]: token },
         ConditionExpression: "attribute_not_exists(pk) OR #until < :now",
         ExpressionAttributeNames: { "#until": "until" },
         ExpressionAttributeValues: { ":now": now },
       }),
+      { table: this.table, key: KEY, token },
     );
     return written ? link : undefined;
   }
 
   /**
    * Claims `link` for the pass about to run (the lease renewed): true when it was the chain's
-   * next link, false when it was claimed already (a second delivery) or another chain holds the lease.
+   * next link, false when it was claimed already (a second delivery) or another chain holds the
+   * lease. A claim whose first attempt applied with its answer lost is this claim's, by its token.
    */
   async claim(link: ChainLink, now = Date.now()): Promise<boolean> {
-    return this.conditional(
+    const token = newWriteToken();
+    return writeIf(
+      this.db,
       new UpdateCommand({
         TableName: this.table,
-        Key: { pk: CHAIN_PK, sk: CHAIN_SK },
-        UpdateExpression: "SET #seq = :next, #until = :until",
+        Key: KEY,
+        UpdateExpression: "SET #seq = :next, #until = :until, #token = :token",
         ConditionExpression: "#chain = :chain AND #seq = :seq",
-        ExpressionAttributeNames: { "#seq": "seq", "#until": "until", "#chain": "chain" },
+        ExpressionAttributeNames: { "#seq": "seq", "#until": "until", "#chain": "chain", "#token": WRITE_TOKEN },
         ExpressionAttributeValues: {
           ":chain": link.chain,
           ":seq": link.seq - 1,
           ":next": link.seq,
           ":until": now + this.leaseMs,
+          ":token": token,
         },
       }),
+      { table: this.table, key: KEY, token },
     );
   }
 
   /** Ends the chain at `link` (nothing left to do): the next schedule may start another at once. */
   async end(link: ChainLink): Promise<void> {
-    await this.conditional(
+    // A "no" is the chain's lease taken by another, or this delete applied once already: either way it is gone.
+    await writeIf(
+      this.db,
       new DeleteCommand({
         TableName: this.table,
-        Key: { pk: CHAIN_PK, sk: CHAIN_SK },
+        Key: KEY,
         ConditionExpression: "#chain = :chain AND #seq = :seq",
         ExpressionAttributeNames: { "#seq": "seq", "#chain": "chain" },
         ExpressionAttributeValues: { ":chain": link.chain, ":seq": link.seq },
       }),
     );
-  }
-
-  /** Sends a conditional write: false when its condition did not hold. */
-  private async conditional(command: PutCommand | UpdateCommand | DeleteCommand): Promise<boolean> {
-    try {
-      await this.db.send(command as PutCommand);
-      return true;
-    } catch (error) {
-      if (awsErrorName(error) === "ConditionalCheckFailedException") return false;
-      throw error;
-    }
   }
 }

@@ -1,13 +1,13 @@
 /**
  * The search adapter's items in the metadata table (beside the store's, which use other key
  * prefixes):
- * - pointer: pk `X#<user>`, sk `X`: `{ rev, epoch, base, log, retired }`, the user's index (`pointers.ts`);
+ * - pointer: pk `X#<user>`, sk `X`: `{ rev, epoch, base, log, retired, writeToken }`, the user's index (`pointers.ts`);
  *   gsi1 `XU` / `<user>` (every user with an index);
  * - mark:    pk `X#<user>`, sk `D#<session>`: `{ token, at, attempts? }`, a session written since
  *   it was indexed; gsi1 `XT` (a write's) or `XR` (a rebuild's) / `<due time>#<user>#<session>`,
  *   so the scheduled pass reads the oldest due marks, a bounded number at a time (marks written
  *   before that are in gsi1 `XD` / `<user>#<session>`, read after the others);
- * - chain:   pk `XC`, sk `C`: `{ chain, seq, until }`, the one chain of passes that invokes itself;
+ * - chain:   pk `XC`, sk `C`: `{ chain, seq, until, writeToken }`, the one chain of passes that invokes itself;
  * - compaction due: pk `X#<user>`, sk `XF`: `{ at }`, a log past the threshold, left by the change
  *   that took it there for a scheduled pass to fold; gsi1 `XF` / `<at>#<user>` (oldest first).
  */

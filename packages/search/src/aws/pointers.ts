@@ -11,6 +11,7 @@ import {
   QueryCommand,
 } from "@aws-sdk/lib-dynamodb";
 import { type AwsConnection, awsErrorName, documentClient } from "@pisync/store/aws";
+import { newWriteToken, WRITE_TOKEN, writeIf } from "./conditional.js";
 import { COMPACTION_SK, COMPACTIONS_PARTITION, GSI, POINTER_SK, USERS_PARTITION, userPk } from "./items.js";
 
 /** A change of the index, in the log: the batches that applied, or a session removed. */
@@ -91,33 +92,33 @@ export class Pointers {
 
   /**
    * Writes `to` if the item is still at `from`'s revision (absent when `from` is undefined):
-   * false when another writer moved it first. @throws AmbiguousPointerWrite (cause: the error)
+   * false when another writer moved it first (this write's own first attempt, applied with its
+   * answer lost, is told apart by its token). @throws AmbiguousPointerWrite (cause: the error)
    * when the write failed without a "no": it may have applied, and only a read of the item tells.
    */
   async move(userId: string, from: Pointer | undefined, to: Pointer): Promise<boolean> {
+    const key = { pk: userPk(userId), sk: POINTER_SK };
+    const token = newWriteToken();
     try {
-      await this.db.send(
-        new PutCommand({
-          TableName: this.table,
-          Item: {
-            pk: userPk(userId),
-            sk: POINTER_SK,
-            rev: to.rev,
-            epoch: to.epoch,
-            ...(to.base ? { base: to.base } : {}),
-            log: to.log,
-            retired: to.retired,
-            gsi1pk: USERS_PARTITION,
-            gsi1sk: userId,
-          },
-          // An item without a revision is an index of the older layout (one whole file): replaced.
-          ConditionExpression: from ? "rev = :rev" : "attribute_not_exists(rev)",
-          ExpressionAttributeValues: from ? { ":rev": from.rev } : undefined,
-        }),
-      );
-      return true;
+      const put = new PutCommand({
+        TableName: this.table,
+        Item: {
+          ...key,
+          rev: to.rev,
+          epoch: to.epoch,
+          ...(to.base ? { base: to.base } : {}),
+          log: to.log,
+          retired: to.retired,
+          gsi1pk: USERS_PARTITION,
+          gsi1sk: userId,
+          [WRITE_TOKEN]: token,
+        },
+        // An item without a revision is an index of the older layout (one whole file): replaced.
+        ConditionExpression: from ? "rev = :rev" : "attribute_not_exists(rev)",
+        ExpressionAttributeValues: from ? { ":rev": from.rev } : undefined,
+      });
+      return await writeIf(this.db, put, { table: this.table, key, token });
     } catch (error) {
-      if (awsErrorName(error) === "ConditionalCheckFailedException") return false;
       throw new AmbiguousPointerWrite(`the search pointer of a user may or may not have moved`, { cause: error });
     }
   }
