@@ -5,7 +5,7 @@
  */
 import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { machine, npmStartForFile } from "@pisync/testing/cli";
+import { hookedProxy, machine, npmStartForFile } from "@pisync/testing/cli";
 import { describe, expect, it } from "vitest";
 import packageJson from "../package.json" with { type: "json" };
 import { main } from "../src/main.js";
@@ -307,6 +307,40 @@ describe("older generations", () => {
       expect(missing.code).toBe(4);
       expect(missing.stderr).toContain(`${id} has generations 1 to 2, not 9`);
     });
+  }, 60_000);
+
+  it("pull takes the generation the metadata named, even when the session is replaced between its two reads", async () => {
+    const id = `race-${Date.now()}`;
+    const maker = machine(server.url, server.token);
+    let proxy: Awaited<ReturnType<typeof hookedProxy>> | undefined;
+    try {
+      const path = writeSession(maker.sessionsRoot, id, ["first version"]);
+      const firstBytes = readFileSync(path);
+      expect(maker.run(["push"]).code).toBe(0);
+      writeSession(maker.sessionsRoot, id, ["second version, written elsewhere"]);
+      // Another machine's replace lands as the puller asks for the bytes.
+      let replaced = false;
+      proxy = await hookedProxy(server.url, async (req) => {
+        if (replaced || req.method !== "GET" || !req.url?.startsWith(`/v1/sessions/${id}/raw`)) return;
+        replaced = true;
+        expect((await maker.start(["push"])).code).toBe(0);
+      });
+      const puller = machine(proxy.url, server.token);
+      try {
+        const pulled = await puller.start(["pull", id, "--json"]);
+        expect(pulled.code, pulled.stderr).toBe(0);
+        expect(replaced).toBe(true);
+        const { path: target } = JSON.parse(pulled.stdout) as { path: string };
+        // The bytes of generation 1, recorded as generation 1.
+        expect(readFileSync(target).equals(firstBytes)).toBe(true);
+        expect(pulled.stderr).toContain("generation 1)");
+      } finally {
+        await puller.cleanup();
+      }
+    } finally {
+      await proxy?.close();
+      await maker.cleanup();
+    }
   }, 60_000);
 });
 

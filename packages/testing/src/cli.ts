@@ -209,19 +209,29 @@ export async function throttlingProxy(
 }
 
 /**
+ * A proxy that runs `before` on each request (say, another client's write) and then forwards
+ * it: what the server does between two requests of one command.
+ */
+export async function hookedProxy(target: string, before: (req: IncomingMessage) => Promise<void>) {
+  return proxyServer(target, async (req): Promise<Fate> => {
+    await before(req);
+    return "forward";
+  });
+}
+
+type Fate = "forward" | "refuse" | "cut" | "lose-answer" | BusyAnswer;
+
+/**
  * A proxy to `target` that decides each request's fate: forwarded; refused with 503 before
  * reaching the server; cut before reaching it; forwarded and then cut (the server committed,
  * the client never hears); or answered as busy, without reaching it.
  */
-async function proxyServer(
-  target: string,
-  fate: (req: IncomingMessage) => "forward" | "refuse" | "cut" | "lose-answer" | BusyAnswer,
-) {
+async function proxyServer(target: string, fate: (req: IncomingMessage) => Fate | Promise<Fate>) {
   const port = await freePort();
   const server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
-    const what = fate(req);
+    const what = await fate(req);
     if (typeof what === "object") {
       const headers = {
         "Content-Type": "application/json",

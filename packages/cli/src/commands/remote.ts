@@ -236,17 +236,17 @@ async function pullLink(link: string, args: PullArgs, io: Io): Promise<Pulled> {
 async function cloudSession(io: Io, id: string, generation?: number) {
   const client = api(io);
   try {
-    const meta = await client.json<{ generation: number }>(`/v1/sessions/${id}`);
+    const meta = await client.json<{ generation: number; bytes: number }>(`/v1/sessions/${id}`);
     if (generation !== undefined && generation > meta.generation) {
       throw new CliError(
         `${id} has generations 1 to ${meta.generation}, not ${generation} (see pisync generations ${id})`,
         EXIT.notFound,
       );
     }
-    const bytes = await client.raw(
-      id,
-      generation === undefined || generation === meta.generation ? {} : { generation },
-    );
+    // Asked for by number, the current one too: a replace landing meanwhile cannot give the
+    // next generation's bytes under this one's number.
+    const current = generation === undefined || generation === meta.generation;
+    const bytes = await client.raw(id, current ? { generation: meta.generation, size: meta.bytes } : { generation });
     return { client, meta, bytes: Buffer.from(bytes) };
   } catch (error) {
     if (error instanceof ApiError && error.status === 404) {
