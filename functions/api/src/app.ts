@@ -211,8 +211,23 @@ export type App = ReturnType<typeof createApp>;
 /** Statuses whose answers carry no body. */
 const NO_BODY = new Set([101, 204, 205, 304]);
 
-/** Reads the answer's body whole inside the app: what fails while it is read goes to `onError`. */
+/**
+ * Reads the answer's body whole inside the app (not a HEAD's, which is dropped): what fails while
+ * it is read goes to `onError`, whose answer then carries none of the failed one's headers (Hono
+ * copies them over: a download's name, an ETag, cookies, a Content-Encoding).
+ */
 const readWhole: MiddlewareHandler = async (c, next) => {
   await next();
-  if (c.res.body && !NO_BODY.has(c.res.status)) c.res = new Response(await c.res.arrayBuffer(), c.res);
+  const answer = c.res;
+  if (c.req.method === "HEAD" || !answer.body || NO_BODY.has(answer.status)) return;
+  try {
+    c.res = new Response(await answer.arrayBuffer(), answer);
+  } catch (error) {
+    const names: string[] = [];
+    answer.headers.forEach((_, name) => {
+      names.push(name);
+    });
+    for (const name of names) answer.headers.delete(name);
+    throw error;
+  }
 };

@@ -3,7 +3,7 @@
  * gzip bodies in, binary and gzip answers out — against DynamoDB Local and s3rver.
  */
 import { gunzipSync, gzipSync } from "node:zlib";
-import { Tokens } from "@pisync/core";
+import { newShareKeys, Tokens } from "@pisync/core";
 import { StorageUnavailableError, type Stores } from "@pisync/store";
 import { testAwsStores } from "@pisync/testing";
 import { event } from "@pisync/testing/lambda-events";
@@ -113,15 +113,56 @@ describe("the Lambda entry", () => {
       };
     const appended = await call("PATCH", `/v1/sessions/${id}`, { ...auth, "Upload-Offset": "0" }, enc(lines));
     expect(appended.statusCode, appended.body).toBe(200);
-    expect((await call("GET", `/v1/sessions/${id}/context`, auth)).statusCode).toBe(200);
+    const paths = [`/v1/sessions/${id}/context`, `/v1/sessions/${id}/md`];
+    for (const path of paths) expect((await call("GET", path, auth)).statusCode, path).toBe(200);
     down = true;
-    for (const path of [`/v1/sessions/${id}/context`, `/v1/sessions/${id}/md`]) {
+    for (const path of paths) {
       const answer = await call("GET", path, auth);
       expect(answer.statusCode, path).toBe(503);
       expect(answer.headers["retry-after"]).toBeDefined();
       expect(JSON.parse(answer.body)).toMatchObject({ code: "storage_unavailable" });
     }
+    // A HEAD is not read whole: its body is dropped.
+    expect((await call("HEAD", `/v1/sessions/${id}/context`, auth)).statusCode).toBe(200);
     down = false;
     expect((await call("GET", `/v1/sessions/${id}/context`, auth)).statusCode).toBe(200);
+  });
+
+  it("a share's download cut by storage answers 503 without the download's headers", async () => {
+    const id = "lambda-download";
+    // Over 4 MB: the download reads it in two parts, and the bucket fails the second.
+    let lines = `${JSON.stringify({ type: "session", version: 3, id, timestamp: "2026-01-01T00:00:00.000Z", cwd: "/w" })}\n`;
+    for (let i = 0; i < 80; i++) {
+      const message = { role: "user", content: `${i} ${"x".repeat(60_000)}`, timestamp: 1 };
+      const parentId = i === 0 ? null : `m${i - 1}`;
+      lines += `${JSON.stringify({ type: "message", id: `m${i}`, parentId, timestamp: "2026-01-01T00:00:01.000Z", message })}\n`;
+    }
+    let reads = Number.POSITIVE_INFINITY;
+    const blobs = Object.create(stores.blobs) as Stores["blobs"];
+    blobs.get = (key, range) =>
+      reads-- > 0
+        ? stores.blobs.get(key, range)
+        : Promise.reject(new StorageUnavailableError("the bucket did not answer"));
+    const keys = newShareKeys();
+    const failing = createHandler({ ...stores, blobs }, { log: () => {}, shareKeys: async () => keys });
+    const auth = { Authorization: `Bearer ${token}` };
+    const call = async (method: string, path: string, headers: Record<string, string>, body?: Uint8Array) =>
+      (await failing(event("function-url", method, path, headers, body), context)) as {
+        statusCode: number;
+        headers: Record<string, string>;
+        body: string;
+      };
+    const gzip = { ...auth, "Upload-Offset": "0", "Content-Encoding": "gzip" };
+    expect((await call("PATCH", `/v1/sessions/${id}`, gzip, gzipSync(enc(lines)))).statusCode).toBe(200);
+    const json = { ...auth, "Content-Type": "application/json" };
+    const made = await call("POST", `/v1/sessions/${id}/shares`, json, enc(JSON.stringify({ maskSecrets: false })));
+    const download = `${new URL((JSON.parse(made.body) as { url: string }).url).pathname}/raw`;
+    expect((await call("GET", download, {})).headers["content-disposition"]).toContain(`${id}.jsonl`);
+    reads = 1;
+    const cut = await call("GET", download, {});
+    expect(cut.statusCode).toBe(503);
+    expect(JSON.parse(cut.body)).toMatchObject({ code: "storage_unavailable" });
+    // A browser would otherwise save the error as the session's file.
+    expect(cut.headers["content-disposition"]).toBeUndefined();
   });
 });

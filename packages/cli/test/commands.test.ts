@@ -319,17 +319,16 @@ describe("older generations", () => {
       expect(maker.run(["push"]).code).toBe(0);
       writeSession(maker.sessionsRoot, id, ["second version, written elsewhere"]);
       // Another machine's replace lands as the puller asks for the bytes.
-      let replaced = false;
+      let replaced: { code: number | null; stderr: string } | undefined;
       proxy = await hookedProxy(server.url, async (req) => {
         if (replaced || req.method !== "GET" || !req.url?.startsWith(`/v1/sessions/${id}/raw`)) return;
-        replaced = true;
-        expect((await maker.start(["push"])).code).toBe(0);
+        replaced = await maker.start(["push"]);
       });
       const puller = machine(proxy.url, server.token);
       try {
         const pulled = await puller.start(["pull", id, "--json"]);
         expect(pulled.code, pulled.stderr).toBe(0);
-        expect(replaced).toBe(true);
+        expect(replaced?.code, replaced?.stderr).toBe(0);
         const { path: target } = JSON.parse(pulled.stdout) as { path: string };
         // The bytes of generation 1, recorded as generation 1.
         expect(readFileSync(target).equals(firstBytes)).toBe(true);

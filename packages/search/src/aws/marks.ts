@@ -14,8 +14,8 @@ import {
   PutCommand,
   QueryCommand,
 } from "@aws-sdk/lib-dynamodb";
-import { type Commit, StorageUnavailableError } from "@pisync/store";
-import { type AwsConnection, awsErrorName, documentClient } from "@pisync/store/aws";
+import type { Commit } from "@pisync/store";
+import { type AwsConnection, awsErrorName, documentClient, untilProcessed } from "@pisync/store/aws";
 import { DUE_MARKS_PARTITION, GSI, MARK_SK_PREFIX, MARKS_PARTITION, REBUILD_MARKS_PARTITION, userPk } from "./items.js";
 
 /** A marked session. */
@@ -40,8 +40,6 @@ export interface DueMarks {
 /** Items per BatchWriteItem (DynamoDB's limit), and batches sent at once. */
 const BATCH_ITEMS = 25;
 const BATCHES_AT_ONCE = 4;
-/** Sendings of one batch of marks while DynamoDB leaves some unprocessed (waits up to 1 s between them). */
-const BATCH_ATTEMPTS = 8;
 /** The wait before a session that failed is due again: doubled at each failure, up to an hour (as `SearchIndexer`'s). */
 const RETRY_FIRST_MS = 10_000;
 const RETRY_MAX_MS = 3_600_000;
@@ -77,24 +75,20 @@ export class SearchMarks {
   }
 
   /**
-   * One BatchWriteItem, its unprocessed items sent again (after a short wait: the table is
-   * throttling), a bounded number of times.
-   * @throws StorageUnavailableError when some are still unprocessed after the last
+   * One BatchWriteItem, its unprocessed items sent again (the table is throttling: see `untilProcessed`).
+   * @throws StorageUnavailableError when some are still unprocessed after the last sending
    */
   private async writeBatch(userId: string, sessionIds: readonly string[]): Promise<void> {
-    let requests: unknown[] | undefined = sessionIds.map((id) => ({
+    const requests = sessionIds.map((id) => ({
       PutRequest: { Item: markItem(userId, id, this.nextAt(), REBUILD_MARKS_PARTITION) },
     }));
-    for (let attempt = 0; requests?.length; attempt++) {
-      if (attempt === BATCH_ATTEMPTS) {
-        throw new StorageUnavailableError(`DynamoDB left ${requests.length} of ${userId}'s marks unwritten`);
-      }
-      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 50 * 2 ** attempt)));
+    const write = async (pending: unknown[]) => {
       const answer: { UnprocessedItems?: Record<string, unknown[]> } = await this.db.send(
-        new BatchWriteCommand({ RequestItems: { [this.table]: requests as never } }),
+        new BatchWriteCommand({ RequestItems: { [this.table]: pending as never } }),
       );
-      requests = answer.UnprocessedItems?.[this.table];
-    }
+      return answer.UnprocessedItems?.[this.table];
+    };
+    await untilProcessed(requests, write, `of ${userId}'s marks`);
   }
 
   /** A user's marked sessions (at most `limit`, in the order of their ids), due or not. */

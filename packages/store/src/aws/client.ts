@@ -170,6 +170,30 @@ export function documentClient(connection: AwsConnection): DynamoDBDocumentClien
   return client;
 }
 
+/** Sendings of a batch while DynamoDB leaves part of it unprocessed (a throttled table), the first included. */
+export const BATCH_SENDINGS = 8;
+
+/**
+ * Sends a batch (`send` sends what is pending and gives back what DynamoDB left unprocessed),
+ * then what is left, until nothing is: the waits between sendings double from 100 ms up to a
+ * second, so that all of them (about 4.5 s) fit well inside the function's 15 s.
+ * @throws StorageUnavailableError when some of it is left after {@link BATCH_SENDINGS} sendings
+ */
+export async function untilProcessed<T>(
+  batch: T[],
+  send: (pending: T[]) => Promise<T[] | undefined>,
+  what: string,
+): Promise<void> {
+  let pending: T[] | undefined = batch;
+  for (let sending = 0; pending?.length; sending++) {
+    if (sending === BATCH_SENDINGS) {
+      throw new StorageUnavailableError(`DynamoDB left ${pending.length} ${what} unprocessed`);
+    }
+    if (sending > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 50 * 2 ** sending)));
+    pending = await send(pending);
+  }
+}
+
 /** Every item a query gives, its pages followed to the end. */
 export async function queryAll(
   client: DynamoDBDocumentClient,

@@ -83,7 +83,7 @@ import type {
   TokenRecord,
 } from "../ports.js";
 import { dayUsagesOf, type UsageInRange } from "../usage-days.js";
-import { type AwsConnection, documentClient, queryAll } from "./client.js";
+import { type AwsConnection, documentClient, queryAll, untilProcessed } from "./client.js";
 import { UsageDayItems } from "./usage-day-items.js";
 
 const hex = (n: number, width: number) => n.toString(16).padStart(width, "0");
@@ -178,12 +178,6 @@ type WriteRequest = NonNullable<BatchWriteCommandInput["RequestItems"]>[string][
 
 /** Items one TransactWriteItems may hold. */
 const TRANSACTION_ITEMS = 100;
-/**
- * The wait before sending a batch's unprocessed items again: doubling from 100 ms, at most a
- * second, so that eight sendings fit well inside the function's 15 s (about 4.5 s of waits).
- */
-const backOff = (attempt: number) => new Promise((resolve) => setTimeout(resolve, Math.min(1000, 50 * 2 ** attempt)));
-
 /** Reads of a head a delete makes while appends move it (see `deleteSession`). */
 const DELETE_TRIES = 4;
 /** Tries of a share's counter whose transaction met another on the same link. */
@@ -510,20 +504,18 @@ export class DynamoMetaStore implements MetaStore {
     return readCardPage(userId, request, read, { indexed: index.whole });
   }
 
-  /** Items by key, 100 to a BatchGetItem; unprocessed keys are asked again. */
+  /** Items by key, 100 to a BatchGetItem; unprocessed keys are asked again (see `untilProcessed`). */
   private async batchGet(keys: Item[], ProjectionExpression: string): Promise<Item[]> {
     const items: Item[] = [];
     for (let i = 0; i < keys.length; i += 100) {
-      let pending: Item[] | undefined = keys.slice(i, i + 100);
-      for (let attempt = 0; pending?.length && attempt < 8; attempt++) {
-        if (attempt) await backOff(attempt);
+      const read = async (pending: Item[]) => {
         const result = await this.client.send(
           new BatchGetCommand({ RequestItems: { [this.table]: { Keys: pending, ProjectionExpression } } }),
         );
         items.push(...(result.Responses?.[this.table] ?? []));
-        pending = result.UnprocessedKeys?.[this.table]?.Keys as Item[] | undefined;
-      }
-      if (pending?.length) throw new StorageUnavailableError(`DynamoDB left ${pending.length} keys unread`);
+        return result.UnprocessedKeys?.[this.table]?.Keys as Item[] | undefined;
+      };
+      await untilProcessed(keys.slice(i, i + 100), read, "keys unread");
     }
     return items;
   }
@@ -691,19 +683,16 @@ export class DynamoMetaStore implements MetaStore {
     );
   }
 
-  /** Writes requests 25 to a BatchWriteItem (its most); unprocessed ones are retried. */
+  /** Writes requests 25 to a BatchWriteItem (its most); unprocessed ones are sent again (see `untilProcessed`). */
   private async writeBatch(all: WriteRequest[], what: string): Promise<void> {
     for (let i = 0; i < all.length; i += 25) {
-      let requests: WriteRequest[] | undefined = all.slice(i, i + 25);
-      for (let attempt = 0; requests && requests.length > 0 && attempt < 8; attempt++) {
-        if (attempt) await backOff(attempt);
+      const write = async (pending: WriteRequest[]) => {
         const result: BatchWriteCommandOutput = await this.client.send(
-          new BatchWriteCommand({ RequestItems: { [this.table]: requests } }),
+          new BatchWriteCommand({ RequestItems: { [this.table]: pending } }),
         );
-        requests = result.UnprocessedItems?.[this.table];
-      }
-      // Left unprocessed after every try: the table is throttling.
-      if (requests?.length) throw new StorageUnavailableError(`could not ${what}: ${requests.length} requests left`);
+        return result.UnprocessedItems?.[this.table];
+      };
+      await untilProcessed(all.slice(i, i + 25), write, `requests to ${what}`);
     }
   }
 

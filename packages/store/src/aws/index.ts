@@ -10,6 +10,7 @@ export {
   type AwsConnection,
   type AwsCredentials,
   awsErrorName,
+  BATCH_SENDINGS,
   DEFAULT_TIMEOUTS,
   documentClient,
   dynamoClient,
@@ -17,6 +18,7 @@ export {
   type SharedClients,
   s3Client,
   secretsClient,
+  untilProcessed,
 } from "./client.js";
 export { readSecretString } from "./secrets.js";
 export { ensureTable } from "./table.js";

@@ -26,12 +26,13 @@ const BODY_ATTEMPTS = 2;
 /**
  * The bytes of `range` in an answer's body of `body.length` bytes, or why they are not there:
  * fewer bytes than its `Content-Length`, or a range answer that stops before the end asked for
- * while the object goes on (`Content-Range: bytes first-last/size`). A body that covers more than
- * was asked for (the whole object, from a server that ignored or misread the range) is cut to it.
+ * while the object goes on (`Content-Range: bytes first-last/size`), or a part (206) that does
+ * not say which. A body that covers more than was asked for (the whole object, from a server that
+ * ignored or misread the range) is cut to it.
  */
 function partAsked(
   body: Uint8Array,
-  answer: Pick<GetObjectCommandOutput, "ContentLength" | "ContentRange">,
+  answer: Pick<GetObjectCommandOutput, "ContentLength" | "ContentRange" | "$metadata">,
   range: { start: number; end: number } | undefined,
 ): { bytes: Uint8Array } | { problem: string } {
   if (answer.ContentLength !== undefined && body.length !== answer.ContentLength) {
@@ -39,7 +40,10 @@ function partAsked(
   }
   if (!range) return { bytes: body };
   const served = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(answer.ContentRange ?? "");
-  // Without Content-Range the body is the whole object.
+  if (!served && answer.$metadata.httpStatusCode !== 200) {
+    return { problem: `a part without a readable Content-Range (${answer.ContentRange ?? "none"})` };
+  }
+  // A 200 is the whole object.
   const first = served ? Number(served[1]) : 0;
   const size = served ? (served[3] === "*" ? Number.POSITIVE_INFINITY : Number(served[3])) : body.length;
   const end = Math.min(range.end, size);

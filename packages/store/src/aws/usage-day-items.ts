@@ -29,7 +29,7 @@ import {
 import { eachAtOnce } from "../at-once.js";
 import type { SessionHead } from "../ports.js";
 import { type DayUsage, dayUsagesOf, UNCOUNTED_DAY, UsageCollector, type UsageInRange } from "../usage-days.js";
-import { queryAll } from "./client.js";
+import { queryAll, untilProcessed } from "./client.js";
 
 type Item = Record<string, unknown>;
 type TransactItem = NonNullable<TransactWriteCommandInput["TransactItems"]>[number];
@@ -323,9 +323,7 @@ export class UsageDayItems {
     let count = 0;
     await Promise.all(
       batches.map(async (batch) => {
-        let keys: Item[] | undefined = batch.map((sk) => ({ pk: userPk(userId), sk }));
-        for (let attempt = 0; keys?.length; attempt++) {
-          if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 20 * 2 ** Math.min(attempt, 6)));
+        const read = async (keys: Item[]) => {
           const result: BatchGetCommandOutput = await this.client.send(
             new BatchGetCommand({
               RequestItems: { [this.table]: { Keys: keys, ProjectionExpression: "sk, n, d", ConsistentRead: true } },
@@ -335,8 +333,13 @@ export class UsageDayItems {
             this.parsed.put(userId, String(item.sk), Number(item.n), String(item.d));
             count++;
           }
-          keys = result.UnprocessedKeys?.[this.table]?.Keys;
-        }
+          return result.UnprocessedKeys?.[this.table]?.Keys;
+        };
+        await untilProcessed(
+          batch.map((sk) => ({ pk: userPk(userId), sk })),
+          read,
+          "usage days unread",
+        );
       }),
     );
     return count;
