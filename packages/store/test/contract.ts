@@ -108,6 +108,14 @@ export function describeStoreContract(
         expect(text(await stores.blobs.get(key, { start: 3, end: 3 }))).toBe("");
       });
 
+      it("a range past the object's end gives the bytes there are: the end's, or none", async () => {
+        const key = `t/${randomUUID()}/a`;
+        await stores.blobs.put(key, bytes("hello, world\n"));
+        expect(text(await stores.blobs.get(key, { start: 7, end: 100 }))).toBe("world\n");
+        expect(text(await stores.blobs.get(key, { start: 13, end: 20 }))).toBe("");
+        expect(text(await stores.blobs.get(key, { start: 50, end: 60 }))).toBe("");
+      });
+
       it("put replaces an object whole", async () => {
         const key = `t/${randomUUID()}/a`;
         await stores.blobs.put(key, bytes("first version, longer"));

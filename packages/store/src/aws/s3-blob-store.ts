@@ -13,7 +13,7 @@ import {
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 import { NotFoundError, StorageUnavailableError } from "../errors.js";
 import type { BlobStore, ObjectInfo } from "../ports.js";
-import { type AwsConnection, s3Client } from "./client.js";
+import { type AwsConnection, awsErrorName, s3Client } from "./client.js";
 
 const md5 = (body: Uint8Array) => createHash("md5").update(body).digest("base64");
 
@@ -92,6 +92,8 @@ export class S3BlobStore implements BlobStore {
         );
       } catch (error) {
         if (error instanceof NoSuchKey || error instanceof NotFound) throw new NotFoundError(key);
+        // 416: the range starts at or past the object's end, where it has no bytes.
+        if (range && awsErrorName(error) === "InvalidRange") return new Uint8Array(0);
         throw error;
       }
       let problem: string;
