@@ -93,7 +93,8 @@ export class FileBlobStore implements BlobStore {
       }
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new NotFoundError(key);
-      throw error;
+      // Out of file handles is an outage (503), as for writes.
+      throw classifyLocalError(error);
     }
   }
 
