@@ -14,6 +14,35 @@ import { createHandler } from "../src/lambda.js";
 const context = {} as LambdaContext;
 const enc = (text: string) => new TextEncoder().encode(text);
 
+/** A session of `count` messages in a chain, the i-th saying `content(i)`. */
+function chainSession(id: string, count: number, content: (i: number) => string): string {
+  let lines = `${JSON.stringify({ type: "session", version: 3, id, timestamp: "2026-01-01T00:00:00.000Z", cwd: "/w" })}\n`;
+  for (let i = 0; i < count; i++) {
+    const message = { role: "user", content: content(i), timestamp: 1 };
+    const parentId = i === 0 ? null : `m${i - 1}`;
+    lines += `${JSON.stringify({ type: "message", id: `m${i}`, parentId, timestamp: "2026-01-01T00:00:01.000Z", message })}\n`;
+  }
+  return lines;
+}
+
+/** `stores`' blobs, whose reads fail as the bucket not answering while `down()` says so. */
+function failingReads(stores: Stores, down: () => boolean): Stores["blobs"] {
+  const blobs = Object.create(stores.blobs) as Stores["blobs"];
+  blobs.get = (key, range) =>
+    down() ? Promise.reject(new StorageUnavailableError("the bucket did not answer")) : stores.blobs.get(key, range);
+  return blobs;
+}
+
+/** Invokes `handler` with a function-URL event. */
+function caller(handler: ReturnType<typeof createHandler>) {
+  return async (method: string, path: string, headers: Record<string, string>, body?: Uint8Array) =>
+    (await handler(event("function-url", method, path, headers, body), context)) as {
+      statusCode: number;
+      headers: Record<string, string>;
+      body: string;
+    };
+}
+
 describe("the Lambda entry", () => {
   let handler: ReturnType<typeof createHandler>;
   let token: string;
@@ -91,26 +120,13 @@ describe("the Lambda entry", () => {
 
   it("answers 503 when storage fails while a streamed answer is read, not a failed invocation", async () => {
     const id = "lambda-streamed";
-    let lines = `${JSON.stringify({ type: "session", version: 3, id, timestamp: "2026-01-01T00:00:00.000Z", cwd: "/w" })}\n`;
-    for (let i = 0; i < 20; i++) {
-      const message = { role: "user", content: `hello ${i}`, timestamp: 1 };
-      const parentId = i === 0 ? null : `m${i - 1}`;
-      lines += `${JSON.stringify({ type: "message", id: `m${i}`, parentId, timestamp: "2026-01-01T00:00:01.000Z", message })}\n`;
-    }
+    const lines = chainSession(id, 20, (i) => `hello ${i}`);
     // The bucket stops answering once the session's tree is known: /context has sent its
     // status and headers when it reads the lines.
     let down = false;
-    const blobs = Object.create(stores.blobs) as Stores["blobs"];
-    blobs.get = (key, range) =>
-      down ? Promise.reject(new StorageUnavailableError("the bucket did not answer")) : stores.blobs.get(key, range);
-    const failing = createHandler({ ...stores, blobs }, { log: () => {} });
+    const blobs = failingReads(stores, () => down);
+    const call = caller(createHandler({ ...stores, blobs }, { log: () => {} }));
     const auth = { Authorization: `Bearer ${token}` };
-    const call = async (method: string, path: string, headers: Record<string, string>, body?: Uint8Array) =>
-      (await failing(event("function-url", method, path, headers, body), context)) as {
-        statusCode: number;
-        headers: Record<string, string>;
-        body: string;
-      };
     const appended = await call("PATCH", `/v1/sessions/${id}`, { ...auth, "Upload-Offset": "0" }, enc(lines));
     expect(appended.statusCode, appended.body).toBe(200);
     const paths = [`/v1/sessions/${id}/context`, `/v1/sessions/${id}/md`];
@@ -131,27 +147,12 @@ describe("the Lambda entry", () => {
   it("a share's download cut by storage answers 503 without the download's headers", async () => {
     const id = "lambda-download";
     // Over 4 MB: the download reads it in two parts, and the bucket fails the second.
-    let lines = `${JSON.stringify({ type: "session", version: 3, id, timestamp: "2026-01-01T00:00:00.000Z", cwd: "/w" })}\n`;
-    for (let i = 0; i < 80; i++) {
-      const message = { role: "user", content: `${i} ${"x".repeat(60_000)}`, timestamp: 1 };
-      const parentId = i === 0 ? null : `m${i - 1}`;
-      lines += `${JSON.stringify({ type: "message", id: `m${i}`, parentId, timestamp: "2026-01-01T00:00:01.000Z", message })}\n`;
-    }
+    const lines = chainSession(id, 80, (i) => `${i} ${"x".repeat(60_000)}`);
     let reads = Number.POSITIVE_INFINITY;
-    const blobs = Object.create(stores.blobs) as Stores["blobs"];
-    blobs.get = (key, range) =>
-      reads-- > 0
-        ? stores.blobs.get(key, range)
-        : Promise.reject(new StorageUnavailableError("the bucket did not answer"));
+    const blobs = failingReads(stores, () => reads-- <= 0);
     const keys = newShareKeys();
-    const failing = createHandler({ ...stores, blobs }, { log: () => {}, shareKeys: async () => keys });
+    const call = caller(createHandler({ ...stores, blobs }, { log: () => {}, shareKeys: async () => keys }));
     const auth = { Authorization: `Bearer ${token}` };
-    const call = async (method: string, path: string, headers: Record<string, string>, body?: Uint8Array) =>
-      (await failing(event("function-url", method, path, headers, body), context)) as {
-        statusCode: number;
-        headers: Record<string, string>;
-        body: string;
-      };
     const gzip = { ...auth, "Upload-Offset": "0", "Content-Encoding": "gzip" };
     expect((await call("PATCH", `/v1/sessions/${id}`, gzip, gzipSync(enc(lines)))).statusCode).toBe(200);
     const json = { ...auth, "Content-Type": "application/json" };

@@ -3,42 +3,25 @@
  * as a throttled table does inside a 200: they are sent again a bounded number of times, then the
  * marking fails as `StorageUnavailableError` (a 503), never running until the invocation ends.
  */
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { StorageUnavailableError } from "@pisync/store";
+import { type FakeDynamo, fakeDynamo } from "@pisync/testing";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { SearchMarks } from "../src/aws/marks.js";
 
 /** Answers left to leave everything unprocessed; after them, everything is processed. */
 let throttled = 0;
 let calls = 0;
-const server = createServer((request, response) => {
-  let body = "";
-  request.on("data", (chunk) => {
-    body += chunk;
-  });
-  request.on("end", () => {
-    calls++;
-    const { RequestItems } = JSON.parse(body) as { RequestItems: Record<string, unknown[]> };
-    response.writeHead(200, { "content-type": "application/x-amz-json-1.0" });
-    response.end(JSON.stringify({ UnprocessedItems: throttled-- > 0 ? RequestItems : {} }));
-  });
-});
+let dynamo: FakeDynamo;
 let marks: SearchMarks;
 
 beforeAll(async () => {
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  marks = new SearchMarks(
-    {
-      region: "us-east-1",
-      credentials: { accessKeyId: "a", secretAccessKey: "b" },
-      endpoints: { dynamodb: `http://127.0.0.1:${port}` },
-    },
-    "table",
-  );
+  dynamo = await fakeDynamo((_, body) => {
+    calls++;
+    return { UnprocessedItems: throttled-- > 0 ? body.RequestItems : {} };
+  });
+  marks = new SearchMarks(dynamo.connection, "table");
 });
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+afterAll(() => dynamo.close());
 
 it("sends a batch's unprocessed marks again until they are written", async () => {
   throttled = 2;

@@ -5,6 +5,7 @@
  * `/fixtures`, `/pi1`, `/hostile`, `/lambda-events`), so scripts can load them without vitest.
  */
 export { testAwsConfig, testAwsStores } from "./aws.js";
+export { type FakeDynamo, fakeDynamo } from "./fake-dynamodb.js";
 export { type FullDisk, fullDisk } from "./full-disk.js";
 export { countingPages, withoutPersistedIndexes } from "./index-reads.js";
 export { DYNAMO_WRITES, type LossyDynamo, lossyDynamo } from "./lossy-dynamodb.js";

@@ -10,7 +10,6 @@ export {
   type AwsConnection,
   type AwsCredentials,
   awsErrorName,
-  BATCH_SENDINGS,
   DEFAULT_TIMEOUTS,
   documentClient,
   dynamoClient,
