@@ -10,6 +10,9 @@ export default defineConfig({
       "infra/test/**/*.test.ts",
       "scripts/**/*.test.ts",
     ],
+    // The MCP SDK's HTTP client imports eventsource-parser, whose `source` export is TypeScript:
+    // vite transforms both instead of Node loading them.
+    server: { deps: { inline: ["@modelcontextprotocol/sdk", "eventsource-parser"] } },
     globalSetup: ["packages/testing/src/servers/global-setup.ts"],
     // Two test files at a time even on two cores (vitest's default is the cores less one): most
     // of a file's time is spent waiting on child processes and the storage servers.

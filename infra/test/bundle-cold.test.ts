@@ -57,9 +57,14 @@ describe("the Lambda bundle's cold start", () => {
     ["the preview image's renderer", /functions\/api\/src\/preview\/render\.ts$/],
     ["satori", /node_modules\/satori\//],
     ["resvg", /node_modules\/@resvg\/resvg-wasm\//],
+    ["the MCP SDK's server", /node_modules\/@modelcontextprotocol\/sdk\/dist\/esm\/server\/mcp\.js$/],
   ])("loads %s on demand only", (_what, pattern) => {
     expect(matching(all, pattern), "in the bundle").not.toEqual([]);
     expect(matching(cold, pattern), "read at a cold start").toEqual([]);
+  });
+
+  it("leaves express out: the MCP SDK is imported by the subpaths the server needs only", () => {
+    expect(matching(all, /node_modules\/(express|express-rate-limit|cors)\//)).toEqual([]);
   });
 
   it("reads what an append needs at a cold start", () => {

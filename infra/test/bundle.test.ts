@@ -180,6 +180,35 @@ describe("the shipped Lambda bundle", () => {
     expect(Buffer.from(preview.body, "base64").subarray(1, 4).toString()).toBe("PNG");
   }, 120_000);
 
+  it("answers MCP on POST /mcp from its chunk: a session read masked, express nowhere in the bundle", async () => {
+    const rpc = (id: number, method: string, params: object) =>
+      call(
+        "POST",
+        "/mcp",
+        { "content-type": "application/json", accept: "application/json, text/event-stream" },
+        JSON.stringify({ jsonrpc: "2.0", id, method, params }),
+      );
+    const body = (answer: Answer) =>
+      JSON.parse(answer.isBase64Encoded ? Buffer.from(answer.body, "base64").toString("utf8") : answer.body);
+    const init = await rpc(0, "initialize", {
+      protocolVersion: "2025-06-18",
+      capabilities: {},
+      clientInfo: { name: "bundle-test", version: "1" },
+    });
+    expect(init.statusCode, init.body).toBe(200);
+    const listed = await rpc(1, "tools/list", {});
+    expect(listed.statusCode, listed.body).toBe(200);
+    expect(body(listed).result.tools.map((t: { name: string }) => t.name)).toContain("read_session");
+    const read = await rpc(2, "tools/call", { name: "read_session", arguments: { id: "bundled" } });
+    expect(read.statusCode, read.body).toBe(200);
+    const text = body(read).result.content[0].text as string;
+    expect(text).toContain("deploy with");
+    expect(text).not.toContain(GITHUB_TOKEN);
+    const chunks = readdirSync(join(out, "chunks")).map((name) => join(out, "chunks", name));
+    const code = [join(out, "index.mjs"), ...chunks].map((file) => readFileSync(file, "utf8")).join("\n");
+    expect(code).not.toMatch(/express-rate-limit|node_modules\/express\//);
+  });
+
   it("keeps the preview renderer out of the entry: satori and resvg are in a chunk of their own", () => {
     const main = readFileSync(join(out, "index.mjs"), "utf8");
     expect(main).not.toContain("satori");

@@ -12,6 +12,7 @@ import {
   Library,
   Reader,
   type ReaderCacheLimits,
+  SessionPages,
   type ShareKeys,
   ShareReading,
   Shares,
@@ -34,6 +35,7 @@ import { blobRoutes } from "./routes/blobs.js";
 import { deviceRoutes } from "./routes/devices.js";
 import { insightsRoutes } from "./routes/insights.js";
 import { libraryRoutes } from "./routes/library.js";
+import { mcpRoutes } from "./routes/mcp.js";
 import { indexAfterWrites, type SearchDeps, searchRoutes } from "./routes/search.js";
 import { sessionRoutes } from "./routes/sessions.js";
 import { sharePageRoutes } from "./routes/share-page.js";
@@ -109,6 +111,8 @@ export interface Services {
    * so both keep their per-version work (facts, trees) in one place.
    */
   reading: ShareReading;
+  /** A session's text a bounded page at a time, masked (agents: `/mcp`, `/v1/sessions/:id/page`). */
+  pages: SessionPages;
   /** Usage reports over a user's sessions. */
   insights: Insights;
   limits: AppLimits;
@@ -134,6 +138,12 @@ export function createApp(deps: AppDeps) {
   const limits = { ...DEFAULT_LIMITS, ...deps.limits };
   const reader = new Reader(deps.stores, deps.readerCache);
   const work = deps.work ?? inlineWork;
+  const reading = new ShareReading(reader, {
+    maskLines: work.maskLines,
+    maskTexts: work.maskTexts,
+    // Only share routes mask single texts, and they run behind `viewerLoaded`.
+    maskText: (t) => viewer().maskText(t).text,
+  });
   const services: Services = {
     appender: new Appender(deps.stores, clock, { maxLines: limits.maxLines }),
     reader,
@@ -142,12 +152,8 @@ export function createApp(deps: AppDeps) {
     publicUrl: deps.publicUrl,
     uploads: new Uploads(deps.stores.blobs, limits.maxUploadBytes, clock),
     blobs: new Blobs(deps.stores.blobs),
-    reading: new ShareReading(reader, {
-      maskLines: work.maskLines,
-      maskTexts: work.maskTexts,
-      // Only share routes mask single texts, and they run behind `viewerLoaded`.
-      maskText: (t) => viewer().maskText(t).text,
-    }),
+    reading,
+    pages: new SessionPages(reader, reading),
     insights: new Insights(deps.stores.meta),
     limits,
     clock,
@@ -185,6 +191,9 @@ export function createApp(deps: AppDeps) {
   app.route("/", deviceRoutes(services));
   app.use("/v1/*", bearerAuth(services.tokens));
   app.route("/v1/login-links", loginLinkRoutes(services));
+  // MCP's Streamable HTTP transport, stateless: the same tools as `pisync mcp`.
+  app.use("/mcp", bearerAuth(services.tokens));
+  app.route("/mcp", mcpRoutes(services, deps.search));
   app.route("/v1/sessions", createShareRoute(services, shares));
   app.route("/v1/shares", shareRoutes(shares));
   app.route("/v1/blobs", blobRoutes(services));

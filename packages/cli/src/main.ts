@@ -10,6 +10,7 @@ import { context } from "./commands/context.js";
 import { generations } from "./commands/generations.js";
 import { insights } from "./commands/insights.js";
 import { login } from "./commands/login.js";
+import { mcp } from "./commands/mcp.js";
 import { open } from "./commands/open.js";
 import { ls, pull } from "./commands/remote.js";
 import { search } from "./commands/search.js";
@@ -42,6 +43,7 @@ const HELP = `pisync ${VERSION}: back up, move and share pi sessions
   pisync shares | pisync unshare SHARE_ID     list or revoke links
   pisync pull LINK [--cwd DIR]                a shared conversation, as a new session here
   pisync service install|uninstall|status     run the watcher at login, restarted on failure
+  pisync mcp                                  an MCP server over stdio: agents read your sessions
 
 Every command takes --help (options and examples); pisync --version prints the version.
 Every command takes --timeout SECONDS: the longest one request may take (default 120,
@@ -66,6 +68,7 @@ const COMMANDS: Record<string, (argv: string[], io: Io) => Promise<number>> = {
   shares,
   unshare,
   service: (argv, io) => service(argv, io),
+  mcp,
 };
 
 /** The endpoint in effect, for messages (the command already checked there is one). */

@@ -49,11 +49,13 @@ export { PERSIST_MIN_LINES } from "./persisted-index.js";
 export { DEFAULT_READER_CACHE, Reader, type ReaderCacheLimits } from "./reader.js";
 export { type IndexFailure, SearchIndexer, type StepOutcome, storedLines } from "./search-indexer.js";
 export { MAX_SEGMENTS } from "./segments.js";
+export { fitUtf8, PAGE_TEXT_BYTES, SessionPages } from "./session-pages.js";
 export {
   type BranchDocument,
   FIND_PAGE,
   PAGE_ENTRIES,
   type PageRequest,
+  type PositionedBranch,
   type ShareMasker,
   ShareReading,
   type TreeMatches,

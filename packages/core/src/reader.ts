@@ -18,7 +18,7 @@ import {
   SessionIndex,
 } from "@pisync/format";
 import { bounded, FIELD_LIMITS } from "@pisync/protocol";
-import type { GenerationState, SessionHead, Stores } from "@pisync/store";
+import type { GenerationState, SessionHead, Stores, TokenRecord } from "@pisync/store";
 import { boundedNode } from "./bounds.js";
 import { BadRequest, NotFound } from "./errors.js";
 import { type BuiltIndex, IndexCache } from "./index-cache.js";
@@ -35,7 +35,8 @@ import {
 } from "./persisted-index.js";
 import { rangesToRead } from "./read-plan.js";
 import { readRange, withFreshHead } from "./segments.js";
-import { type TreeNode, viewOf } from "./views.js";
+import { type SessionView, type TreeNode, viewOf } from "./views.js";
+import { writersView } from "./writers.js";
 
 /** Lets the event loop turn: other requests run between the long steps of a large read. */
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -115,9 +116,29 @@ export class Reader {
     return head;
   }
 
-  async list(userId: string, options: { limit: number; cursor?: string }) {
+  /**
+   * A page of the user's sessions, newest first. With `ownerTokens` (the user's own tokens,
+   * asked for once and only when a session kept who wrote it), each names its `machines`.
+   */
+  async list(
+    userId: string,
+    options: { limit: number; cursor?: string },
+    ownerTokens?: () => Promise<readonly TokenRecord[]>,
+  ) {
     const { heads, cursor } = await this.stores.meta.listHeads(userId, options);
-    return { sessions: heads.map(viewOf), cursor };
+    let tokens: readonly TokenRecord[] | undefined;
+    const sessions: (SessionView & { machines?: string[] })[] = [];
+    for (const head of heads) {
+      const runs = head.current.writers;
+      if (!ownerTokens || !runs?.length) {
+        sessions.push(viewOf(head));
+        continue;
+      }
+      tokens ??= await ownerTokens();
+      const machines = [...new Set((writersView(runs, tokens) ?? []).map((run) => run.device))];
+      sessions.push({ ...viewOf(head), machines });
+    }
+    return { sessions, cursor };
   }
 
   /** A generation's state: the current one, or an archived one by number. */

@@ -55,6 +55,11 @@ export interface BranchDocument {
   masked(): number;
 }
 
+/** A branch read from a position on: its windows' entries carry their positions on the path. */
+export interface PositionedBranch extends Omit<BranchDocument, "windows"> {
+  windows: AsyncGenerator<{ at: number; entry: PageEntry }[]>;
+}
+
 /** The masking a share's text goes through (the API runs it off the main thread). */
 export interface ShareMasker {
   maskLines(lines: string[]): Promise<{ lines: string[]; count: number }>;
@@ -509,6 +514,35 @@ export class ShareReading {
       for (let start = 0; start < path.length; start += PAGE_ENTRIES) {
         yield await read(path.slice(start, start + PAGE_ENTRIES));
       }
+    }
+    return { facts, leafId: leaf?.id ?? null, total: path.length, windows: windows(), masked: () => masked };
+  }
+
+  /**
+   * A branch from path position `from` on, `size` entries at a time, each with its position:
+   * what a reader that pages through the Markdown (MCP's `read_session`) resumes from. Only the
+   * windows asked for are read and masked.
+   */
+  async branchFrom(
+    share: ShareRecord,
+    head: SessionHead,
+    leafAsked: string | undefined,
+    from: number,
+    size: number,
+  ): Promise<PositionedBranch> {
+    const built = await this.index(share, head);
+    const leaf = this.leafOf(share, built.index, leafAsked);
+    const { path, facts } = await this.branch(share, head, built, leaf);
+    let masked = 0;
+    const read = async (start: number) => {
+      const records = path.slice(start, start + size);
+      const window = await this.entries(share, head, built.index, records);
+      masked += window.masked;
+      const at = new Map(records.map((r, i) => [r.id, start + i]));
+      return window.entries.map((entry) => ({ at: at.get(entry.id) ?? start, entry }));
+    };
+    async function* windows() {
+      for (let start = Math.max(0, from); start < path.length; start += size) yield await read(start);
     }
     return { facts, leafId: leaf?.id ?? null, total: path.length, windows: windows(), masked: () => masked };
   }

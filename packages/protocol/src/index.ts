@@ -7,5 +7,6 @@ export * from "./errors.js";
 export * from "./headers.js";
 export * from "./ids.js";
 export * from "./limits.js";
+export * from "./mcp.js";
 export * from "./routes.js";
 export * from "./schemas.js";

@@ -7,6 +7,7 @@ import type * as z from "zod/mini";
 import { ErrorBody, type ErrorCode } from "./errors.js";
 import { HEADERS } from "./headers.js";
 import { DEVICE_ID, LOGIN_SECRET, SESSION_ID, SHA256_HEX, SHARE_ID, SHARE_TOKEN, UPLOAD_ID } from "./ids.js";
+import { McpMessage, ReadPage, ReadPageQuery } from "./mcp.js";
 import {
   AppendAnswer,
   Context,
@@ -485,6 +486,24 @@ const API_ROUTES: readonly RouteSpec[] = [
   },
   {
     method: "get",
+    path: "/v1/sessions/:id/page",
+    summary:
+      "One page (at most 64 KiB) of my session's branch to ?leaf= as Markdown (view=md) or of pi's context there (view=context), credentials masked; ?cursor= the next",
+    auth: "bearer",
+    params: session,
+    query: ReadPageQuery,
+    answers: {
+      200: { description: "the page, and the cursor of the next", content: json(ReadPage) },
+      400: error(
+        "a malformed view or leaf, a cursor no page gave, or a session rewritten since",
+        "bad_request",
+        "bad_query",
+      ),
+      404: error("no such session or entry", "not_found"),
+    },
+  },
+  {
+    method: "get",
     path: "/v1/sessions/:id/generations",
     summary: "Generations, oldest first",
     auth: "bearer",
@@ -503,6 +522,35 @@ const API_ROUTES: readonly RouteSpec[] = [
       400: error("a bad body or expiry", "bad_json", "bad_body", "expiry_out_of_range"),
       404: error("no such session or entry", "not_found"),
     },
+  },
+  {
+    method: "post",
+    path: "/mcp",
+    summary:
+      "MCP (Model Context Protocol) over Streamable HTTP, stateless, JSON answers: the tools search_sessions, list_sessions, read_session, get_context",
+    auth: "bearer",
+    body: json(McpMessage),
+    answers: {
+      200: { description: "the JSON-RPC answer", content: json(McpMessage) },
+      202: { description: "a notification, taken" },
+      401: error("a missing or refused token", "unauthorized"),
+      406: { description: "Accept names neither application/json nor text/event-stream" },
+      413: { description: "a body over 64 KiB" },
+    },
+  },
+  {
+    method: "get",
+    path: "/mcp",
+    summary: "No server-sent stream: the MCP server is stateless (405)",
+    auth: "bearer",
+    answers: { 405: { description: "POST only" } },
+  },
+  {
+    method: "delete",
+    path: "/mcp",
+    summary: "No MCP session to end: the server is stateless (405)",
+    auth: "bearer",
+    answers: { 405: { description: "POST only" } },
   },
   {
     method: "get",

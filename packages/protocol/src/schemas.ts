@@ -137,8 +137,10 @@ const sessionFields = () => ({
   startedAt: z.optional(z.string()),
   problemCount: z.number(),
 });
-/** A session's metadata in a list. */
-export const SessionSummary = lazySchema(() => z.looseObject(sessionFields()));
+/** A session's metadata in a list; `machines`: the names of the user's devices that wrote it, when kept. */
+export const SessionSummary = lazySchema(() =>
+  z.looseObject({ ...sessionFields(), machines: z.optional(z.array(z.string())) }),
+);
 export type SessionSummary = z.infer<typeof SessionSummary>;
 /** Bytes from `offset` on (to the next run) were appended by `device` (the device's name; "removed device" once its token is revoked). */
 export const WriterRun = lazySchema(() => z.looseObject({ offset: z.number(), device: z.string() }));

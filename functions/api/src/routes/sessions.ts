@@ -11,6 +11,7 @@ import {
   HEADERS,
   ListSessionsQuery,
   RawQuery,
+  ReadPageQuery,
   type SessionMeta,
   type UploadTicket,
 } from "@pisync/protocol";
@@ -21,6 +22,7 @@ import { readBody } from "../body.js";
 import { markdownResponse } from "../markdown.js";
 import { contextJson, textStream } from "../stream.js";
 import { parseJson, parseQuery } from "../validate.js";
+import { loadViewer } from "../viewer.js";
 import { rawResponse } from "./raw.js";
 
 /** `Upload-Offset`: a non-negative decimal integer, nothing else. */
@@ -97,7 +99,9 @@ export function sessionRoutes(services: Services) {
   app.get("/", async (c) => {
     const query = parseQuery(ListSessionsQuery, c);
     const limit = Math.min(Math.max(query.limit ?? 50, 1), 100);
-    return c.json(await reader.list(c.get("userId"), { limit, cursor: query.cursor }));
+    const userId = c.get("userId");
+    // Each session names the machines (this user's devices) that wrote it.
+    return c.json(await reader.list(userId, { limit, cursor: query.cursor }, () => services.tokens.list(userId)));
   });
 
   // GET and HEAD (Hono answers HEAD with the GET route, without its body): the metadata, with
@@ -147,6 +151,15 @@ export function sessionRoutes(services: Services) {
     const { share, head } = await ownerView(reader, c.get("userId"), c.req.param("id"));
     const doc = await services.reading.document(share, head, leaf);
     return markdownResponse(c, doc, { leafId: doc.leafId, notes: ["your session, unmasked"] }, false);
+  });
+
+  /** One page (at most 64 KiB) of the branch as masked Markdown or of its context: what agents read. */
+  app.get("/:id/page", async (c) => {
+    const { view, leaf, cursor } = parseQuery(ReadPageQuery, c);
+    // Masking a title made again from its entry runs synchronously: the viewer loaded first.
+    await loadViewer();
+    c.header("Cache-Control", "no-store");
+    return c.json(await services.pages.page(c.get("userId"), c.req.param("id"), view, leaf, cursor));
   });
 
   app.delete("/:id", async (c) => {
