@@ -3,77 +3,20 @@
  *
  * The server runs as its own process (`scripts/start.ts`, as `npm start` runs it). A library of
  * SEARCH_HOSTILE_MB megabytes (default 20) of ordinary English-like text is appended and
- * indexed; then the query shapes of issue 23 are sent one by one (and one of them four at
- * once) while /healthz is asked every 50 ms. Printed per shape: the answers' statuses, the time
- * to answer, and the slowest /healthz meanwhile, against /healthz at rest.
+ * indexed (some entries' tool calls name long paths); then the hostile query shapes are sent
+ * one by one (and one of them four at once) while /healthz is asked every 50 ms. Printed per
+ * shape: the answers' statuses, the time to answer, and the slowest /healthz meanwhile, against
+ * /healthz at rest (their ratio).
  *
  *   npm run bench:search-hostile            (SEARCH_HOSTILE_MB=50 for the issue's size)
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { request } from "node:http";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { freePort } from "@pisync/testing/servers";
+import { healthzDuring as during, startLocalServer, timedGet } from "./local-server.js";
 
 const MEGABYTES = Number(process.env.SEARCH_HOSTILE_MB ?? 20);
-const dir = mkdtempSync(join(tmpdir(), "pisync-search-hostile-"));
-const port = await freePort();
-const base = `http://127.0.0.1:${port}`;
-
-/** Starts the server process; resolves with its token. */
-async function startServer(): Promise<{ child: ChildProcess; token: string }> {
-  const args = ["--conditions=source", "--import", "tsx", "scripts/start.ts", "--no-watch", "--port", String(port)];
-  const child = spawn(process.execPath, [...args, "--data", join(dir, "data")], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  let output = "";
-  const token = await new Promise<string>((resolve, reject) => {
-    child.stdout?.on("data", (chunk) => {
-      output += chunk;
-      const match = /pst_\S{43}/.exec(output);
-      if (match) resolve(match[0]);
-    });
-    child.on("exit", (code) => reject(new Error(`the server exited (${code}): ${output}`)));
-  });
-  return { child, token };
-}
-
-const { child, token } = await startServer();
-process.on("exit", () => child.kill("SIGTERM")); // never leave the server behind
-const auth = { Authorization: `Bearer ${token}` };
-
-/** A GET read to its end; its status (0: the connection failed) and time to the last byte. */
-function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; ms: number }> {
-  return new Promise((resolve) => {
-    const t = performance.now();
-    request(url, { headers }, (res) => {
-      res.resume();
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - t }));
-    })
-      .on("error", () => resolve({ status: 0, ms: performance.now() - t }))
-      .end();
-  });
-}
-
-/** Asks /healthz every 50 ms while `work` runs; the slowest answer. */
-async function healthzDuring<T>(work: () => Promise<T>): Promise<{ result: T; slowest: number; asked: number }> {
-  let slowest = 0;
-  let asked = 0;
-  let done = false;
-  const poll = (async () => {
-    while (!done) {
-      const { ms } = await get(`${base}/healthz`);
-      slowest = Math.max(slowest, ms);
-      asked++;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  })();
-  const result = await work();
-  done = true;
-  await poll;
-  return { result, slowest, asked };
-}
+const server = await startLocalServer("pisync-search-hostile-");
+const { base, auth } = server;
+const healthzDuring = <T>(work: () => Promise<T>) => during(base, work);
+const get = timedGet;
 
 const WORDS =
   "the of and to a in is it that for on was with as be at by this have from or one had not but what all were when we there can an your which their said if do will each about how up out them then she many some so these would other into has more her two like him see time could no make than first been its who now people my made over did down only way find use may water long little very after words called just where most know".split(
@@ -106,6 +49,20 @@ async function writeLibrary(): Promise<number> {
         message: { role: "user", content: `${text(200)} marker${s}`, timestamp: 1 },
       });
       parent = entryId;
+      // A tool call naming long paths: what a `file:` glob crawls.
+      const callId = `${entryId}-call`;
+      body += line({
+        type: "message",
+        id: callId,
+        parentId: parent,
+        timestamp: "2026-02-01T10:00:02.000Z",
+        message: {
+          role: "assistant",
+          content: [{ type: "toolCall", id: "t", name: "read", arguments: { path: `src/${"a".repeat(200)}/${e}.ts` } }],
+          timestamp: 1,
+        },
+      });
+      parent = callId;
     }
     const r = await fetch(`${base}/v1/sessions/${id}`, {
       method: "PATCH",
@@ -143,17 +100,17 @@ const shapes: Array<[string, string[]]> = [
   ["four two-letter prefixes", ["th* wa* wo* ca*"]],
   ["a common word", ["the"]],
   ["32 common words", [WORDS.slice(0, 32).join(" ")]],
+  ["a long file: glob (file:*aaa…b)", [`file:*${"a".repeat(900)}b`]],
+  ["four long file: globs at once", Array(4).fill(`file:*${"a".repeat(300)}b`)],
 ];
-console.log("shape | answers | answered in (ms) | slowest /healthz meanwhile (ms)");
+console.log("shape | answers | answered in (ms) | slowest /healthz meanwhile (ms) | against rest");
 for (const [name, queries] of shapes) {
   const t = performance.now();
   const { result, slowest } = await healthzDuring(() => Promise.all(queries.map(search)));
   const statuses = [...new Set(result.map((r) => r.status))].join("/");
   const ms = Math.max(...result.map((r) => r.ms));
   console.log(
-    `${name} | ${statuses} | ${ms.toFixed(0)} | ${slowest.toFixed(1)} (wall ${(performance.now() - t).toFixed(0)})`,
+    `${name} | ${statuses} | ${ms.toFixed(0)} | ${slowest.toFixed(1)} (wall ${(performance.now() - t).toFixed(0)}) | ${(slowest / rest.slowest).toFixed(1)}×`,
   );
 }
-child.kill("SIGTERM");
-await new Promise((r) => child.once("exit", r));
-rmSync(dir, { recursive: true, force: true });
+await server.stop();

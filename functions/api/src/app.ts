@@ -29,7 +29,7 @@ import { type AuthEnv, bearerAuth } from "./auth.js";
 import type { BodyLimits } from "./body.js";
 import { onError, redact } from "./errors.js";
 import { htmlError, wantsHtml } from "./html.js";
-import { type PreviewRenderer, previewRenderer } from "./preview/card.js";
+import type { PreviewRenderer } from "./preview/card.js";
 import { type RateLimits, rateLimits } from "./rate-limit.js";
 import { blobRoutes } from "./routes/blobs.js";
 import { deviceRoutes } from "./routes/devices.js";
@@ -84,7 +84,7 @@ export interface AppDeps {
    * origin check; default: the request's own origin (`X-Forwarded-Proto` honoured).
    */
   publicUrl?: string;
-  /** Draws share links' preview images (default: satori and resvg, loaded on the first preview). */
+  /** Draws share links' preview images (default: the work's: satori and resvg, on the share pool's threads on the Node server). */
   preview?: PreviewRenderer;
   /**
    * Whether every answer is read whole before it leaves the app (the Lambda entry's: its
@@ -158,7 +158,8 @@ export function createApp(deps: AppDeps) {
     limits,
     clock,
     work,
-    preview: deps.preview ?? previewRenderer,
+    // On the Node server, images are drawn on the share pool's threads, never on the event loop.
+    preview: deps.preview ?? work.renderPreview,
   };
   const app = new Hono<AuthEnv>();
   app.onError((error, c) => onError(error, c, deps.log));

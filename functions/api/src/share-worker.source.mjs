@@ -8,3 +8,4 @@ export const renderPage = (input) => work.renderPage(input);
 export const renderEntries = (input) => work.renderEntries(input);
 export const maskLines = (lines) => work.maskLines(lines);
 export const maskTexts = (texts) => work.maskTexts(texts);
+export const renderPreview = (card) => work.renderPreview(card);

@@ -5,3 +5,4 @@ export const renderPage = inlineWork.renderPage;
 export const renderEntries = inlineWork.renderEntries;
 export const maskLines = inlineWork.maskLines;
 export const maskTexts = inlineWork.maskTexts;
+export const renderPreview = inlineWork.renderPreview;

@@ -66,6 +66,7 @@ export function workerPool(options: WorkerPoolOptions = {}): WorkerPool {
     renderEntries: (input) => run("renderEntries", input, true),
     maskLines: (lines) => run("maskLines", lines),
     maskTexts: (texts) => run("maskTexts", texts),
+    renderPreview: (card) => run("renderPreview", card, true),
     get completed() {
       return pool.completed;
     },

@@ -44,6 +44,7 @@ export {
   searchText,
   titleOf,
 } from "./library.js";
+export { Lru } from "./lru.js";
 export { Memo } from "./memo.js";
 export { PERSIST_MIN_LINES } from "./persisted-index.js";
 export { DEFAULT_READER_CACHE, Reader, type ReaderCacheLimits } from "./reader.js";

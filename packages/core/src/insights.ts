@@ -150,15 +150,29 @@ export class Insights {
    * Sums made of a store's answer, by range: a store that answers the same object again (nothing
    * in the range moved) gets the same sums without adding them up again.
    */
-  private readonly sums = new WeakMap<UsageInRange, Map<string, Sums>>();
+  private readonly sums = new WeakMap<UsageInRange, Map<string, Promise<Sums>>>();
+  /** Reports being made, by user and range: the same report asked again meanwhile waits for it. */
+  private readonly making = new Map<string, Promise<InsightsReport>>();
 
   constructor(private readonly meta: MetaStore) {}
 
-  /** The report of `range` for `userId`. Devices are named by their tokens (a removed one says so). */
-  async report(userId: string, range: InsightsRange): Promise<InsightsReport> {
+  /**
+   * The report of `range` for `userId`. Devices are named by their tokens (a removed one says
+   * so). A year of a large library is added up in slices with other requests let in between.
+   */
+  report(userId: string, range: InsightsRange): Promise<InsightsReport> {
+    const key = `${userId}\u0000${range.from}\u0000${range.to}`;
+    const pending = this.making.get(key);
+    if (pending) return pending;
+    const made = this.make(userId, range).finally(() => this.making.delete(key));
+    this.making.set(key, made);
+    return made;
+  }
+
+  private async make(userId: string, range: InsightsRange): Promise<InsightsReport> {
     // The range's days of usage (kept by every commit), not every session's card.
     const [usage, tokens] = await Promise.all([this.meta.listUsage(userId, range), this.meta.listTokens(userId)]);
-    const sums = this.sumsOf(usage, range);
+    const sums = await this.sumsOf(usage, range);
     const deviceNames = new Map(tokens.map((t) => [t.id, t.name]));
     // Titles of the few sessions shown (a session deleted meanwhile keeps its id).
     const ids = sums.top.map((s) => s.sessionId);
@@ -179,20 +193,28 @@ export class Insights {
   }
 
   /** The sums of a store's answer over a range (made once per answer and range). */
-  private sumsOf(usage: UsageInRange, range: InsightsRange): Sums {
+  private sumsOf(usage: UsageInRange, range: InsightsRange): Promise<Sums> {
     const key = `${range.from}..${range.to}`;
     const made = this.sums.get(usage)?.get(key);
     if (made) return made;
     const sums = addUp(usage, range);
-    const byRange = this.sums.get(usage) ?? new Map<string, Sums>();
+    const byRange = this.sums.get(usage) ?? new Map<string, Promise<Sums>>();
     byRange.set(key, sums);
     this.sums.set(usage, byRange);
+    sums.catch(() => byRange.delete(key));
     return sums;
   }
 }
 
-/** Adds up the sessions' usage in a range: by day, week, model, project, device and tool. */
-function addUp(usage: UsageInRange, range: InsightsRange): Sums {
+/** Milliseconds of adding up between two turns of the event loop. */
+const SLICE_MS = 20;
+
+/**
+ * Adds up the sessions' usage in a range: by day, week, model, project, device and tool, a
+ * slice of sessions at a time (other requests run in between: a year of 500 sessions is
+ * hundreds of thousands of rows).
+ */
+async function addUp(usage: UsageInRange, range: InsightsRange): Promise<Sums> {
   const days = new Groups();
   const weeks = new Groups();
   const models = new Groups();
@@ -204,7 +226,12 @@ function addUp(usage: UsageInRange, range: InsightsRange): Sums {
   // A year of rows falls on 366 days at most: each day's week is worked out once.
   const weekOfDay = new Map<string, string>();
   const week = (day: string) => weekOfDay.get(day) ?? weekOfDay.set(day, weekOf(day)).get(day) ?? day;
+  let slice = performance.now();
   for (const session of usage.sessions) {
+    if (performance.now() - slice > SLICE_MS) {
+      await new Promise((resolve) => setImmediate(resolve));
+      slice = performance.now();
+    }
     const mine = emptySums();
     for (const row of session.rows) {
       const day = row[0];

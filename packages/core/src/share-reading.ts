@@ -197,6 +197,17 @@ export class ShareReading {
     return `${record}/${head.createdAt}/${generation}/${createdAt}/${length}`;
   }
 
+  /**
+   * What a share's preview image depends on: the session's version and what of it the share
+   * shows (its pin and mask), not which link asks (nor its expiry): every link to one version of
+   * a session shares one image. Without `version`, the same for any version of the session.
+   */
+  imageKey(share: ShareRecord, head: SessionHead, version = true): string {
+    const { generation, createdAt, length } = head.current;
+    const shown = `${head.userId}/${head.sessionId}/${head.createdAt}/${share.leafId ?? ""}/${share.maskSecrets ? "m" : "u"}`;
+    return version ? `${shown}/${generation}/${createdAt}/${length}` : shown;
+  }
+
   /** The index of a share's session; a pinned share whose entry is gone looks like a missing link. */
   async index(share: ShareRecord, head: SessionHead) {
     const { index, previews } = await this.reader.index(head, head.current);

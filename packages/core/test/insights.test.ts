@@ -2,6 +2,7 @@
  * Insights over the append protocol: rollups by day, device and tool, time measured, hostile
  * files bounded, and reports that group, range and stay within one user.
  */
+import type { ToolRow, UsageRow } from "@pisync/store";
 import { describe, expect, it } from "vitest";
 import { Appender } from "../src/append.js";
 import { Insights, insightsRange, sinceDay } from "../src/insights.js";
@@ -165,5 +166,60 @@ describe("insights reports", () => {
     expect(() => insightsRange({ from: "2026-03-11", to: "2026-03-10" }, now)).toThrow(/after/);
     expect(() => insightsRange({ from: "2024-01-01", to: "2026-03-10" }, now)).toThrow(/at most/);
     expect(() => insightsRange({ from: "2026-13-01" }, now)).toThrow(/day/);
+  });
+});
+
+describe("a year's report of a large library", () => {
+  it("is added up in slices: the event loop is never held long, and the same report asked meanwhile is made once", {
+    timeout: 60_000,
+  }, async () => {
+    const { stores, insights } = await setUp();
+    const start = Date.parse("2025-01-01");
+    const days = Array.from({ length: 365 }, (_, i) => new Date(start + i * 86_400_000).toISOString().slice(0, 10));
+    // 500 sessions with usage on every day: what a store answers for a year of a large library.
+    // (Rows shared between sessions: the test measures adding up, not the garbage of making them.)
+    const rows = [0, 1, 2, 3].map((m) =>
+      days.map((day): UsageRow => [day, `p/m${m}`, `dev${m % 3}`, 10, 5, 0, 0, 0.01, 100, 1]),
+    );
+    const tools = days.map((day): ToolRow => [day, "read", 2, 40]);
+    const sessions = Array.from({ length: 500 }, (_, s) => ({
+      sessionId: `s${s}`,
+      cwd: `/w/p${s % 40}`,
+      rows: rows[s % 4],
+      tools,
+    }));
+    let reads = 0;
+    stores.meta.listUsage = async () => {
+      reads++;
+      return { sessions, uncounted: 0 };
+    };
+    // The longest gap between ticks of a 10 ms timer: how long the loop was held at once.
+    let last = performance.now();
+    let held = 0;
+    const ticks = setInterval(() => {
+      held = Math.max(held, performance.now() - last);
+      last = performance.now();
+    }, 10);
+    // Turns of the event loop while the report is made (a chain of setImmediate).
+    let turns = 0;
+    let making = true;
+    const spin = () => {
+      turns++;
+      if (making) setImmediate(spin);
+    };
+    setImmediate(spin);
+    const range = { from: days[0], to: days[days.length - 1] };
+    const [report, again] = await Promise.all([insights.report("alice", range), insights.report("alice", range)]);
+    making = false;
+    await new Promise((resolve) => setTimeout(resolve, 50)); // the timer sees the last hold
+    clearInterval(ticks);
+    expect(report.totals.sessions).toBe(500);
+    expect(report.totals.turns).toBe(500 * 365);
+    expect(again).toBe(report);
+    expect(reads).toBe(1);
+    // Adding it up at once holds the loop for about a second with no turn in between; in slices
+    // of 20 ms, other work runs between them (the hold asserted with room for a busy machine).
+    expect(turns).toBeGreaterThanOrEqual(5);
+    expect(held).toBeLessThan(1000);
   });
 });

@@ -5,7 +5,7 @@
  * happens here.
  */
 import { workerData } from "node:worker_threads";
-import { SqliteSearchIndex } from "./embedded.js";
+import { DEFAULT_BOUNDS, type SearchBounds, SqliteSearchIndex } from "./embedded.js";
 import type { LineSource } from "./port.js";
 import { askOwner, serveSearches } from "./reader-thread.js";
 
@@ -13,8 +13,11 @@ import { askOwner, serveSearches } from "./reader-thread.js";
 export interface EmbeddedReaderData {
   /** The index file (made by the owning thread first). */
   path: string;
+  /** Bounds on the work of one query (default {@link DEFAULT_BOUNDS}). */
+  bounds?: SearchBounds;
 }
 
 const lines: LineSource = (...args) => askOwner("lines", ...args);
-const index = new SqliteSearchIndex((workerData as EmbeddedReaderData).path, lines);
+const data = workerData as EmbeddedReaderData;
+const index = new SqliteSearchIndex(data.path, lines, data.bounds ?? DEFAULT_BOUNDS);
 serveSearches((userId, query, options) => index.search(userId, query, options));

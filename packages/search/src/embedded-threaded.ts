@@ -8,10 +8,19 @@
  * for the writer).
  */
 import { Worker } from "node:worker_threads";
-import { SqliteSearchIndex } from "./embedded.js";
+import { DEFAULT_BOUNDS, type SearchBounds, SqliteSearchIndex } from "./embedded.js";
 import type { EmbeddedReaderData } from "./embedded-reader.js";
 import type { WriterAnswer, WriterCall } from "./embedded-writer.js";
-import type { FileTouched, IndexBatch, IndexState, LineSource, LinesToIndex, SearchIndex, SearchPage } from "./port.js";
+import type {
+  FileTouched,
+  IndexBatch,
+  IndexState,
+  LineSource,
+  LinesToIndex,
+  SearchIndex,
+  SearchOptions,
+  SearchPage,
+} from "./port.js";
 import type { SearchQuery } from "./query.js";
 import { DEFAULT_SEARCH_THREADS, SearchThreads, type SearchThreadsOptions, threadFile } from "./search-threads.js";
 
@@ -33,18 +42,20 @@ export class ThreadedSearchIndex implements SearchIndex {
 
   /**
    * Opens (or creates) the index at `path` (a file: the threads open it too); `lines` as
-   * {@link SqliteSearchIndex}'s; `searchThreads` say how searches run (threads, time limit).
+   * {@link SqliteSearchIndex}'s; `searchThreads` say how searches run (threads, time limit);
+   * `bounds` bound the work of one query on them.
    */
   constructor(
     private readonly path: string,
     lines: LineSource,
     searchThreads: SearchThreadsOptions = DEFAULT_SEARCH_THREADS,
+    bounds: SearchBounds = DEFAULT_BOUNDS,
   ) {
     // Made (schema, file mode) here first, so the other threads only open it.
     this.reader = new SqliteSearchIndex(path, lines);
     const reader = {
       ...threadFile("embedded-reader", import.meta.url),
-      workerData: { path } satisfies EmbeddedReaderData,
+      workerData: { path, bounds } satisfies EmbeddedReaderData,
     };
     this.searches = new SearchThreads(reader, lines, searchThreads);
   }
@@ -105,13 +116,18 @@ export class ThreadedSearchIndex implements SearchIndex {
   }
 
   /** Runs on a search thread. @throws SearchTimeout past the time limit (see {@link SearchThreads}) */
-  search(userId: string, query: SearchQuery, options: { limit: number; cursor?: string }): Promise<SearchPage> {
+  search(userId: string, query: SearchQuery, options: SearchOptions): Promise<SearchPage> {
     return this.searches.search(userId, query, options);
   }
 
   /** Starts the search threads now and resolves once they are ready (else the first searches start them). */
   warm(): Promise<void> {
     return this.searches.warm();
+  }
+
+  /** Search threads alive, those stopped that have not exited yet included (never more than the pool's `threads`). */
+  get searchThreadsAlive(): number {
+    return this.searches.alive;
   }
 
   async apply(batch: IndexBatch): Promise<boolean> {

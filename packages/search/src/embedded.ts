@@ -20,10 +20,11 @@ import type {
   IndexState,
   LineSource,
   SearchIndex,
+  SearchOptions,
   SearchPage,
   SessionHit,
 } from "./port.js";
-import { filePatterns, ftsMatch, QueryError, type Role, type SearchQuery } from "./query.js";
+import { filePatterns, ftsMatch, QueryError, type Role, type SearchQuery, SearchTimeout } from "./query.js";
 import { snippetOf } from "./snippet.js";
 import type { SqliteDriver } from "./sqlite-driver.js";
 
@@ -50,10 +51,29 @@ export interface SearchBounds {
    * `Infinity`: every word starting with it, as FTS5 does.
    */
   prefixWords: number;
+  /**
+   * The work a `file:` pattern may cost, charged before it runs: the paths of the user's
+   * entries it is matched against, times its length, times one more than its `*`s (SQLite's
+   * GLOB compares each path character by character, again from each place a `*` lets it). A
+   * dearer pattern is refused as a bad query. Default: {@link DEFAULT_BOUNDS}'.
+   */
+  fileWork?: number;
 }
 
-/** The bounds the adapters run with: measured on a library of 10,000 sessions (2 GB). */
-export const DEFAULT_BOUNDS: SearchBounds = { rankedEntries: 2000, prefixWords: 16 };
+/**
+ * The bounds the adapters run with: measured on a library of 10,000 sessions (2 GB); a
+ * `file:` pattern costs about a second on a small machine at its bound.
+ */
+const DEFAULT_FILE_WORK = 30_000_000;
+export const DEFAULT_BOUNDS: SearchBounds = { rankedEntries: 2000, prefixWords: 16, fileWork: DEFAULT_FILE_WORK };
+/**
+ * The SQL function a search's statements call as rows go by (given a column, so that SQLite
+ * calls it for each row, never once up front): it fails the statement once the search's
+ * deadline has passed, so a search past its time limit stops working, not only answering.
+ */
+const DEADLINE_FN = "pisync_deadline";
+/** Rows between two looks at the clock. */
+const CLOCK_EVERY = 64;
 /** Entries shown per session. */
 const ENTRIES_PER_SESSION = 3;
 
@@ -141,6 +161,9 @@ export class SqliteSearchIndex implements SearchIndex {
   /** The text tables whose vocabulary this connection has made (on a first prefix: writers never need it). */
   private readonly vocabularies = new Set<string>();
   private readonly tenancy: Tenancy;
+  /** The running search's deadline (epoch ms). */
+  private deadline = Number.POSITIVE_INFINITY;
+  private rowsSeen = 0;
 
   /**
    * Opens (or creates, readable by its owner only) the index at `path`; `:memory:` for a test:
@@ -156,6 +179,7 @@ export class SqliteSearchIndex implements SearchIndex {
     if (typeof path !== "string") {
       this.tenancy = "file-per-user";
       this.db = path;
+      this.watchDeadline();
       this.db.exec(SCHEMA);
       this.db.exec(docsTable(ONE_USER_TABLE));
       return;
@@ -166,6 +190,7 @@ export class SqliteSearchIndex implements SearchIndex {
       chmodSync(path, 0o600);
     }
     this.db = new Database(path);
+    this.watchDeadline();
     this.db.pragma("journal_mode = WAL");
     // Derived data: a crash may lose the last commits, and the catch-up pass redoes them.
     this.db.pragma("synchronous = NORMAL");
@@ -184,6 +209,16 @@ export class SqliteSearchIndex implements SearchIndex {
       this.db.exec("ROLLBACK");
       throw error;
     }
+  }
+
+  /** Defines {@link DEADLINE_FN} on the connection: it throws once the running search's deadline has passed. */
+  private watchDeadline(): void {
+    this.db.function(DEADLINE_FN, (_row?: unknown) => {
+      if (++this.rowsSeen % CLOCK_EVERY === 0 && Date.now() > this.deadline) {
+        throw new SearchTimeout("the search passed its deadline");
+      }
+      return 1;
+    });
   }
 
   private layoutVersion(): number | undefined {
@@ -370,12 +405,55 @@ export class SqliteSearchIndex implements SearchIndex {
       });
   }
 
-  async search(userId: string, query: SearchQuery, options: { limit: number; cursor?: string }): Promise<SearchPage> {
+  /** @throws SearchTimeout once past `options.deadline` (its statements stop there) */
+  async search(userId: string, query: SearchQuery, options: SearchOptions): Promise<SearchPage> {
+    this.deadline = options.deadline ?? Number.POSITIVE_INFINITY;
+    this.rowsSeen = 0;
+    try {
+      return await this.searchNow(userId, query, options);
+    } catch (error) {
+      // The function's throw comes back wrapped by some drivers: the deadline says what it was.
+      if (Date.now() > this.deadline && !(error instanceof QueryError)) {
+        throw new SearchTimeout("the search passed its deadline");
+      }
+      throw error;
+    } finally {
+      this.deadline = Number.POSITIVE_INFINITY;
+    }
+  }
+
+  /**
+   * Refuses a `file:` pattern dearer than {@link SearchBounds.fileWork} for this user's paths,
+   * before it runs (counting the paths reads an index, not the paths' text).
+   */
+  private chargeFile(userId: string, file: string): void {
+    const stars = (file.match(/\*/gu) ?? []).length;
+    const perPath = Array.from(file).length * (stars + 1) * filePatterns(file).length;
+    if (perPath <= 1) return;
+    const paths = (
+      this.tenancy === "file-per-user"
+        ? this.db.prepare("SELECT count(*) AS n FROM files").get()
+        : this.db
+            .prepare(
+              `SELECT count(*) AS n FROM sessions s JOIN entries e ON e.session_key = s.key
+               JOIN files f ON f.entry = e.id WHERE s.user_id = ? AND ${DEADLINE_FN}(e.id)`,
+            )
+            .get(userId)
+    ) as { n: number };
+    if (paths.n * perPath > (this.bounds.fileWork ?? DEFAULT_FILE_WORK)) {
+      throw new QueryError(
+        `file: "${file.length > 40 ? `${file.slice(0, 40)}…` : file}" is too costly to match against the ${paths.n} paths of your sessions: use a shorter pattern, with fewer *`,
+      );
+    }
+  }
+
+  private async searchNow(userId: string, query: SearchQuery, options: SearchOptions): Promise<SearchPage> {
     const skip = decodeCursor(options.cursor);
     const table = this.tableOf(userId);
     if (table === undefined) return { sessions: [] }; // no session indexed yet
+    if (query.file !== undefined) this.chargeFile(userId, query.file);
     const match = ftsMatch(query, (prefix) => this.completions(table, prefix));
-    const where = ["s.user_id = @user"];
+    const where = ["s.user_id = @user", `${DEADLINE_FN}(e.id)`];
     const params: Record<string, unknown> = { user: userId, scan: MAX_SCAN };
     if (match !== undefined) {
       where.push(`${table} MATCH @match`);
@@ -411,7 +489,7 @@ export class SqliteSearchIndex implements SearchIndex {
     if (query.file !== undefined) {
       const patterns = filePatterns(query.file);
       const globs = patterns.map((_, i) => `f.path GLOB @file${i}`).join(" OR ");
-      where.push(`EXISTS (SELECT 1 FROM files f WHERE f.entry = e.id AND (${globs}))`);
+      where.push(`EXISTS (SELECT 1 FROM files f WHERE f.entry = e.id AND ${DEADLINE_FN}(f.entry) AND (${globs}))`);
       patterns.forEach((pattern, i) => {
         params[`file${i}`] = pattern;
       });

@@ -121,6 +121,17 @@ export interface SearchPage {
   cursor?: string;
 }
 
+/** A page of a search: how many sessions, after which cursor, and when the search must stop. */
+export interface SearchOptions {
+  limit: number;
+  cursor?: string;
+  /**
+   * Epoch ms: an adapter that runs statements checks it as rows go by and stops there with
+   * SearchTimeout (a search thread's time limit ends the work, not only the answer).
+   */
+  deadline?: number;
+}
+
 /** The search index of every user's sessions. */
 export interface SearchIndex {
   /** How far a session is indexed, or undefined when it is not. */
@@ -156,8 +167,11 @@ export interface SearchIndex {
    * touched it: at most `limit`; none for a session the index does not hold for this user.
    */
   files(userId: string, sessionId: string, limit: number): Promise<FileTouched[]>;
-  /** Runs a query. @throws QueryError for a malformed cursor */
-  search(userId: string, query: SearchQuery, options: { limit: number; cursor?: string }): Promise<SearchPage>;
+  /**
+   * Runs a query. @throws QueryError for a malformed cursor or a query too costly for the
+   * library; SearchTimeout once past `options.deadline`
+   */
+  search(userId: string, query: SearchQuery, options: SearchOptions): Promise<SearchPage>;
   /**
    * Optional: work the index leaves off requests' paths (the AWS adapter folds logs into new
    * bases), as much as fits before `deadline` (epoch ms); with `atLeastOne`, the first piece

@@ -5,22 +5,23 @@
  */
 import { parentPort } from "node:worker_threads";
 import { NotFoundError, StorageUnavailableError } from "@pisync/store";
-import type { SearchPage } from "./port.js";
-import { QueryError, type SearchQuery } from "./query.js";
+import type { SearchOptions, SearchPage } from "./port.js";
+import { QueryError, type SearchQuery, SearchTimeout } from "./query.js";
 
 /** A search asked of the reader; `id` pairs it with its answer. */
 export interface ReaderCall {
   id: number;
   userId: string;
   query: SearchQuery;
-  options: { limit: number; cursor?: string };
+  /** `deadline`: epoch ms at which the search stops (see {@link SearchOptions}). */
+  options: SearchOptions;
 }
 
 /** The reader's messages: ready, a search's answer, or a question for the owning thread. */
 export type ReaderMessage =
   | { ready: true }
   | { id: number; result: SearchPage }
-  | { id: number; error: string; queryError: boolean; unavailable: boolean }
+  | { id: number; error: string; queryError: boolean; unavailable: boolean; timeout?: boolean }
   | { ask: number; name: string; args: unknown[] };
 
 /**
@@ -71,6 +72,8 @@ export function serveSearches(
         error: (error as Error).message,
         queryError,
         unavailable,
+        // Its deadline passed (before the owner's timer said so, on a busy machine).
+        timeout: error instanceof SearchTimeout,
       } satisfies ReaderMessage);
     }
   });

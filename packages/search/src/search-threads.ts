@@ -1,12 +1,15 @@
 /**
  * Searches on worker threads of their own ({@link SearchThreads}), so that no query, however
  * costly, holds up the server's event loop (its other requests, `/healthz`); each search has a
- * time limit on a thread, after which it rejects with {@link SearchTimeout} and its thread is
- * replaced; searches wait for a free thread in a bounded queue (one more is refused at once).
+ * time limit, after which it rejects with {@link SearchTimeout}. The thread is told the same
+ * deadline and stops its statement there itself (the index checks it as rows go by); one that
+ * has not answered within a grace period is stopped, and it keeps its place in the pool until
+ * it has exited: threads alive never exceed `threads`, however many searches ran past their
+ * limit. Searches wait for a free thread in a bounded queue (one more is refused at once).
  */
 import { Worker } from "node:worker_threads";
 import { NotFoundError, StorageUnavailableError } from "@pisync/store";
-import type { LineSource, SearchPage } from "./port.js";
+import type { LineSource, SearchOptions, SearchPage } from "./port.js";
 import { QueryError, type SearchQuery, SearchTimeout } from "./query.js";
 import type { AskAnswer, ReaderCall, ReaderMessage } from "./reader-thread.js";
 
@@ -20,13 +23,29 @@ export interface SearchThreadsOptions {
   queue: number;
   /** Searches of one user waiting or running at most: one user's costly queries never fill the queue. */
   perUser: number;
+  /**
+   * Searches of one user running at once at most (default 1): with two threads or more, one
+   * user's costly searches never hold every thread, so another user's search starts at once.
+   */
+  runningPerUser?: number;
+  /**
+   * Milliseconds a thread has after the time limit to stop its statement and answer (default
+   * 1000); past them it is stopped, and still counted until it has exited.
+   */
+  graceMs?: number;
 }
 
 /**
- * One thread (beside the server's loop and the index's writer: a small machine's cores), 5 s,
- * 32 waiting, 8 per user.
+ * Two threads (beside the server's loop and the index's writer: a small machine's cores), one
+ * of them at most per user, 5 s, 32 waiting, 8 per user.
  */
-export const DEFAULT_SEARCH_THREADS: SearchThreadsOptions = { threads: 1, timeLimitMs: 5000, queue: 32, perUser: 8 };
+export const DEFAULT_SEARCH_THREADS: SearchThreadsOptions = {
+  threads: 2,
+  timeLimitMs: 5000,
+  queue: 32,
+  perUser: 8,
+  runningPerUser: 1,
+};
 
 /** Heap of a reader thread, in MB: a page's lines and snippets. */
 const READER_HEAP_MB = 256;
@@ -46,6 +65,10 @@ interface Slot {
   /** Resolves once the thread has opened the index (`isReady` then). */
   ready: Promise<void>;
   isReady: boolean;
+  /** Its search passed the time limit and was answered: the thread is given the grace period to stop. */
+  draining?: ReturnType<typeof setTimeout>;
+  /** Stopped: it holds its place until it has exited (it may be deep in a statement). */
+  retired?: boolean;
 }
 
 /** Which reader a thread runs: its file (see {@link threadFile}) and what it is started with. */
@@ -93,6 +116,8 @@ export class SearchThreads {
   /** When each user's last search started (a count): the next search is of the user served least recently. */
   private readonly served = new Map<string, number>();
   private starts = 0;
+  /** Threads started and not exited yet. */
+  private running = 0;
   private nextId = 0;
   private closed = false;
 
@@ -113,7 +138,7 @@ export class SearchThreads {
   }
 
   /** Runs a search on a thread. @throws QueryError for a malformed cursor; SearchTimeout past the time limit or with too many waiting */
-  search(userId: string, query: SearchQuery, options: { limit: number; cursor?: string }): Promise<SearchPage> {
+  search(userId: string, query: SearchQuery, options: Omit<SearchOptions, "deadline">): Promise<SearchPage> {
     if (this.closed) return Promise.reject(new Error("the search threads are closed"));
     if (this.queue.length >= this.options.queue) {
       return Promise.reject(new SearchTimeout("too many searches are waiting: try again in a moment"));
@@ -138,6 +163,16 @@ export class SearchThreads {
     await Promise.all(this.slots.map((slot, i) => (slot ?? this.start(i)).ready));
   }
 
+  /** Threads started that have not exited yet: serving, starting, or stopped (never more than `threads`). */
+  get alive(): number {
+    return this.running;
+  }
+
+  /** Threads stopped past their grace period that have not exited yet (counted in {@link alive}). */
+  get retired(): number {
+    return this.slots.filter((slot) => slot?.retired).length;
+  }
+
   /** Stops every thread; searches still waiting or running reject. */
   async close(): Promise<void> {
     this.closed = true;
@@ -146,19 +181,25 @@ export class SearchThreads {
       this.slots.map(async (slot, i) => {
         this.slots[i] = undefined;
         if (slot?.job) this.settle(slot.job, new Error("the search threads are closed"));
+        clearTimeout(slot?.draining);
         await slot?.worker.terminate();
       }),
     );
   }
 
-  /** The time limit passed: the search answers SearchTimeout; its thread is stopped and replaced. */
+  /**
+   * The time limit passed: the search answers SearchTimeout. Its thread stops the statement at
+   * the same deadline and answers; one that has not within the grace period is stopped.
+   */
   private expire(job: Job): void {
     const slot = job.slot;
-    this.settle(
-      job,
-      new SearchTimeout(`the search took longer than ${this.options.timeLimitMs} ms: narrow it or try again`),
-    );
-    if (slot) this.retire(slot);
+    this.settle(job, this.timedOut());
+    if (slot) slot.draining = setTimeout(() => this.retire(slot), this.options.graceMs ?? 1000);
+    this.dispatch(); // the user's next search may run on another thread now
+  }
+
+  private timedOut(): SearchTimeout {
+    return new SearchTimeout(`the search took longer than ${this.options.timeLimitMs} ms: narrow it or try again`);
   }
 
   private settle(job: Job, outcome: Error | SearchPage): void {
@@ -169,37 +210,56 @@ export class SearchThreads {
     else job.resolve(outcome);
   }
 
-  /** Stops a slot's thread (it may be deep in a statement: it ends when that returns) and frees the slot. */
+  /**
+   * Stops a slot's thread past its grace period. It keeps its place (counted as alive) until it
+   * has exited, which a thread deep in native code does only once that returns: a thread that
+   * will not stop never makes room for another.
+   */
   private retire(slot: Slot): void {
-    const at = this.slots.indexOf(slot);
-    if (at >= 0) this.slots[at] = undefined;
-    slot.worker.removeAllListeners();
-    slot.worker.on("error", () => {}); // whatever it still reports, nobody waits for it
+    slot.draining = undefined;
+    slot.retired = true;
+    slot.worker.unref();
     void slot.worker.terminate();
-    if (!this.closed && at >= 0) this.start(at); // ready for the next search
-    this.dispatch();
   }
 
   private dispatch(): void {
     for (let i = 0; i < this.slots.length && this.queue.length > 0; i++) {
       const slot = this.slots[i] ?? this.start(i);
-      if (slot.job || !slot.isReady) continue; // a starting thread takes searches once ready
+      // A starting thread takes searches once ready; a draining or stopped one takes none.
+      if (slot.job || !slot.isReady || slot.draining || slot.retired) continue;
       const job = this.next();
+      if (!job) return; // every waiting user has their searches running already
       job.slot = slot;
       slot.job = job;
+      const deadline = Date.now() + this.options.timeLimitMs;
       job.timer = setTimeout(() => this.expire(job), this.options.timeLimitMs);
       slot.worker.ref();
-      slot.worker.postMessage({ ...job.call, id: this.nextId++ } satisfies ReaderCall);
+      slot.worker.postMessage({
+        ...job.call,
+        options: { ...job.call.options, deadline },
+        id: this.nextId++,
+      } satisfies ReaderCall);
     }
   }
 
-  /** Takes the waiting search of the user served least recently (first asked among theirs): users take turns. */
-  private next(): Job {
-    let best = 0;
-    for (let i = 1; i < this.queue.length; i++) {
+  /** Searches of a user running now. */
+  private runningOf(userId: string): number {
+    return this.slots.filter((slot) => slot?.job?.call.userId === userId).length;
+  }
+
+  /**
+   * Takes the waiting search of the user served least recently (first asked among theirs): users
+   * take turns; a user already running `runningPerUser` searches waits for one of them to end.
+   */
+  private next(): Job | undefined {
+    const most = this.options.runningPerUser ?? Number.POSITIVE_INFINITY;
+    let best = -1;
+    for (let i = 0; i < this.queue.length; i++) {
       const turn = (job: Job) => this.served.get(job.call.userId) ?? -1;
-      if (turn(this.queue[i]) < turn(this.queue[best])) best = i;
+      if (this.runningOf(this.queue[i].call.userId) >= most) continue;
+      if (best < 0 || turn(this.queue[i]) < turn(this.queue[best])) best = i;
     }
+    if (best < 0) return undefined;
     const [job] = this.queue.splice(best, 1) as [Job];
     this.served.delete(job.call.userId); // kept in the order served: the first is the least recent
     this.served.set(job.call.userId, this.starts++);
@@ -215,6 +275,8 @@ export class SearchThreads {
       resourceLimits: { maxOldGenerationSizeMb: READER_HEAP_MB },
     });
     worker.unref(); // held only while a search runs
+    this.running++;
+    worker.once("exit", () => this.running--);
     let ready = () => {};
     const slot: Slot = { worker, ready: new Promise((resolve) => (ready = resolve)), isReady: false };
     this.slots[at] = slot;
@@ -229,25 +291,39 @@ export class SearchThreads {
         void this.answer(worker, message.ask, message.name, message.args);
         return;
       }
+      if (slot.retired) return;
+      if (slot.draining) {
+        // The search past its limit stopped (answered already): the thread takes the next one.
+        clearTimeout(slot.draining);
+        slot.draining = undefined;
+        worker.unref();
+        this.dispatch();
+        return;
+      }
       const job = slot.job;
       if (!job) return;
       worker.unref();
       if ("error" in message)
         this.settle(
           job,
-          message.queryError
-            ? new QueryError(message.error)
-            : message.unavailable
-              ? new StorageUnavailableError(message.error)
-              : new Error(message.error),
+          message.timeout
+            ? this.timedOut()
+            : message.queryError
+              ? new QueryError(message.error)
+              : message.unavailable
+                ? new StorageUnavailableError(message.error)
+                : new Error(message.error),
         );
       else this.settle(job, message.result);
       this.dispatch();
     });
     const died = (error: Error) => {
       ready(); // nobody waits for a dead thread
+      clearTimeout(slot.draining);
+      slot.draining = undefined;
       if (slot.job) this.settle(slot.job, error);
       if (this.slots[at] === slot) this.slots[at] = undefined;
+      if (this.closed) return;
       // A thread that could not even start would fail again: the waiting searches fail with it.
       if (!slot.isReady) for (const job of this.queue.splice(0)) job.reject(error);
       else this.dispatch();

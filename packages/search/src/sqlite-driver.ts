@@ -22,6 +22,8 @@ export interface SqliteDriver {
   prepare(sql: string): SqliteStatement;
   exec(sql: string): void;
   pragma(source: string): unknown;
+  /** Defines a SQL function of one argument on this connection (a throw fails the statement that calls it). */
+  function(name: string, fn: (arg: unknown) => number): unknown;
   /** Wraps `fn` in a transaction (a savepoint when nested); a throw rolls it back. */
   transaction<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) => R;
   close(): void;

@@ -946,6 +946,39 @@ export function describeStoreContract(
         expect(await read(user(), "2025-01-01", "2025-12-31")).toEqual({ sessions: {}, uncounted: 0 });
       });
 
+      it("a report of more days than a store reads at once gets them all, the same answer while nothing moved and a new one after a commit", {
+        timeout: 120_000,
+      }, async () => {
+        const u = user();
+        const start = Date.parse("2024-01-01");
+        const days = Array.from({ length: 900 }, (_, i) => new Date(start + i * 86_400_000).toISOString().slice(0, 10));
+        const heads = ["a", "b", "c"].map((id, n) =>
+          withUsage(
+            u,
+            id,
+            1,
+            days.map((day) => row(day, "m/x", n + 1)),
+          ),
+        );
+        for (const h of heads) await commitOver(undefined, h);
+        const range = { from: days[0], to: days[days.length - 1] };
+        const first = await stores.meta.listUsage(u, range);
+        expect(first.sessions.map((s) => [s.sessionId, s.rows.length]).sort()).toEqual([
+          ["a", 900],
+          ["b", 900],
+          ["c", 900],
+        ]);
+        // Asked again with nothing moved: the same answer (a store may settle its first read first).
+        const second = await stores.meta.listUsage(u, range);
+        expect(second).toEqual(first);
+        expect(await stores.meta.listUsage(u, range)).toBe(second);
+        const moved = withUsage(u, "a", 2, [row(days[0], "m/x", 9)]);
+        await commitOver(heads[0], moved);
+        const after = await stores.meta.listUsage(u, range);
+        expect(after).not.toBe(second);
+        expect(after.sessions.find((s) => s.sessionId === "a")?.rows).toEqual([row(days[0], "m/x", 9)]);
+      });
+
       it("sessions of one user committing the same days at once all land, each as its last commit left it", async () => {
         const u = user();
         const days = ["2025-03-01", "2025-03-02", "2025-03-03"];

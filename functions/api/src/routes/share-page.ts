@@ -5,7 +5,7 @@
  * work (masking, rendering) runs through `work`. Every response carries a strict CSP (no inline
  * script), no-referrer (the token is in the URL), noindex and nosniff.
  */
-import { Gone, Memo, type Shares } from "@pisync/core";
+import { Busy, Gone, Lru, Memo, type Shares } from "@pisync/core";
 import { SharePageQuery, TreeFindQuery } from "@pisync/protocol";
 import type { SessionHead, ShareRecord } from "@pisync/store";
 import { type Context, Hono } from "hono";
@@ -14,11 +14,16 @@ import type { Services } from "../app.js";
 import { SECURITY_HEADERS, wantsHtml } from "../html.js";
 import { KeptBodies } from "../kept-bodies.js";
 import { markdownResponse, wantsMarkdown } from "../markdown.js";
-import { previewCard } from "../preview/card.js";
+import { type PreviewCard, previewCard } from "../preview/card.js";
+import { Gate } from "../preview/gate.js";
 import { admit } from "../rate-limit.js";
 import { started, textStream } from "../stream.js";
 import { parseQuery } from "../validate.js";
 import { viewer } from "../viewer.js";
+
+/** Preview images drawn at once, and waiting to be, at most (each takes a share-pool thread for 0.2–1 s). */
+const PREVIEWS_AT_ONCE = 2;
+const PREVIEWS_WAITING = 16;
 
 /**
  * `/s/*`: the page, its windows, tree, live state and downloads of a share link. Every answer
@@ -126,24 +131,44 @@ export function sharePageRoutes(services: Services, shares: Shares) {
     return c.html(viewer().renderNotice({ title: "This link is no longer available", message, card }), 410);
   };
 
-  // Preview images, by version of the session (a link's image changes only with its session).
-  const images = new Memo<Uint8Array>(16, 8 * 1024 * 1024, (png) => png.length);
+  // Preview images by version of the session and what a share shows of it (every link to it
+  // shares one), drawn a few at a time by `services.preview` (the share pool's threads on the
+  // Node server, never the event loop); past the queue, the session's last image or a 503.
+  const images = new Memo<Uint8Array>(64, 16 * 1024 * 1024, (png) => png.length);
+  const lastDrawn = new Lru<Uint8Array>(64, 16 * 1024 * 1024, (png) => png.length);
+  const drawing = new Gate(PREVIEWS_AT_ONCE, PREVIEWS_WAITING);
+  const draw = async (card: () => Promise<PreviewCard>) => {
+    const drawn = await drawing.run(async () => services.preview(await card()));
+    if (!drawn) throw new Busy("too many preview images are being drawn; try again in a moment", 5);
+    return drawn.value;
+  };
 
   /** The link's preview image: a revoked or expired link's says so (200: unfurlers show it). */
   app.get("/:token/preview.png", async (c) => {
     let png: Uint8Array;
     try {
       const { share, head } = await open(c);
-      png = await images.get(reading.versionKey(share, head), async () => {
-        const doc = await reading.document(share, head);
-        const { cardText, factsLine } = viewer();
-        const card = await previewCard(doc, { title: cardText(doc.facts).title, facts: factsLine(doc.facts) });
-        return services.preview(card);
-      });
+      const anyVersion = reading.imageKey(share, head, false);
+      try {
+        png = await images.get(reading.imageKey(share, head), async () => {
+          const made = await draw(async () => {
+            const doc = await reading.document(share, head);
+            const { cardText, factsLine } = viewer();
+            return previewCard(doc, { title: cardText(doc.facts).title, facts: factsLine(doc.facts) });
+          });
+          lastDrawn.set(anyVersion, made);
+          return made;
+        });
+      } catch (error) {
+        // Busy: an earlier version's image says nearly as much, at once.
+        const previous = error instanceof Busy ? lastDrawn.get(anyVersion) : undefined;
+        if (!previous) throw error;
+        png = previous;
+      }
     } catch (error) {
       if (!(error instanceof Gone)) throw error;
       png = await images.get(`gone ${error.message}`, () =>
-        services.preview({ title: "", facts: "", lines: [], gone: error.message }),
+        draw(async () => ({ title: "", facts: "", lines: [], gone: error.message })),
       );
     }
     return c.body(png as Uint8Array<ArrayBuffer>, 200, { "Content-Type": "image/png" });

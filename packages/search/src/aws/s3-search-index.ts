@@ -30,7 +30,15 @@ import { join } from "node:path";
 import { type BlobStore, NotFoundError } from "@pisync/store";
 import type { AwsConnection } from "@pisync/store/aws";
 import { SqliteSearchIndex } from "../embedded.js";
-import type { FileTouched, IndexBatch, IndexState, LineSource, SearchIndex, SearchPage } from "../port.js";
+import type {
+  FileTouched,
+  IndexBatch,
+  IndexState,
+  LineSource,
+  SearchIndex,
+  SearchOptions,
+  SearchPage,
+} from "../port.js";
 import type { SearchQuery } from "../query.js";
 import { type Change, encodeChange, encodePages, logKey, userPrefix } from "./objects.js";
 import { AmbiguousPointerWrite, headSeq, type Pointer, Pointers } from "./pointers.js";
@@ -265,7 +273,7 @@ export class S3SearchIndex implements SearchIndex {
     return this.read(userId, (index) => index.files(userId, sessionId, limit));
   }
 
-  search(userId: string, query: SearchQuery, options: { limit: number; cursor?: string }): Promise<SearchPage> {
+  search(userId: string, query: SearchQuery, options: SearchOptions): Promise<SearchPage> {
     return this.read(
       userId,
       (index) => index.search(userId, query, options),

@@ -80,6 +80,11 @@ export class WasmSqlite implements SqliteDriver {
     this.db.exec(sql);
   }
 
+  function(name: string, fn: (arg: unknown) => number): this {
+    this.db.function(name, fn as never);
+    return this;
+  }
+
   pragma(source: string): unknown {
     return this.db.all(`PRAGMA ${source}`);
   }

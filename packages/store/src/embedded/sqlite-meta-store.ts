@@ -101,6 +101,10 @@ function shareOf(row: ShareRow): ShareRecord {
 
 /** Index pages read and parsed between two turns of the event loop. */
 const PAGES_AT_ONCE = 2;
+/** Usage days read at once by a report (then other requests run). */
+const USAGE_DAYS_AT_ONCE = 2000;
+/** Reports' answers kept (by user and range), for when nothing moved since. */
+const USAGE_ANSWERS_KEPT = 16;
 
 /** Cursor: the last row's (updated_at, session_id), base64url JSON. */
 function encodeCursor(head: SessionHead): string {
@@ -132,6 +136,9 @@ function withoutViews(share: ShareRecord): ShareRecord {
  */
 export class SqliteMetaStore implements MetaStore {
   private readonly db: Database.Database;
+  /** Writes of each user's usage days by this connection (see {@link listUsage}). */
+  private readonly usageRevisions = new Map<string, number>();
+  private readonly usageAnswers = new Map<string, { revision: string; answer: UsageInRange }>();
 
   constructor(path: string) {
     this.db = new Database(path);
@@ -167,6 +174,7 @@ export class SqliteMetaStore implements MetaStore {
    * transaction; a day the head no longer has is removed.
    */
   private writeUsageDays(head: SessionHead, days?: readonly string[]): void {
+    this.usageMoved(head.userId);
     const usages = dayUsagesOf(head.summary);
     const remove = this.db.prepare("DELETE FROM usage_days WHERE user_id = ? AND day = ? AND session_id = ?");
     const put = this.db.prepare("INSERT INTO usage_days (user_id, day, session_id, data) VALUES (?, ?, ?, ?)");
@@ -395,13 +403,56 @@ export class SqliteMetaStore implements MetaStore {
     return cards;
   }
 
+  /** A user's usage days changed (a commit, a deletion): their kept answers are stale. */
+  private usageMoved(userId: string): void {
+    this.usageRevisions.set(userId, (this.usageRevisions.get(userId) ?? 0) + 1);
+  }
+
+  /**
+   * The range's usage, read a few thousand days at a time with other requests let in between (a
+   * year of a large library is a hundred thousand rows). The same object as last time when no
+   * day of the user moved since, here or in another connection (callers may keep what they
+   * made of it).
+   */
   async listUsage(userId: string, range: { from: string; to: string }): Promise<UsageInRange> {
-    const rows = this.db
-      .prepare("SELECT day, session_id, data FROM usage_days WHERE user_id = ? AND (day BETWEEN ? AND ? OR day = ?)")
-      .all(userId, range.from, range.to, UNCOUNTED_DAY) as { day: string; session_id: string; data: string }[];
+    const key = `${userId}\u0000${range.from}\u0000${range.to}`;
+    const revision = () =>
+      `${this.usageRevisions.get(userId) ?? 0}/${(this.db.pragma("data_version", { simple: true }) as number) ?? 0}`;
+    const at = revision();
+    const kept = this.usageAnswers.get(key);
+    if (kept?.revision === at) return kept.answer;
+    // Keyset pages over the primary key (user, day, session): each page seeks, none rescans.
+    const next = this.db.prepare(
+      `SELECT day, session_id, data FROM usage_days WHERE user_id = ? AND (day, session_id) > (?, ?) AND day <= ?
+       ORDER BY day, session_id LIMIT ?`,
+    );
     const collector = new UsageCollector();
-    for (const row of rows) collector.add(row.day, row.session_id, JSON.parse(row.data));
-    return collector.result();
+    for (const [from, to] of [
+      [UNCOUNTED_DAY, UNCOUNTED_DAY],
+      [range.from, range.to],
+    ]) {
+      for (let after: [string, string] = [from, ""]; ; ) {
+        const rows = next.all(userId, ...after, to, USAGE_DAYS_AT_ONCE) as {
+          day: string;
+          session_id: string;
+          data: string;
+        }[];
+        for (const row of rows) collector.add(row.day, row.session_id, JSON.parse(row.data));
+        if (rows.length < USAGE_DAYS_AT_ONCE) break;
+        const last = rows[rows.length - 1];
+        after = [last.day, last.session_id];
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    }
+    const answer = collector.result();
+    // Read between two looks at the revision: kept only when nothing moved meanwhile.
+    if (revision() === at) {
+      this.usageAnswers.delete(key);
+      this.usageAnswers.set(key, { revision: at, answer });
+      if (this.usageAnswers.size > USAGE_ANSWERS_KEPT)
+        this.usageAnswers.delete(this.usageAnswers.keys().next().value as string);
+    }
+    return answer;
   }
 
   /** Every head is in the list's index (the column is filled when the file is opened). */
@@ -433,6 +484,7 @@ export class SqliteMetaStore implements MetaStore {
   }
 
   async deleteSession(userId: string, sessionId: string, revokedAt: string): Promise<void> {
+    this.usageMoved(userId);
     this.db.transaction(() => {
       for (const table of ["heads", "card_keys", "usage_days", "pages", "generations"]) {
         this.db.prepare(`DELETE FROM ${table} WHERE user_id = ? AND session_id = ?`).run(userId, sessionId);
