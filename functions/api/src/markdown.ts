@@ -1,23 +1,18 @@
 /**
  * A branch as a Markdown answer (`/s/<token>/md`, the share page to `Accept: text/markdown`,
  * the owner's `/v1/sessions/:id/md`): core's reading gives the masked entries a window at a
- * time, the viewer writes them; the text is streamed, so memory does not grow with the session.
+ * time, the viewer's `branchMarkdown` writes them; the text is streamed, so memory does not
+ * grow with the session.
  */
 import type { BranchDocument } from "@pisync/core";
-import type { MarkdownSource } from "@pisync/viewer";
 import type { Context } from "hono";
 import { started, textStream } from "./stream.js";
 import { loadViewer } from "./viewer.js";
 
 /** The document: its head, the entries, and what was masked in it. */
-async function* markdownText(doc: BranchDocument, source: MarkdownSource, masking: boolean): AsyncGenerator<string> {
-  const { entriesMarkdown, markdownHead } = await loadViewer();
-  yield markdownHead(doc.facts, source);
-  for await (const entries of doc.windows) yield entriesMarkdown(entries);
-  const masked = doc.masked();
-  yield masking
-    ? `---\n\n_${masked} credential${masked === 1 ? "" : "s"} masked in this document._\n`
-    : "---\n\n_Not masked: credentials are shown as they are._\n";
+async function* markdownText(doc: BranchDocument, notes: string[], masking: boolean): AsyncGenerator<string> {
+  const { branchMarkdown } = await loadViewer();
+  yield* branchMarkdown(doc, notes, masking);
 }
 
 /** Whether a client asks for Markdown before HTML (`Accept: text/markdown`). */
@@ -25,14 +20,17 @@ export function wantsMarkdown(c: Context): boolean {
   return /\btext\/markdown\b/.test(c.req.header("Accept") ?? "");
 }
 
-/** A Markdown answer, streamed (what fails before the first byte is still an HTTP error). */
+/**
+ * A Markdown answer, streamed (what fails before the first byte is still an HTTP error).
+ * `notes` are the server's sentences about the view; `masking` whether it masks credentials.
+ */
 export async function markdownResponse(
   c: Context,
   doc: BranchDocument,
-  source: MarkdownSource,
+  notes: string[],
   masking: boolean,
 ): Promise<Response> {
-  const pieces = await started(markdownText(doc, source, masking));
+  const pieces = await started(markdownText(doc, notes, masking));
   c.header("Content-Type", "text/markdown; charset=utf-8");
   c.header("Vary", "Accept");
   return c.body(textStream(pieces));

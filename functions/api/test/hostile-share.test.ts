@@ -10,7 +10,7 @@
 import { newShareKeys } from "@pisync/core";
 import type { MetaStore } from "@pisync/store";
 import { openPair, type Pair } from "@pisync/testing";
-import { credentialShapes, hostileSession, leaks } from "@pisync/testing/hostile";
+import { credentialShapes, everyFieldSession, hostileSession, leaks } from "@pisync/testing/hostile";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../src/index.js";
 import { client, userToken } from "./harness.js";
@@ -128,6 +128,76 @@ for (const name of ["embedded", "aws"] as const) {
       expect(leaked(html)).toEqual([]);
       expect(leaked(await text(`${path}/raw`))).toEqual([]);
     });
+  });
+}
+
+for (const name of ["embedded", "aws"] as const) {
+  describe(`every string field of a session holds a credential, shared (${name})`, () => {
+    let pair: Pair;
+    let app: ReturnType<typeof createApp>;
+    const cards: unknown[] = [];
+    const id = `every-field-${name}`;
+    const session = everyFieldSession(id, shapes);
+    const pathLength = session.lines.length - 1;
+
+    beforeAll(async () => {
+      pair = await openPair(name);
+      const keys = newShareKeys();
+      app = createApp({
+        stores: pair.stores,
+        shareKeys: async () => keys,
+        log: () => {},
+        preview: async (card) => {
+          cards.push(card);
+          return new Uint8Array([0x89, 0x50, 0x4e, 0x47]);
+        },
+      });
+      const c = client(app, await userToken(pair.stores, "every-field-owner"));
+      expect((await c.patch(id, 0, session.text)).status).toBe(200);
+    });
+    afterAll(() => pair.close());
+
+    async function text(url: string, headers: Record<string, string> = {}): Promise<string> {
+      const r = await app.request(url, { headers });
+      expect(r.status, url).toBe(200);
+      return r.text();
+    }
+
+    it("no surface of a share shows one: pages, windows, tree, find, state, /raw, /context, /md, the card", async () => {
+      const c = client(app, await userToken(pair.stores, "every-field-owner"));
+      const created = await c.post(`/v1/sessions/${id}/shares`, {});
+      const path = new URL(((await created.json()) as { url: string }).url).pathname;
+      const surfaces: Record<string, string> = {};
+      const pages = [await text(path, { Accept: "text/html" })];
+      for (let before = pathLength - 150; before > 0; before -= 150) pages.push(await text(`${path}?before=${before}`));
+      surfaces.pages = pages.join("\n");
+      surfaces.entries = await text(`${path}/entries?from=0`);
+      surfaces.tree = await text(`${path}/tree`);
+      surfaces.find = await text(`${path}/find?q=masked`);
+      surfaces.state = await text(`${path}/state`);
+      surfaces.raw = await text(`${path}/raw`);
+      surfaces.context = await text(`${path}/context`);
+      surfaces.md = await text(`${path}/md`);
+      surfaces.markdownByAccept = await text(path, { Accept: "text/markdown" });
+      expect((await app.request(`${path}/preview.png`)).status).toBe(200);
+      surfaces.card = JSON.stringify(cards.at(-1));
+      for (const [surface, shown] of Object.entries(surfaces)) {
+        expect(
+          leaked(shown).map((l) => l.rule),
+          surface,
+        ).toEqual([]);
+      }
+      // The context's settings and the page head's thinking level were credentials: masked.
+      const context = JSON.parse(surfaces.context) as { thinkingLevel: string; model: { provider: string } };
+      expect(context.thinkingLevel).toContain("[masked: ");
+      expect(context.model.provider).toContain("[masked: ");
+      expect(surfaces.pages).toMatch(/<span>thinking [^<]*\[masked: /);
+      // The check itself sees them where nothing is masked.
+      const open = await c.post(`/v1/sessions/${id}/shares`, { maskSecrets: false });
+      const openPath = new URL(((await open.json()) as { url: string }).url).pathname;
+      const openContext = await text(`${openPath}/context`);
+      expect(leaked(openContext.slice(openContext.lastIndexOf("]"))).length).toBeGreaterThan(0);
+    }, 120_000);
   });
 }
 

@@ -9,9 +9,10 @@ import { createHash } from "node:crypto";
 import { appendFileSync, mkdirSync, readFileSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
-import { assistantMessage } from "@pisync/testing";
+import { assistantMessage, usage } from "@pisync/testing";
 import { cloud, completeBytes, eventually, faultyProxy, machine, npmStartForFile } from "@pisync/testing/cli";
 import { inRepoCorpus } from "@pisync/testing/fixtures";
+import { piContexts } from "@pisync/testing/pi1";
 import { describe, expect, it } from "vitest";
 import { piFileName, piFolderName } from "../src/paths.js";
 
@@ -207,13 +208,13 @@ describe("pisync watch, end to end", () => {
     }
   }, 120_000);
 
-  it("share, shares, pull a link as a new session, unshare", async () => {
+  it("share, shares, pull a link as a new session (pi opens it; its usage is not counted again), unshare", async () => {
     const a = machine(server.url, server.token);
     const b = machine(server.url, server.token);
     try {
       const sm = SessionManager.create("/home/alice/site", join(a.sessionsRoot, piFolderName("/home/alice/site")));
       sm.appendMessage({ role: "user", content: "share me", timestamp: 1 });
-      sm.appendMessage(assistantMessage("shared answer"));
+      sm.appendMessage(assistantMessage("shared answer", { model: "shared-model", usage: usage(1000, 1.5, 10) }));
       const shared = a.run(["share", sm.getSessionFile() as string, "--expires", "1h"]);
       expect(shared.code, shared.stderr).toBe(0);
       const link = shared.stdout.trim();
@@ -229,7 +230,12 @@ describe("pisync watch, end to end", () => {
       const [header, ...rest] = readFileSync(target, "utf8").split("\n");
       // The fork names the share by its id: the link (a read credential) is not kept.
       const shareId = (/\/s\/([A-Za-z0-9_-]{22})\./.exec(link) as RegExpExecArray)[1];
-      expect(JSON.parse(header)).toMatchObject({ type: "session", parentSession: `pisync-share:${shareId}` });
+      // It says how many lines came with it: their usage is the author's, not the importer's.
+      expect(JSON.parse(header)).toMatchObject({
+        type: "session",
+        parentSession: `pisync-share:${shareId}`,
+        pisyncImported: rest.filter(Boolean).length,
+      });
       expect(header).not.toContain(link.split("/s/")[1]);
       expect(JSON.parse(header).id).not.toBe(sm.getSessionId());
       expect(rest.join("\n")).toBe(
@@ -240,6 +246,18 @@ describe("pisync watch, end to end", () => {
       );
       const listed = await SessionManager.list("/home/bob/site", join(b.sessionsRoot, piFolderName("/home/bob/site")));
       expect(listed).toHaveLength(1);
+      // pi (0.73.1 here, 1.6.0 as the oracle) opens the fork as the conversation it was.
+      const original = readFileSync(sm.getSessionFile() as string, "utf8");
+      expect(SessionManager.open(target).buildSessionContext()).toEqual(sm.buildSessionContext());
+      const [forkContexts, originalContexts] = piContexts([{ text: readFileSync(target, "utf8") }, { text: original }]);
+      expect(forkContexts).toEqual(originalContexts);
+      // Pushed, the fork's imported turn is not counted again (same user here: it would double).
+      expect(b.run(["push"]).code).toBe(0);
+      expect(await cloudBytes(JSON.parse(header).id)).toBeDefined();
+      const report = JSON.parse(b.run(["insights", "--json"]).stdout) as {
+        byModel: { key: string; cost: number; turns: number }[];
+      };
+      expect(report.byModel.find((m) => m.key === "anthropic/shared-model")).toMatchObject({ cost: 1.5, turns: 1 });
 
       expect(a.run(["unshare", entry?.id as string]).code).toBe(0);
       expect((await fetch(link)).status).toBe(410);

@@ -10,6 +10,7 @@ import {
   findHeader,
   forEachLine,
   headerVersion,
+  importedLinesOf,
   isObject,
   type Json,
   type LineRecord,
@@ -41,6 +42,8 @@ export interface IngestStart {
 
 export interface IngestedBody {
   header?: SessionHeader;
+  /** The header's line number (1-based, in the generation), when this body holds it. */
+  headerLine?: number;
   records: LineRecord[];
   problems: Problem[];
   /** A short text for message entries, by line (the tree's preview). */
@@ -136,6 +139,7 @@ export function ingestBody(body: Uint8Array, start: IngestStart, sessionId: stri
     }
     if (found?.header && local.line === found.headerLine) {
       result.header = found.header;
+      result.headerLine = local.line;
       version = headerVersion(found.header);
       awaitingHeader = false;
       result.values++;
@@ -232,7 +236,19 @@ export function advanceSummary(
   next.tokens += totals.totalTokens;
   next.cost = Math.round((next.cost + totals.cost) * 1e6) / 1e6;
   if (summary.usage || summary.entries === 0) {
-    next.usage = advanceRollup(summary.usage, body.entries, source.device, source.now);
+    // A file imported from elsewhere (its header says how many lines came with it): the usage of
+    // those lines is not this user's spending, and stays out of the rollup insights add up.
+    const imported = body.header ? importedLinesOf(body.header) : undefined;
+    const through =
+      body.header && body.headerLine !== undefined
+        ? imported === undefined
+          ? undefined
+          : body.headerLine + imported
+        : summary.usage?.importedThrough;
+    const own = through === undefined ? body.entries : body.entries.filter((_, i) => body.records[i].line > through);
+    next.usage = advanceRollup(summary.usage, own, source.device, source.now);
+    if (through === undefined) delete next.usage.importedThrough;
+    else next.usage.importedThrough = through;
   }
   next.problemCount += body.problems.length;
   next.problems.push(...body.problems.slice(0, MAX_PROBLEM_SAMPLES - next.problems.length));

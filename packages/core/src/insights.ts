@@ -115,16 +115,22 @@ class Groups {
   }
 }
 
+/** A stored row's number as it adds up: one kept before usage was clamped may be null or Infinity. */
+const finite = (n: number) => (typeof n === "number" && Number.isFinite(n) ? n : 0);
+
 function addRow(sums: UsageSums, row: UsageRow): void {
-  const [, , , input, output, cacheRead, cacheWrite, cost, ms, turns] = row;
+  const input = finite(row[3]);
+  const output = finite(row[4]);
+  const cacheRead = finite(row[5]);
+  const cacheWrite = finite(row[6]);
   sums.input += input;
   sums.output += output;
   sums.cacheRead += cacheRead;
   sums.cacheWrite += cacheWrite;
   sums.tokens += input + output + cacheRead + cacheWrite;
-  sums.cost += cost;
-  sums.ms += ms;
-  sums.turns += turns;
+  sums.cost += finite(row[7]);
+  sums.ms += finite(row[8]);
+  sums.turns += finite(row[9]);
 }
 
 /** A card's title: its name, its first message, or its id. */

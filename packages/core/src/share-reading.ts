@@ -135,18 +135,27 @@ function windowOf(total: number, request: PageRequest, targetAt: number): { star
   return { start: Math.max(0, end - PAGE_ENTRIES), end };
 }
 
-/** Models named on a path, in order of first appearance. */
-function modelsOf(path: Records): { models: string[]; thinkingLevel?: string } {
-  const models = new Set<string>();
+/**
+ * Models named on a path as `[provider, model]`, in order of first appearance (each part is
+ * session text of its own: masked apart, as a credential may sit in either), and the last
+ * thinking level set.
+ */
+function modelsOf(path: Records): { models: [string, string][]; thinkingLevel?: string } {
+  const models = new Map<string, [string, string]>();
+  const add = (provider: unknown, model: unknown) => {
+    const pair: [string, string] = [String(provider ?? "?"), String(model ?? "?")];
+    const key = JSON.stringify(pair);
+    if (!models.has(key)) models.set(key, pair);
+  };
   let thinkingLevel: string | undefined;
   for (const r of path) {
-    if (r.type === "model_change") models.add(`${r.facts?.provider ?? "?"}/${r.facts?.modelId ?? "?"}`);
+    if (r.type === "model_change") add(r.facts?.provider, r.facts?.modelId);
     if (r.type === "message" && r.role === "assistant" && r.facts?.messageModel) {
-      models.add(`${r.facts.messageProvider}/${r.facts.messageModel}`);
+      add(r.facts.messageProvider, r.facts.messageModel);
     }
     if (r.type === "thinking_level_change") thinkingLevel = String(r.facts?.thinkingLevel ?? "off");
   }
-  return { models: [...models], thinkingLevel };
+  return { models: [...models.values()], thinkingLevel };
 }
 
 /** Message and tool-call counts of a path (a tool call is counted by its result). */
@@ -308,8 +317,10 @@ export class ShareReading {
     const named = onPath ? onPath.name : summary.name;
     let title = named ?? (onPath ? onPath.firstMessage : summary.firstMessage) ?? head.sessionId;
     let cwd = summary.cwd;
-    const { models, thinkingLevel } = modelsOf(path);
-    let shownModels = models;
+    const onPathModels = modelsOf(path);
+    const models = onPathModels.models;
+    let thinkingLevel = onPathModels.thinkingLevel;
+    let shownModels = models.map(([provider, model]) => `${provider}/${model}`);
     // The first user message (of the path, or of a whole session), for link previews.
     const firstUser = (onPath ? path : index.records).find((r) => r.type === "message" && r.role === "user");
     let firstMessage = firstUser ? previews[firstUser.line] : undefined;
@@ -325,14 +336,17 @@ export class ShareReading {
         title,
         cwd ?? "",
         ...(leaves ?? []).map((l) => l.preview),
-        ...models,
+        ...models.flat(),
+        thinkingLevel ?? "",
         firstMessage ?? "",
       ]);
       [title, cwd] = [remadeOf(first) ?? texts[0], cwd === undefined ? undefined : texts[1]];
       leaves?.forEach((l, i) => {
         l.preview = remadeOf(index.byId(l.id)) ?? texts[i + 2];
       });
-      shownModels = texts.slice(2 + (leaves?.length ?? 0), 2 + (leaves?.length ?? 0) + models.length);
+      const modelsAt = 2 + (leaves?.length ?? 0);
+      shownModels = models.map((_, i) => `${texts[modelsAt + 2 * i]}/${texts[modelsAt + 2 * i + 1]}`);
+      thinkingLevel = thinkingLevel === undefined ? undefined : texts[modelsAt + 2 * models.length];
       firstMessage = firstMessage === undefined ? undefined : (remadeOf(firstUser) ?? texts[texts.length - 1]);
     }
     const facts: SessionFacts = {
@@ -340,7 +354,7 @@ export class ShareReading {
       firstMessage: firstMessage === undefined ? undefined : bounded(firstMessage, FIELD_LIMITS.preview),
       cwd: bounded(cwd, FIELD_LIMITS.cwd),
       models: shownModels.map((m) => bounded(m, FIELD_LIMITS.model)),
-      thinkingLevel,
+      thinkingLevel: bounded(thinkingLevel, FIELD_LIMITS.model),
       firstAt: path.find((r) => r.timestamp)?.timestamp,
       lastAt: path.findLast((r) => r.timestamp)?.timestamp,
       ...countsOf(path),
@@ -611,8 +625,25 @@ export class ShareReading {
       yield `${first ? "" : ","}${messages.map((m) => stringifyJson(m)).join(",")}`;
       first = false;
     }
-    const { thinkingLevel, model } = contextSettings(index, leaf?.id);
+    // The settings are session text too (a thinking level, a provider, a model id): masked as
+    // one JSON line, like the messages, whatever their shape.
+    const settings = await this.settings(contextSettings(index, leaf?.id), mask.transform);
     // The count is known only now: the rest of the object comes last.
-    yield `],${JSON.stringify({ thinkingLevel, model, leafId, masked: mask.masked() }).slice(1)}`;
+    yield `],${JSON.stringify({ ...settings, leafId, masked: mask.masked() }).slice(1)}`;
+  }
+
+  /** A context's settings, masked when `transform` masks (unreadable once masked: pi's defaults). */
+  private async settings(
+    settings: ReturnType<typeof contextSettings>,
+    transform: ((lines: string[]) => Promise<string[]>) | undefined,
+  ): Promise<ReturnType<typeof contextSettings>> {
+    const { thinkingLevel, model } = settings;
+    if (!transform) return { thinkingLevel, model };
+    const [line] = await transform([JSON.stringify({ thinkingLevel, model })]);
+    try {
+      return JSON.parse(line) as ReturnType<typeof contextSettings>;
+    } catch {
+      return { thinkingLevel: "off", model: null };
+    }
   }
 }

@@ -77,3 +77,16 @@ export function findHeader(bytes: Uint8Array): HeaderSearch {
 export function headerVersion(header: SessionHeader): number {
   return typeof header.version === "number" ? header.version : 1;
 }
+
+/**
+ * The header field pisync writes on a session it imported (`pisync pull` of a share link, or of
+ * an older generation): how many lines after the header came with the import. Their usage was
+ * spent by whoever wrote them, not by this file's owner; pi reads past a field it does not know.
+ */
+export const IMPORTED_LINES_FIELD = "pisyncImported";
+
+/** The lines after the header a header says were imported (see {@link IMPORTED_LINES_FIELD}), if it says. */
+export function importedLinesOf(header: Record<string, unknown> | undefined): number | undefined {
+  const value = header?.[IMPORTED_LINES_FIELD];
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
+}

@@ -16,7 +16,7 @@ export {
   type SessionContext,
 } from "./context.js";
 export { deeperThan, stringifyJson } from "./deep-json.js";
-export { findHeader, type HeaderSearch, headerVersion } from "./header.js";
+export { findHeader, type HeaderSearch, headerVersion, IMPORTED_LINES_FIELD, importedLinesOf } from "./header.js";
 export { indexSession } from "./index-scan.js";
 export {
   completeLength,
@@ -55,5 +55,15 @@ export {
 export type { Problem, ProblemKind } from "./problems.js";
 export * from "./schema.js";
 export { type EntryFacts, type EntryRecord, type IndexParts, SessionIndex } from "./session-index.js";
-export { addUsage, emptyTotals, pathTotals, type Totals, usageKeyOf, usageOfEntry } from "./totals.js";
+export {
+  addUsage,
+  emptyTotals,
+  pathTotals,
+  type Totals,
+  USAGE_COST_MAX,
+  USAGE_TOKENS_MAX,
+  usageKeyOf,
+  usageNumber,
+  usageOfEntry,
+} from "./totals.js";
 export { findCycles, pathTo, type TreePath } from "./tree.js";

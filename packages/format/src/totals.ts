@@ -20,21 +20,34 @@ export function emptyTotals(): Totals {
   return { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: 0 };
 }
 
-function num(value: unknown): number {
-  return typeof value === "number" && Number.isFinite(value) ? value : 0;
+/**
+ * The most tokens one usage field counts: a line may hold any number (`1e308`, or `1e400`,
+ * which JSON reads as Infinity), and sums of such numbers overflow; no real turn comes near.
+ */
+export const USAGE_TOKENS_MAX = 1e12;
+/** The most dollars one usage's `cost.total` counts (see {@link USAGE_TOKENS_MAX}). */
+export const USAGE_COST_MAX = 1e9;
+
+/**
+ * A usage number as it counts: a number clamped to `[0, max]` (Infinity counts as `max`), and
+ * anything else (NaN, a string, null) as 0. Sums of clamped numbers stay finite.
+ */
+export function usageNumber(value: unknown, max: number): number {
+  if (typeof value !== "number" || Number.isNaN(value) || value <= 0) return 0;
+  return value >= max ? max : value;
 }
 
-/** Adds one usage object (pi's shape) into `totals`; ignores anything malformed. */
+/** Adds one usage object (pi's shape) into `totals`; ignores anything malformed, clamps the rest. */
 export function addUsage(totals: Totals, usage: unknown): Totals {
   if (!usage || typeof usage !== "object") return totals;
   const u = usage as Record<string, unknown>;
-  totals.input += num(u.input);
-  totals.output += num(u.output);
-  totals.cacheRead += num(u.cacheRead);
-  totals.cacheWrite += num(u.cacheWrite);
-  totals.totalTokens += num(u.totalTokens);
+  totals.input += usageNumber(u.input, USAGE_TOKENS_MAX);
+  totals.output += usageNumber(u.output, USAGE_TOKENS_MAX);
+  totals.cacheRead += usageNumber(u.cacheRead, USAGE_TOKENS_MAX);
+  totals.cacheWrite += usageNumber(u.cacheWrite, USAGE_TOKENS_MAX);
+  totals.totalTokens += usageNumber(u.totalTokens, USAGE_TOKENS_MAX);
   const cost = u.cost as Record<string, unknown> | undefined;
-  totals.cost += num(cost && typeof cost === "object" ? cost.total : undefined);
+  totals.cost += usageNumber(cost && typeof cost === "object" ? cost.total : undefined, USAGE_COST_MAX);
   return totals;
 }
 

@@ -81,6 +81,12 @@ export interface UsageRollup {
   tools: ToolRow[];
   /** The time of the last entry in file order that had one (the next entry's time is measured from it). */
   lastAt?: string;
+  /**
+   * The last line (1-based, in the generation) of the entries the file was imported with (its
+   * header's `pisyncImported`): their usage is another person's, or already counted, and is left
+   * out of the rollup. Absent: nothing was imported.
+   */
+  importedThrough?: number;
 }
 
 /** What the session list and detail show, kept up to date by each commit. */

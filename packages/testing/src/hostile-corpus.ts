@@ -324,3 +324,119 @@ export function pathologicalTexts(size: number): Record<string, string> {
     "GitHub prefixes": "ghp_".repeat(size / 4),
   };
 }
+
+/**
+ * Every string field of every kind of entry pi writes, holding `t`: message text and parts,
+ * thinking, tool names, call ids and arguments, results and their details, bash commands and
+ * output, providers, models and the answering model, error messages, custom types and data,
+ * summaries, model and thinking-level changes, names and labels. Ids (of entries and of tool
+ * calls), parent ids and times stay well-formed: they hold the tree and its calls together, and
+ * the masker keeps them as they are.
+ */
+export function everyFieldEntries(t: string): Record<string, unknown>[] {
+  const assistantOf = (content: unknown[], extra: Record<string, unknown> = {}) => ({
+    type: "message",
+    message: {
+      role: "assistant",
+      content,
+      api: t,
+      provider: t,
+      model: t,
+      responseModel: t,
+      usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { total: 0.01 } },
+      stopReason: "stop",
+      timestamp: 1,
+      ...extra,
+    },
+  });
+  return [
+    { type: "model_change", provider: t, modelId: t },
+    { type: "thinking_level_change", thinkingLevel: t },
+    { type: "message", message: userMessage(t) },
+    { type: "message", message: userMessage([{ type: "text", text: t }]) },
+    assistantOf([
+      { type: "thinking", thinking: t, thinkingSignature: t },
+      { type: "text", text: t },
+      { type: "toolCall", id: "call_t", name: t, arguments: { path: t, [t]: t, nested: { deep: [t] } } },
+      { type: "toolCall", id: "call_b", name: "bash", arguments: { command: t } },
+      { type: "toolCall", id: "call_w", name: "write", arguments: { path: t, content: t } },
+      { type: "toolCall", id: "call_e", name: "edit", arguments: { path: t, oldText: t, newText: `${t}\n` } },
+    ]),
+    {
+      type: "message",
+      message: {
+        role: "toolResult",
+        toolCallId: "call_t",
+        toolName: t,
+        content: [{ type: "text", text: t }],
+        details: { diff: t, patch: t, path: t },
+        isError: true,
+        timestamp: 1,
+      },
+    },
+    {
+      type: "message",
+      message: {
+        role: "bashExecution",
+        command: t,
+        output: t,
+        exitCode: 1,
+        cancelled: false,
+        truncated: false,
+        fullOutputPath: t,
+        timestamp: 1,
+      },
+    },
+    assistantOf([{ type: "text", text: "failed" }], { stopReason: "error", errorMessage: t }),
+    { type: "custom_message", customType: t, content: t, display: true, details: { note: t } },
+    { type: "custom_message", customType: t, content: [{ type: "text", text: t }], display: true },
+    { type: "custom", customType: t, data: { value: t } },
+    { type: "compaction", summary: t, firstKeptEntryId: "e0", tokensBefore: 10, details: { files: [t] } },
+    { type: "branch_summary", summary: t, fromId: "e0", details: { files: [t] } },
+    { type: "session_info", name: t },
+    { type: "label", targetId: "e0", label: t },
+    { type: "message", message: { role: "branchSummary", summary: t, fromId: "e0", timestamp: 1 } },
+    { type: "message", message: { role: "compactionSummary", summary: t, tokensBefore: 1, timestamp: 1 } },
+    { type: "message", message: { role: "custom", customType: t, content: t, display: true, timestamp: 1 } },
+  ];
+}
+
+/**
+ * A session whose header (folder, title, parent session) and every string field of every entry
+ * kind (see {@link everyFieldEntries}) hold a credential: one run of entries per shape, one path,
+ * its last entries a model change and a thinking-level change (what a context's settings show).
+ */
+export function everyFieldSession(id: string, shapes = credentialShapes()): { text: string; lines: string[] } {
+  const ts = "2026-01-01T00:00:00.000Z";
+  const all = shapes.map((s) => s.text).join(" ");
+  const lines = [
+    JSON.stringify({
+      type: "session",
+      version: 3,
+      id,
+      timestamp: ts,
+      cwd: `/srv/${all}`,
+      title: all,
+      parentSession: all,
+    }),
+    JSON.stringify({ type: "message", id: "e0", parentId: null, timestamp: ts, message: userMessage("start") }),
+  ];
+  let parent = "e0";
+  shapes.forEach((shape, i) => {
+    everyFieldEntries(shape.text).forEach((entry, j) => {
+      const entryId = `f${i}-${j}`;
+      lines.push(JSON.stringify({ ...entry, id: entryId, parentId: parent, timestamp: ts }));
+      parent = entryId;
+    });
+  });
+  // The context's settings come from the last of these on the path.
+  const last = shapes.at(-1)?.text ?? "";
+  for (const [j, entry] of [
+    { type: "model_change", provider: last, modelId: last },
+    { type: "thinking_level_change", thinkingLevel: last },
+  ].entries()) {
+    lines.push(JSON.stringify({ ...entry, id: `s${j}`, parentId: parent, timestamp: ts }));
+    parent = `s${j}`;
+  }
+  return { text: `${lines.join("\n")}\n`, lines };
+}

@@ -6,6 +6,7 @@
  */
 import { escapeHtml } from "./escape.js";
 import { plainText } from "./markdown.js";
+import { grouped, shownNumber } from "./numbers.js";
 import type { LinkCard, SessionFacts, SessionPageView } from "./view.js";
 
 /** Characters of a card's title and description (unfurlers cut longer ones anyway). */
@@ -20,7 +21,7 @@ export function cardLine(value: string, max: number): string {
 
 /** A cost as a card shows it. */
 export function cardMoney(cost: number): string {
-  return cost > 0 && cost < 0.01 ? `$${cost.toFixed(4)}` : `$${cost.toFixed(2)}`;
+  return shownNumber(cost, (c) => (c > 0 && c < 0.01 ? `$${c.toFixed(4)}` : `$${c.toFixed(2)}`));
 }
 
 /** The facts of a view in one line: "claude-sonnet-4-5 · 12 messages · 5 tool calls · $0.12". */
@@ -30,7 +31,7 @@ export function factsLine(facts: SessionFacts): string {
     model,
     `${facts.messages.toLocaleString("en-US")} message${facts.messages === 1 ? "" : "s"}`,
     `${facts.toolCalls.toLocaleString("en-US")} tool call${facts.toolCalls === 1 ? "" : "s"}`,
-    `${facts.tokens.toLocaleString("en-US")} tokens`,
+    `${grouped(facts.tokens)} tokens`,
     cardMoney(facts.cost),
   ]
     .filter(Boolean)

@@ -13,6 +13,7 @@ export {
   withBudget,
 } from "./markdown.js";
 export { type Masked, maskJsonLine, maskLine, maskLines, maskText, maskTexts } from "./mask.js";
+export { grouped, NO_NUMBER, shownNumber } from "./numbers.js";
 export {
   type EntriesInput,
   type PageEntry,
@@ -23,12 +24,18 @@ export {
   renderPage,
 } from "./render.js";
 export {
-  closeFences,
+  branchMarkdown,
   entriesMarkdown,
+  entryMarkdown,
   fenced,
+  inlineCode,
+  type MarkdownDocument,
   type MarkdownSource,
   MD_OUTPUT_MAX_CHARS,
+  markdownFoot,
   markdownHead,
+  normalizeNewlines,
+  QUOTED_NOTE,
 } from "./session-markdown.js";
 export {
   renderBashExecution,

@@ -5,10 +5,12 @@
  * summary (<details>), so the page needs no script to work.
  */
 
+import { addUsage, emptyTotals } from "@pisync/format";
 import { cardHead, cardTags } from "./card.js";
 import { escapeHtml, safeImageSrc } from "./escape.js";
 import { documentHead } from "./head.js";
 import { PAGE_BUDGET_CHARS, plainText, renderMarkdown, withBudget } from "./markdown.js";
+import { grouped, shownNumber } from "./numbers.js";
 import { output } from "./tools/block.js";
 import { renderBashExecution, renderToolBlock, type ToolCallPart } from "./tools/index.js";
 import type { LinkCard, PageEntry, SessionPageView } from "./view.js";
@@ -95,17 +97,17 @@ function when(timestamp: string | undefined, cls = ""): string {
   return `<time${cls ? ` class="${cls}"` : ""} datetime="${escapeHtml(timestamp)}">${escapeHtml(shown)}</time>`;
 }
 
+/** A cost in dollars ("—" for one that is not a finite number: a stored sum may be null). */
 function money(cost: number): string {
-  return `$${cost.toFixed(cost < 1 ? 4 : 2)}`;
+  return shownNumber(cost, (c) => `$${c.toFixed(c < 1 ? 4 : 2)}`);
 }
 
-/** An assistant turn's tokens and cost, for its hover title. */
+/** An assistant turn's tokens and cost, for its hover title (clamped as totals count them). */
 function turnCost(message: Json): string {
   const usage = message.usage as Json | undefined;
   if (!usage || typeof usage !== "object") return "";
-  const tokens = Number(usage.totalTokens) || 0;
-  const cost = Number((usage.cost as Json | undefined)?.total) || 0;
-  return `${tokens.toLocaleString("en-US")} tokens · ${money(cost)} (input ${Number(usage.input) || 0}, output ${Number(usage.output) || 0}, cache read ${Number(usage.cacheRead) || 0}, cache write ${Number(usage.cacheWrite) || 0})`;
+  const u = addUsage(emptyTotals(), usage);
+  return `${grouped(u.totalTokens)} tokens · ${money(u.cost)} (input ${grouped(u.input)}, output ${grouped(u.output)}, cache read ${grouped(u.cacheRead)}, cache write ${grouped(u.cacheWrite)})`;
 }
 
 /**
@@ -351,7 +353,7 @@ function renderFacts(view: SessionPageView): string {
     f.lastAt ? `<span>last entry ${when(f.lastAt)}</span>` : "",
     `<span>${plural(f.messages, "message")}</span>`,
     `<span>${plural(f.toolCalls, "tool call")}</span>`,
-    `<span title="tokens and cost of ${escapeHtml(f.totalsOf)}">${f.tokens.toLocaleString("en-US")} tokens · ${money(f.cost)} <span class="muted">(${escapeHtml(f.totalsOf)})</span></span>`,
+    `<span title="tokens and cost of ${escapeHtml(f.totalsOf)}">${grouped(f.tokens)} tokens · ${money(f.cost)} <span class="muted">(${escapeHtml(f.totalsOf)})</span></span>`,
   ].filter(Boolean);
   return `<p class="facts">${facts.join(" · ")}</p>`;
 }

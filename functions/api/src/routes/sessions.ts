@@ -150,7 +150,7 @@ export function sessionRoutes(services: Services) {
     const { leaf } = parseQuery(ContextQuery, c);
     const { share, head } = await ownerView(reader, c.get("userId"), c.req.param("id"));
     const doc = await services.reading.document(share, head, leaf);
-    return markdownResponse(c, doc, { leafId: doc.leafId, notes: ["your session, unmasked"] }, false);
+    return markdownResponse(c, doc, ["your session, unmasked"], false);
   });
 
   /** One page (at most 64 KiB) of the branch as masked Markdown or of its context: what agents read. */

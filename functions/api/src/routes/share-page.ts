@@ -70,26 +70,28 @@ export function sharePageRoutes(services: Services, shares: Shares) {
   /** `?leaf=` for links to one branch of a whole share. */
   const leafQuery = (leaf: string | undefined) => (leaf === undefined ? "" : `?leaf=${encodeURIComponent(leaf)}`);
 
-  /** The branch as Markdown, masked like the page. */
-  const markdown = async (c: Context, token: string) => {
+  /**
+   * The branch as Markdown, masked like the page. The link is not written in it: it is a read
+   * credential, and the document is made to be pasted.
+   */
+  const markdown = async (c: Context) => {
     const { share, head } = await open(c);
     const { leaf } = pageQuery(c);
     const doc = await reading.document(share, head, leaf);
-    const page = `${origin(c)}/s/${token}${leafQuery(leaf)}`;
     const notes = [
       share.leafId === undefined ? "" : "one branch, as of its last entry",
       `link expires ${share.expiresAt.slice(0, 16).replace("T", " ")} UTC`,
     ].filter(Boolean);
     await count(c, () => shares.recordDownload(share));
-    return markdownResponse(c, doc, { page, leafId: doc.leafId, notes }, share.maskSecrets);
+    return markdownResponse(c, doc, notes, share.maskSecrets);
   };
 
-  app.get("/:token/md", (c) => markdown(c, c.req.param("token")));
+  app.get("/:token/md", (c) => markdown(c));
 
   app.get("/:token", async (c) => {
     const token = c.req.param("token");
     // Agents that ask for Markdown get it from the page's own address.
-    if (wantsMarkdown(c)) return markdown(c, token);
+    if (wantsMarkdown(c)) return markdown(c);
     let opened: Awaited<ReturnType<typeof shares.open>>;
     try {
       opened = await open(c);

@@ -33,10 +33,15 @@ const Args = z.object({
   positionals: z.tuple([]),
 });
 
-const money = (cost: number) => `$${cost.toFixed(2)}`;
+/** `format(n)`, or "—" for what is not a finite number (a server's sum may be null). */
+const shown = (n: number, format: (n: number) => string) =>
+  typeof n === "number" && Number.isFinite(n) ? format(n) : "—";
+const money = (cost: number) => shown(cost, (c) => `$${c.toFixed(2)}`);
 const tokens = (n: number) =>
-  n >= 1e6 ? `${(n / 1e6).toFixed(1)}M` : n >= 1e3 ? `${(n / 1e3).toFixed(1)}k` : String(Math.round(n));
-const minutes = (ms: number) => `${(ms / 60_000).toFixed(1)} min`;
+  shown(n, (v) =>
+    v >= 1e6 ? `${(v / 1e6).toFixed(1)}M` : v >= 1e3 ? `${(v / 1e3).toFixed(1)}k` : String(Math.round(v)),
+  );
+const minutes = (ms: number) => shown(ms, (v) => `${(v / 60_000).toFixed(1)} min`);
 
 /** Rows of `--by` as [name, columns...], the header first. */
 function table(report: InsightsReport, by: (typeof BY)[number]): string[][] {

@@ -2,6 +2,7 @@
 import { randomUUID } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { IMPORTED_LINES_FIELD } from "@pisync/format";
 import { SESSION_ID, type SessionList, type SessionSummary } from "@pisync/protocol";
 import * as z from "zod/mini";
 import { type Api, ApiError } from "../api.js";
@@ -61,7 +62,7 @@ export async function ls(argv: string[], io: Io): Promise<number> {
     const title = s.name ?? s.firstMessage ?? "";
     io.out(
       `${sanitize(
-        `${s.id}  ${s.updatedAt}  ${s.entries} entries  ${formatBytes(Number(s.bytes))}  $${Number(s.cost).toFixed(2)}  ${s.cwd ?? ""}  ${title}`,
+        `${s.id}  ${s.updatedAt}  ${s.entries} entries  ${formatBytes(Number(s.bytes))}  ${Number.isFinite(Number(s.cost ?? Number.NaN)) ? `$${Number(s.cost).toFixed(2)}` : "—"}  ${s.cwd ?? ""}  ${title}`,
       )}\n`,
     );
   }
@@ -81,7 +82,8 @@ different file; never writes outside the sessions root.
 
 A share link (https://…/s/…) is imported as a new session of this machine (a fork: a new id,
 its header's parentSession is pisync-share:<share id>; the link itself, a read credential, is
-not kept). Needs no login.
+not kept; pisyncImported counts the lines that came with it, whose usage insights leave out).
+Needs no login.
 
   --cwd DIR         file it under another project folder (the header keeps the original cwd)
   --out FILE        write it to FILE instead (not tracked by watch)
@@ -169,12 +171,23 @@ function findFork(folder: string, origin: string, rest: Buffer): { path: string;
   return undefined;
 }
 
+/** Complete lines in `bytes` (its newlines). */
+function lineCount(bytes: Buffer): number {
+  let count = 0;
+  for (let at = bytes.indexOf(0x0a); at >= 0; at = bytes.indexOf(0x0a, at + 1)) count++;
+  return count;
+}
+
 /**
  * A session file's bytes, imported as a new session of this machine: a new id and timestamp,
  * the cwd it is filed under, and `origin` in its header's `parentSession` (as pi records a
- * fork's origin). A fork of the same origin made before, with these lines, is found instead.
+ * fork's origin). A share's fork (`shared`) also says in its header how many lines came with
+ * it (`pisyncImported`): their usage was spent by the share's author, so the server leaves it
+ * out of this user's insights (pi reads past the field). A generation's fork carries no such
+ * mark: that usage is the user's own, and a replaced generation no longer counts in its session.
+ * A fork of the same origin made before, with these lines, is found instead.
  */
-function importFork(bytes: Buffer, origin: string, args: PullArgs, io: Io): Pulled {
+function importFork(bytes: Buffer, origin: string, args: PullArgs, io: Io, shared = false): Pulled {
   const found = headerOf(bytes);
   if (!found) throw new CliError("the session has no header: nothing to import");
   const header: Record<string, unknown> = found.header;
@@ -185,12 +198,16 @@ function importFork(bytes: Buffer, origin: string, args: PullArgs, io: Io): Pull
   if (before) return { path: before.path, sessionId: before.id, already: true, parentSession: origin };
   const id = randomUUID();
   const timestamp = new Date().toISOString();
-  const imported = { ...header, id, timestamp, cwd, parentSession: origin };
-  const body = Buffer.concat([Buffer.from(`${JSON.stringify(imported)}\n`), rest]);
+  const lines = rest.length && rest[rest.length - 1] !== 0x0a ? Buffer.concat([rest, Buffer.from("\n")]) : rest;
+  const imported: Record<string, unknown> = { ...header, id, timestamp, cwd, parentSession: origin };
+  // Every line of a share is the author's (a mark the author's header had is replaced); a
+  // generation keeps its own header's mark, which counts the same lines.
+  if (shared) imported[IMPORTED_LINES_FIELD] = lineCount(lines);
+  const body = Buffer.concat([Buffer.from(`${JSON.stringify(imported)}\n`), lines]);
   const target = args.out ? resolve(args.out) : join(folder, piFileName(timestamp, id));
   if (!args.out && !isInside(root, target)) throw new CliError(`refusing to write outside ${root}: ${target}`);
   if (existsSync(target)) throw new CliError(`a file is already at ${target}; not overwritten`);
-  writeAtomic(target, body[body.length - 1] === 0x0a ? body : Buffer.concat([body, Buffer.from("\n")]), 0o644);
+  writeAtomic(target, body, 0o644);
   return { path: target, sessionId: id, already: false, parentSession: origin };
 }
 
@@ -221,7 +238,7 @@ async function pullLink(link: string, args: PullArgs, io: Io): Promise<Pulled> {
   if (response.status === 410) throw new CliError("this link has expired or was revoked", EXIT.notFound);
   if (response.status !== 200) throw new CliError(`the link answered HTTP ${response.status}`);
   if (!headerOf(response.body)) throw new CliError("the shared file has no session header");
-  const pulled = importFork(response.body, `pisync-share:${shareId}`, args, io);
+  const pulled = importFork(response.body, `pisync-share:${shareId}`, args, io, true);
   io.err(
     `${sanitize(
       pulled.already

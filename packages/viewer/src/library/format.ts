@@ -1,5 +1,6 @@
 /** Small formatting helpers of the library's pages (every string escaped here). */
 import { escapeHtml } from "../escape.js";
+import { grouped, shownNumber } from "../numbers.js";
 
 /** One line of at most `max` characters. */
 export function oneLine(value: string, max = 100): string {
@@ -14,14 +15,14 @@ export function time(iso: string | undefined): string {
   return `<time datetime="${escapeHtml(iso)}">${escapeHtml(shown)}</time>`;
 }
 
-/** A count with its noun. */
+/** A count with its noun ("—" for a count that is not a finite number). */
 export function count(n: number, one: string, many = `${one}s`): string {
-  return `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`;
+  return `${grouped(n)} ${n === 1 ? one : many}`;
 }
 
-/** A cost in dollars. */
+/** A cost in dollars ("—" for one that is not a finite number: a stored sum may be null). */
 export function dollars(cost: number): string {
-  return `$${cost.toFixed(cost < 1 ? 4 : 2)}`;
+  return shownNumber(cost, (c) => `$${c.toFixed(c < 1 ? 4 : 2)}`);
 }
 
 /** A query string from pairs, leaving out empty values. */

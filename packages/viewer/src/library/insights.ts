@@ -6,6 +6,7 @@
  * text or a device name: escaped here.
  */
 import { escapeHtml } from "../escape.js";
+import { NO_NUMBER } from "../numbers.js";
 import { count, dollars, oneLine, query } from "./format.js";
 import { type LibraryChrome, renderLibraryPage } from "./layout.js";
 
@@ -76,6 +77,7 @@ const MAX_BARS = 12;
 
 /** Tokens in short (1.2M, 34k). */
 export function shortTokens(n: number): string {
+  if (typeof n !== "number" || !Number.isFinite(n)) return NO_NUMBER;
   if (n >= 1e9) return `${(n / 1e9).toFixed(1)}B`;
   if (n >= 1e6) return `${(n / 1e6).toFixed(1)}M`;
   if (n >= 1e3) return `${(n / 1e3).toFixed(1)}k`;
@@ -84,6 +86,7 @@ export function shortTokens(n: number): string {
 
 /** A duration in short (2 h 05 min, 4 min 12 s, 800 ms). */
 export function duration(ms: number): string {
+  if (typeof ms !== "number" || !Number.isFinite(ms)) return NO_NUMBER;
   if (ms < 1000) return `${Math.round(ms)} ms`;
   const s = Math.round(ms / 1000);
   if (s < 60) return `${s} s`;
@@ -96,7 +99,12 @@ export function duration(ms: number): string {
  * A bar chart of `values` (one bar per label, oldest or largest first) as accessible SVG: a
  * `role="img"` with a title and a description, each bar with its own title (hover shows it).
  */
-function barChart(id: string, title: string, bars: { label: string; value: number; shown: string }[]): string {
+function barChart(id: string, title: string, given: { label: string; value: number; shown: string }[]): string {
+  // A value that is not a finite number (a stored null) draws no bar: its table row shows "—".
+  const bars = given.map((b) => ({
+    ...b,
+    value: typeof b.value === "number" && Number.isFinite(b.value) ? b.value : 0,
+  }));
   const width = 640;
   const barGap = 2;
   const height = 160;
@@ -228,7 +236,9 @@ ${breakdown("device", "By machine", "By Machine", report.byDevice)}
 
 /** One CSV field: quoted, and defused against spreadsheet formulas (`=`, `+`, `-`, `@` first). */
 function csvField(value: string | number): string {
-  if (typeof value === "number") return String(value);
+  // A number no sum should hold (a stored null, Infinity) is an empty field, never "Infinity".
+  if (typeof value === "number") return Number.isFinite(value) ? String(value) : "";
+  if (typeof value !== "string") return "";
   const text = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
   return `"${text.replace(/"/g, '""')}"`;
 }

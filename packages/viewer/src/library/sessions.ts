@@ -4,6 +4,7 @@
  * page at the entry. Readable without the script; the script adds live results as you type.
  */
 import { escapeHtml } from "../escape.js";
+import { grouped } from "../numbers.js";
 import { count, dollars, oneLine, query, time } from "./format.js";
 import { type LibraryChrome, renderLibraryPage } from "./layout.js";
 
@@ -147,7 +148,7 @@ function renderList(input: SessionsPageInput): string {
         s.models.length ? `<span class="models">${escapeHtml(s.models.slice(0, 3).join(", "))}</span>` : "",
         `<span>${time(s.lastAt)}</span>`,
         `<span>${count(s.entries, "entry", "entries")}</span>`,
-        `<span>${s.tokens.toLocaleString("en-US")} tokens · ${dollars(s.cost)}</span>`,
+        `<span>${grouped(s.tokens)} tokens · ${dollars(s.cost)}</span>`,
       ]
         .filter(Boolean)
         .join(" · ")}</p>
