@@ -1,17 +1,17 @@
 /**
  * `npm start`: pisync on this machine, on the embedded store (or S3 + DynamoDB with
  * `--store aws`), and the watcher that backs up this machine's pi sessions into it.
- *   npm start -- [--port 8787] [--host 127.0.0.1] [--store embedded|aws] [--data DIR] [--create]
- *                [--no-watch] [--root DIR]...
+ *   npm start -- [--port 8787] [--host 127.0.0.1] [--public-url https://…] [--store embedded|aws]
+ *                [--data DIR] [--create] [--no-watch] [--root DIR]...
  */
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { defaultDataDir, startNodeServer } from "@pisync/api";
+import { defaultDataDir, publicUrlOf, startNodeServer } from "@pisync/api";
 import { Api, createLogger, defaultRoots, mergeEnabled, StateStore, Watcher } from "@pisync/cli";
 import * as z from "zod/mini";
 import { chooseStore, fail, openChosen, STORE_OPTIONS, STORE_USAGE, type StoreChoice } from "./store-flags.js";
 
-const USAGE = `usage: npm start -- [--port 8787] [--host 127.0.0.1] ${STORE_USAGE} [--no-watch] [--root DIR]...`;
+const USAGE = `usage: npm start -- [--port 8787] [--host 127.0.0.1] [--public-url https://…] ${STORE_USAGE} [--no-watch] [--root DIR]...`;
 
 const Flags = z.object({
   port: z.pipe(
@@ -22,6 +22,9 @@ const Flags = z.object({
   data: z.string().check(z.minLength(1, "--data takes a folder, e.g. --data ~/pisync-data")),
   root: z.optional(
     z.array(z.string().check(z.minLength(1, "--root takes a folder, e.g. --root ~/.pi/agent/sessions"))),
+  ),
+  "public-url": z.optional(
+    z.string().check(z.minLength(1, "--public-url takes an address, e.g. https://pisync.example.com")),
   ),
 });
 
@@ -40,6 +43,7 @@ try {
       host: { type: "string", default: "127.0.0.1" },
       ...STORE_OPTIONS,
       root: { type: "string", multiple: true },
+      "public-url": { type: "string" },
     },
   }));
 } catch (error) {
@@ -48,6 +52,14 @@ try {
 const flags = Flags.safeParse({ ...values, data: values.data ?? defaultDataDir() });
 if (!flags.success) usage(flags.error.issues.map((issue) => issue.message).join("; "));
 const watch = !process.argv.includes("--no-watch");
+// The address others reach this server at: share and sign-in links are made with it.
+let publicUrl: string | undefined;
+try {
+  const given = flags.data["public-url"] ?? process.env.PISYNC_PUBLIC_URL;
+  publicUrl = given ? publicUrlOf(given) : undefined;
+} catch (error) {
+  usage(`${flags.data["public-url"] ? "--public-url" : "PISYNC_PUBLIC_URL"}: ${(error as Error).message}`);
+}
 if (!watch && flags.data.root) usage("--root names what the watcher follows: it goes without --no-watch");
 
 let choice: StoreChoice;
@@ -66,6 +78,7 @@ try {
     host: flags.data.host,
     dataDir: flags.data.data,
     aws: choice.kind === "aws" ? choice.settings : undefined,
+    publicUrl,
   });
 } catch (error) {
   const code = (error as NodeJS.ErrnoException).code;

@@ -27,6 +27,7 @@ import { Tokens } from "@pisync/core";
 import { awsStores } from "@pisync/store/aws";
 import { testAwsConfig } from "@pisync/testing";
 import { event } from "@pisync/testing/lambda-events";
+import { NOBODY, runnableBy } from "@pisync/testing/other-user";
 import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { copyLambdaAssets, lambdaBuildOptions } from "../lib/bundling.js";
@@ -48,7 +49,6 @@ console.log(JSON.stringify(await handler(JSON.parse(process.env.TEST_EVENT), {})
 
 /** Run as root (a container), the function runs as another user, for whom the code is read-only. */
 const AS_ROOT = process.getuid?.() === 0;
-const NOBODY = 65534;
 
 /** Makes `dir` read-only to the function's process, and readable by it. */
 function readOnly(dir: string) {
@@ -63,6 +63,9 @@ describe("V8's compile cache shipped with the Lambda bundle", () => {
   let built: string;
   let env: Record<string, string>;
   let auth: string;
+  /** The Node binaries as the function's user reaches them (linked out of a private checkout if need be). */
+  let node22 = NODE_22;
+  let testNode = process.execPath;
   /** Each folder the bundle runs from, with the cache made for it. */
   const folders = new Map<string, CompileCache>();
 
@@ -88,6 +91,13 @@ describe("V8's compile cache shipped with the Lambda bundle", () => {
     copyLambdaAssets(built);
     writeCompileCacheLoader(built, "index.mjs", "app.mjs");
     writeFileSync(join(root, "run.mjs"), RUNNER);
+    if (AS_ROOT) {
+      // A checkout under a 0700 folder (root's home) hides node_modules from that user.
+      const bin = join(root, "bin");
+      mkdirSync(bin);
+      node22 = runnableBy(NODE_22, NOBODY, bin);
+      testNode = runnableBy(process.execPath, NOBODY, bin);
+    }
     env = {
       PATH: process.env.PATH ?? "",
       TMPDIR: temp,
@@ -113,7 +123,7 @@ describe("V8's compile cache shipped with the Lambda bundle", () => {
   });
 
   /** A cold start of `module` in a fresh process: an append that starts a new session. */
-  function coldStart(module: string, node = NODE_22, flags: string[] = []) {
+  function coldStart(module: string, node = node22, flags: string[] = []) {
     const id = `cc-${randomUUID()}`;
     const header = JSON.stringify({
       type: "session",
@@ -198,12 +208,12 @@ describe("V8's compile cache shipped with the Lambda bundle", () => {
     const other = deploy("flags");
     readOnly(other);
     // Heap sizes are V8 flags, part of the cache's key (Lambda sets its own).
-    const flagged = coldStart(join(other, "index.mjs"), NODE_22, ["--max-old-space-size=900"]);
+    const flagged = coldStart(join(other, "index.mjs"), node22, ["--max-old-space-size=900"]);
     expect(flagged.statusCode, flagged.body).toBe(200);
     expect(flagged.debug).not.toContain("was accepted");
     // The Node running these tests is another version (no compile cache at all before 22.1).
     expect(process.version).not.toBe(spawnSync(NODE_22, ["--version"], { encoding: "utf8" }).stdout.trim());
-    const older = coldStart(join(other, "index.mjs"), process.execPath);
+    const older = coldStart(join(other, "index.mjs"), testNode);
     expect(older.statusCode, older.body).toBe(200);
   });
 });

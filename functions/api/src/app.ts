@@ -8,6 +8,7 @@ import {
   BrowserSessions,
   DEFAULT_APPEND_LIMITS,
   DEFAULT_SHARE_LIMITS,
+  DeviceCodes,
   Insights,
   Library,
   Reader,
@@ -32,6 +33,7 @@ import { htmlError, wantsHtml } from "./html.js";
 import type { PreviewRenderer } from "./preview/card.js";
 import { type RateLimits, rateLimits } from "./rate-limit.js";
 import { blobRoutes } from "./routes/blobs.js";
+import { deviceCodeRoutes, devicePageRoutes } from "./routes/device-flow.js";
 import { deviceRoutes } from "./routes/devices.js";
 import { insightsRoutes } from "./routes/insights.js";
 import { libraryRoutes } from "./routes/library.js";
@@ -190,13 +192,17 @@ export function createApp(deps: AppDeps) {
   // Signing in: one-time links (asked for with a token), browser sessions, the devices page.
   app.route("/", signInRoutes(services));
   app.route("/", deviceRoutes(services));
+  // A machine signing in from the browser has no token yet: these come before the bearer check.
+  const deviceCodes = new DeviceCodes(deps.stores.meta, services.tokens, clock);
+  app.route("/", devicePageRoutes(services, deviceCodes));
+  app.route("/v1/device", deviceCodeRoutes(services, deviceCodes));
   app.use("/v1/*", bearerAuth(services.tokens));
   app.route("/v1/login-links", loginLinkRoutes(services));
   // MCP's Streamable HTTP transport, stateless: the same tools as `pisync mcp`.
   app.use("/mcp", bearerAuth(services.tokens));
   app.route("/mcp", mcpRoutes(services, deps.search));
   app.route("/v1/sessions", createShareRoute(services, shares));
-  app.route("/v1/shares", shareRoutes(shares));
+  app.route("/v1/shares", shareRoutes(services, shares));
   app.route("/v1/blobs", blobRoutes(services));
   if (deps.search) app.use("/v1/sessions/:id", indexAfterWrites(deps.search.indexer));
   if (deps.search) app.route("/v1/search", searchRoutes(deps.search, clock));

@@ -1,7 +1,14 @@
 /** @pisync/api: the HTTP API, for Lambda and for one machine. */
 export { type App, type AppDeps, type AppLimits, createApp, DEFAULT_LIMITS } from "./app.js";
 export { defaultDataDir, lambdaConfig } from "./config.js";
-export { ensureLocalToken, LOCAL_USER, localTokenPath, startNodeServer } from "./node.js";
+export {
+  ensureLocalToken,
+  LOCAL_USER,
+  linkAddressNote,
+  localTokenPath,
+  publicUrlOf,
+  startNodeServer,
+} from "./node.js";
 export {
   type AwsStoreSettings,
   awsStoreSettings,

@@ -43,6 +43,48 @@ export interface NodeServerOptions {
   sweepEveryMs?: number;
   /** How searches run on their threads: threads, time limit, queue (default {@link DEFAULT_SEARCH_THREADS}). */
   searchThreads?: SearchThreadsOptions;
+  /**
+   * The address others reach this server at (`https://pisync.example.com`, an origin): what
+   * share links, sign-in links, device sign-in pages and previews are made with. Default: the
+   * address each request came to.
+   */
+  publicUrl?: string;
+}
+
+/** Hosts only this machine can reach. */
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/i;
+
+/**
+ * What the server says once at start about the links it makes: on a loopback address without a
+ * public URL they open only on this machine. Undefined when there is nothing to say.
+ */
+export function linkAddressNote(host: string, publicUrl: string | undefined): string | undefined {
+  if (publicUrl) return `links made here (shares, sign-in, previews) use ${publicUrl}`;
+  if (!LOOPBACK.test(host)) return undefined;
+  return (
+    `note: links made here (share links, sign-in links) start with http://${host.includes(":") ? `[${host}]` : host}:… and open only on this machine; ` +
+    "to share with others, run behind an address they reach and pass it: npm start -- --public-url https://… (or PISYNC_PUBLIC_URL); see docs/sharing.md"
+  );
+}
+
+/**
+ * A public URL as given (`--public-url`, `PISYNC_PUBLIC_URL`): an http(s) origin, with no path,
+ * query or credentials; returned as its origin. @throws Error saying what is wrong
+ */
+export function publicUrlOf(given: string): string {
+  let url: URL;
+  try {
+    url = new URL(given);
+  } catch {
+    throw new Error(`the public URL ${JSON.stringify(given)} is not a URL: e.g. https://pisync.example.com`);
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    throw new Error(`the public URL must start with https:// (or http://), not ${url.protocol}`);
+  }
+  if ((url.pathname !== "/" && url.pathname !== "") || url.search || url.hash || url.username || url.password) {
+    throw new Error(`the public URL is an origin only (scheme, host, port), e.g. ${url.origin}`);
+  }
+  return url.origin;
 }
 
 /**
@@ -224,6 +266,7 @@ export async function startNodeServer(options: NodeServerOptions) {
       limits: options.rateLimits ?? DEFAULT_RATE_LIMITS,
       clientIp: (c) => getConnInfo(c).remote.address ?? "unknown",
     },
+    publicUrl: options.publicUrl,
   });
   const { token, created } = await ensureLocalToken(options.dataDir, new Tokens(stores.meta));
   let server: ReturnType<typeof serve>;
@@ -250,6 +293,8 @@ export async function startNodeServer(options: NodeServerOptions) {
   const port = typeof address === "object" && address ? address.port : options.port;
   const url = `http://${options.host}:${port}`;
   log(`pisync listening on ${url} (${open.where})`);
+  const note = linkAddressNote(options.host, options.publicUrl);
+  if (note) log(note);
   // The token is printed once, when it is made: later starts say where it is (logs keep no copy).
   if (created) {
     log(`first start: created user "${LOCAL_USER}"; its token (also in ${localTokenPath(options.dataDir)}):`);

@@ -24,3 +24,14 @@ export async function parseJson<T extends z.ZodMiniType>(schema: T, c: Context):
     throw new BadRequest(`bad body: ${z.prettifyError(result.error).replaceAll("\n", "; ")}`, "bad_body");
   return result.data;
 }
+
+/** A form body, checked (a precise 400 for what is wrong). @throws BadRequest `bad_request` */
+export async function parseForm<T extends z.ZodMiniType>(schema: T, c: Context): Promise<z.infer<T>> {
+  const body = await c.req.parseBody();
+  const parsed = schema.safeParse(Object.fromEntries(Object.entries(body).filter(([, v]) => typeof v === "string")));
+  if (!parsed.success) {
+    const field = String(parsed.error.issues[0]?.path[0] ?? "form");
+    throw new BadRequest(`the form's ${field} is missing or not valid`, "bad_request");
+  }
+  return parsed.data;
+}

@@ -75,12 +75,67 @@ describe.each(STORE_NAMES)("insights (%s)", (storeName) => {
     const since = (await (await laptop.get("/v1/insights?since=2w")).json()) as InsightsReport;
     expect([since.from, since.to]).toEqual(["2026-04-17", "2026-04-30"]);
     expect(since.totals.cost).toBe(0);
-    for (const bad of ["since=3x", "from=2026-04-10&to=2026-04-01", "from=2020-01-01", "from=yesterday"]) {
+    for (const bad of ["since=3x", "from=2026-04-10&to=2026-04-01", "from=yesterday"]) {
       const res = await laptop.get(`/v1/insights?${bad}`);
       expect(res.status, bad).toBe(400);
       expect(((await res.json()) as { code: string }).code, bad).toMatch(/^bad_/);
     }
     expect((await app.request("/v1/insights")).status).toBe(401);
+  });
+
+  it("/v1/insights takes any range: all time and long ones start at the first day with usage", async () => {
+    const all = (await (await laptop.get("/v1/insights?since=all")).json()) as InsightsReport;
+    expect([all.from, all.to]).toEqual(["2026-04-02", "2026-04-30"]);
+    expect(all.totals).toMatchObject({ cost: 2, sessions: 2 });
+    expect(all.byDay).toHaveLength(29);
+    const long = (await (await laptop.get("/v1/insights?from=2020-01-01")).json()) as InsightsReport;
+    expect([long.from, long.to, long.totals.cost]).toEqual(["2026-04-02", "2026-04-30", 2]);
+    const future = (await (await laptop.get("/v1/insights?from=2026-04-01&to=2099-12-31")).json()) as InsightsReport;
+    expect([future.from, future.to]).toEqual(["2026-04-02", "2026-04-03"]);
+    // Another user's days are not this user's first day.
+    const bobs = (await (await bob.get("/v1/insights?since=all")).json()) as InsightsReport;
+    expect([bobs.from, bobs.totals.cost]).toEqual(["2026-04-03", 9]);
+  });
+
+  it("/insights offers all time, and answers a refused range with a page, not JSON", async () => {
+    const page = await (await laptop.get("/insights?since=all", { Accept: "text/html" })).text();
+    expect(page).toMatch(/<a href="\/insights\?since=all&amp;per=week" aria-current="true">all time<\/a>/);
+    expect(page).toContain('value="2026-04-02"');
+    const refused = await laptop.get("/insights?from=2026-04-10&to=2026-04-01", { Accept: "text/html" });
+    expect(refused.status).toBe(400);
+    expect(refused.headers.get("Content-Type")).toMatch(/^text\/html/);
+    expect(refused.headers.get("Content-Security-Policy")).toContain("default-src");
+    const text = await refused.text();
+    expect(text).toContain("from must not be after to");
+    expect(text).toContain('<form method="get" action="/insights"');
+    expect(text).toContain('value="2026-04-10"');
+    const malformed = await laptop.get("/insights?since=%3Cscript%3E", { Accept: "text/html" });
+    expect(malformed.status).toBe(400);
+    expect(await malformed.text()).not.toContain("<script>");
+    const csv = await laptop.get("/insights.csv?from=2026-04-10&to=2026-04-01", { Accept: "text/html" });
+    expect([csv.status, csv.headers.get("Content-Type")?.startsWith("text/html")]).toEqual([400, true]);
+    const csvApi = await laptop.get("/insights.csv?from=2026-04-10&to=2026-04-01");
+    expect(((await csvApi.json()) as { code: string }).code).toBe("bad_request");
+  });
+
+  it("/insights charts name their axes and print their values", async () => {
+    const page = await (await laptop.get(`/insights?${range}`, { Accept: "text/html" })).text();
+    const chart = /<svg class="chart" id="model"[\s\S]*?<\/svg>/.exec(page)?.[0] ?? "";
+    expect(chart).toContain(">Cost (USD)</text>");
+    expect(chart).toContain(">Model</text>");
+    // Ticks at 0 and the highest value, and each bar's value above it.
+    expect(chart).toMatch(/class="tick-label"[^>]*>\$0\.0000</);
+    expect(chart).toMatch(/class="tick-label"[^>]*>\$1\.50</);
+    expect(chart.match(/class="value"/g)).toHaveLength(2);
+    expect(chart).toContain("&lt;script&gt;");
+    const time = /<svg class="chart" id="time"[\s\S]*?<\/svg>/.exec(page)?.[0] ?? "";
+    expect(time).toContain(">Day (UTC)</text>");
+    // Thirty days: the first, middle and last are named under the axis; the highest value is printed.
+    expect(time.match(/class="x-label"/g)).toHaveLength(3);
+    expect(time).toContain(">2026-04-01</text>");
+    expect(time.match(/class="value"/g)).toHaveLength(1);
+    const tools = /<svg class="chart" id="tools"[\s\S]*?<\/svg>/.exec(page)?.[0] ?? "";
+    expect(tools === "" || tools.includes(">Calls</text>")).toBe(true);
   });
 
   it("/insights draws accessible charts with their numbers beside them, names escaped", async () => {

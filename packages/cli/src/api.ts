@@ -229,6 +229,15 @@ export class Api {
     return JSON.parse(this.expectOk(r).body.toString("utf8")) as T;
   }
 
+  /** PATCH with a JSON body; the JSON answer. */
+  async patchJson<T>(path: string, body: unknown): Promise<T> {
+    const r = await this.request("PATCH", path, {
+      headers: { "Content-Type": "application/json" },
+      body: Buffer.from(JSON.stringify(body)),
+    });
+    return JSON.parse(this.expectOk(r).body.toString("utf8")) as T;
+  }
+
   async delete(path: string): Promise<void> {
     this.expectOk(await this.request("DELETE", path));
   }

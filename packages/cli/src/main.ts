@@ -7,6 +7,7 @@ import { ApiError, Transient } from "./api.js";
 import { CliError, EXIT } from "./cli-error.js";
 import { defaultIo, type Io, refusedToken } from "./commands/common.js";
 import { context } from "./commands/context.js";
+import { device } from "./commands/device.js";
 import { generations } from "./commands/generations.js";
 import { insights } from "./commands/insights.js";
 import { login } from "./commands/login.js";
@@ -26,7 +27,9 @@ export const VERSION: string = packageJson.version;
 
 const HELP = `pisync ${VERSION}: back up, move and share pi sessions
 
-  pisync login --endpoint URL --token TOKEN   check and save the server and token
+  pisync login --endpoint URL [--token TOKEN] check and save the server and token (without
+                                              a token: sign this machine in from a browser)
+  pisync device rename NAME                   what this machine is called (status, /devices)
   pisync watch [--root DIR]... [--json]       back up every session as it is written
   pisync push [FILE...]                       back up everything now (resumable)
   pisync status [--all] [--json]              per file: stored vs local, generation, errors
@@ -69,6 +72,7 @@ const COMMANDS: Record<string, (argv: string[], io: Io) => Promise<number>> = {
   unshare,
   service: (argv, io) => service(argv, io),
   mcp,
+  device,
 };
 
 /** The endpoint in effect, for messages (the command already checked there is one). */

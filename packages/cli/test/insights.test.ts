@@ -66,6 +66,8 @@ describe("pisync insights", () => {
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout.trimEnd().split("\n");
     expect(lines[0]).toMatch(/: \$1\.75, 2\.4k tokens, .* 2 turns in 2 sessions$/);
+    // The range it used, in words and days.
+    expect(lines[0]).toMatch(/^last 30 days \(\d{4}-\d{2}-\d{2} to \d{4}-\d{2}-\d{2}, UTC\): /);
     expect(lines[1]).toMatch(/^model\s+cost\s+tokens/);
     expect(lines[2]).toMatch(/^anthropic\/claude-sonnet-4-5\s+\$1\.25/);
     expect(lines[3]).toMatch(/^anthropic\/claude-.*evil\s+\$0\.50/);
@@ -81,6 +83,16 @@ describe("pisync insights", () => {
     const day = m.run(["insights", "--by", "day", "--since", "7d"]);
     expect(day.stdout.trimEnd().split("\n")).toHaveLength(2 + 7);
     expect(day.stdout.trimEnd().split("\n").pop()).toMatch(/\$1\.75/);
+  });
+
+  it("--since all counts from the first day with usage to today, and says so", () => {
+    const today = new Date().toISOString().slice(0, 10);
+    const r = m.run(["insights", "--since", "all"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.split("\n")[0]).toMatch(new RegExp(`^all time \\(${today} to ${today}, UTC\\): \\$1\\.75`));
+    const long = m.run(["insights", "--since", "1000d", "--json"]);
+    expect(long.code, long.stderr).toBe(0);
+    expect(JSON.parse(long.stdout)).toMatchObject({ from: today, to: today, totals: { cost: 1.75 } });
   });
 
   it("--json prints the whole report with control characters escaped", () => {

@@ -75,6 +75,17 @@ export class Forbidden extends messageError("Forbidden", "csrf_rejected") {}
 /** Something that existed and is no more (an expired or revoked share). */
 export class Gone extends messageError("Gone", "gone") {}
 
+/** Too many attempts by one user (guessed codes): try again after `retryAfter` seconds. */
+export class TooMany extends DomainError {
+  override readonly name = "TooMany";
+  constructor(
+    message: string,
+    readonly retryAfter: number,
+  ) {
+    super(message, "rate_limited");
+  }
+}
+
 /** Too much contention right now (an append kept losing the race to others): try again after `retryAfter` seconds. */
 export class Busy extends DomainError {
   override readonly name = "Busy";

@@ -18,9 +18,23 @@ export {
   safeNextPath,
   userAgentLabel,
 } from "./browser-sessions.js";
+export {
+  DEVICE_CODE_SECONDS,
+  DEVICE_POLL_SECONDS,
+  DeviceCodes,
+  formatUserCode,
+  GUESS_LIMIT,
+  GUESS_WINDOW_MS,
+  machineName,
+  normalizeUserCode,
+  type PendingDeviceCode,
+  type StartedDeviceCode,
+} from "./device-codes.js";
 export * from "./errors.js";
 export { contentText, isCutPreview, previewOf } from "./ingest.js";
 export {
+  FIT_AFTER_DAYS,
+  fitRange,
   Insights,
   type InsightsRange,
   type InsightsReport,

@@ -583,6 +583,27 @@ export class ShareReading {
   }
 
   /**
+   * What a live page's header shows, as it is now (a whole share's default branch): its message
+   * and tool-call counts, its last entry's time, the session's tokens and cost. Read from the
+   * index kept per version, so only a session that moved costs a read.
+   */
+  async liveFacts(
+    share: ShareRecord,
+    head: SessionHead,
+  ): Promise<{ messages: number; toolCalls: number; lastAt?: string; tokens: number; cost: number }> {
+    const { index } = await this.index(share, head);
+    const leaf = this.leafOf(share, index);
+    const path = leaf ? pathTo(index, leaf).records : [];
+    const lastAt = path.findLast((r) => r.timestamp)?.timestamp;
+    return {
+      ...countsOf(path),
+      ...(lastAt ? { lastAt } : {}),
+      tokens: head.summary.tokens,
+      cost: head.summary.cost,
+    };
+  }
+
+  /**
    * The JSONL: the whole session, or (pinned) the header and the path's entries: a valid session
    * file. Masked a batch of lines at a time, so what is held does not grow with the session.
    */

@@ -76,6 +76,11 @@ export class Tokens {
     return this.meta.listTokens(userId);
   }
 
+  /** Renames `userId`'s token `id` (cut to 100 characters); false when it has no such token (another user's included). */
+  rename(userId: string, id: string, name: string): Promise<boolean> {
+    return this.meta.renameToken(userId, id, name.slice(0, 100));
+  }
+
   /** Revokes `userId`'s token `id`; false when it has no such token (another user's included). */
   revoke(userId: string, id: string): Promise<boolean> {
     return this.meta.deleteToken(userId, id);

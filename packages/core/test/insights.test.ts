@@ -5,7 +5,7 @@
 import type { ToolRow, UsageRow } from "@pisync/store";
 import { describe, expect, it } from "vitest";
 import { Appender } from "../src/append.js";
-import { Insights, insightsRange, sinceDay } from "../src/insights.js";
+import { fitRange, Insights, insightsRange, sinceDay } from "../src/insights.js";
 import { advanceRollup, MAX_ROLLUP_ROWS, OTHER } from "../src/usage-rollup.js";
 import { memoryStores } from "./memory-stores.js";
 
@@ -157,15 +157,44 @@ describe("insights reports", () => {
     expect(bob.totals).toMatchObject({ tokens: 7, cost: 7, sessions: 1 });
   });
 
-  it("take ranges as days or `since`, and refuse malformed, reversed and over-long ones", () => {
+  it("take ranges as days or `since`, and refuse malformed and reversed ones", () => {
     const now = new Date("2026-03-10T12:00:00.000Z");
     expect(insightsRange({}, now)).toEqual({ from: "2026-02-09", to: "2026-03-10" });
     expect(insightsRange({ since: "7d" }, now)).toEqual({ from: "2026-03-04", to: "2026-03-10" });
     expect(sinceDay("2w", now)).toBe("2026-02-25");
     expect(() => insightsRange({ since: "7x" }, now)).toThrow(/since/);
     expect(() => insightsRange({ from: "2026-03-11", to: "2026-03-10" }, now)).toThrow(/after/);
-    expect(() => insightsRange({ from: "2024-01-01", to: "2026-03-10" }, now)).toThrow(/at most/);
+    // Longer than a year, or all time: marked to be fitted to the days that have usage.
+    expect(insightsRange({ from: "2024-01-01", to: "2026-03-10" }, now)).toEqual({
+      from: "2024-01-01",
+      to: "2026-03-10",
+      fit: true,
+    });
+    expect(insightsRange({ since: "all" }, now)).toEqual({ from: "0001-01-01", to: "2026-03-10", fit: true });
+    expect(insightsRange({ since: "1000d" }, now)).toMatchObject({ from: "2023-06-15", fit: true });
     expect(() => insightsRange({ from: "2026-13-01" }, now)).toThrow(/day/);
+  });
+
+  it("fit a long range to the days with usage, and to ten years at most", () => {
+    const usage = (days: string[]) => ({
+      sessions: [{ sessionId: "s", rows: days.map((d) => [d, "p/m", "", 1, 0, 0, 0, 0, 0, 1]), tools: [] }],
+      uncounted: 0,
+    });
+    const all = { from: "0001-01-01", to: "2026-03-10", fit: true };
+    expect(fitRange(all, usage(["2025-12-01", "2026-01-05"]) as never)).toEqual({
+      from: "2025-12-01",
+      to: "2026-03-10",
+    });
+    expect(fitRange(all, usage([]) as never)).toEqual({ from: "2026-03-10", to: "2026-03-10" });
+    // A hostile timestamp a thousand years back does not make a thousand years of days.
+    expect(fitRange(all, usage(["1026-01-01", "2026-01-05"]) as never)).toEqual({
+      from: "2016-03-03",
+      to: "2026-03-10",
+    });
+    expect(fitRange({ ...all, to: "9999-12-31" }, usage(["2025-12-01", "2026-01-05"]) as never)).toEqual({
+      from: "2025-12-01",
+      to: "2026-01-05",
+    });
   });
 });
 

@@ -10,6 +10,8 @@ import {
   type CardPageRequest,
   type Commit,
   cardOf,
+  type DeviceCodeRecord,
+  type DeviceCodeStatus,
   decodeListCursor,
   encodeListCursor,
   type GenerationState,
@@ -88,6 +90,7 @@ export class MemoryMetaStore implements MetaStore {
   private readonly tokens = new Map<string, TokenRecord>();
   private readonly shares = new Map<string, ShareRecord>();
   private readonly loginLinks = new Map<string, LoginLinkRecord>();
+  private readonly deviceCodes = new Map<string, DeviceCodeRecord>();
   private readonly browserSessions = new Map<string, BrowserSessionRecord>();
   commits = 0;
   /** Last-use writes (tokens and browser sessions), to hold them to one a minute. */
@@ -212,6 +215,12 @@ export class MemoryMetaStore implements MetaStore {
     return Boolean(token);
   }
 
+  async renameToken(userId: string, id: string, name: string): Promise<boolean> {
+    const token = [...this.tokens.values()].find((t) => t.userId === userId && t.id === id);
+    if (token) token.name = name;
+    return Boolean(token);
+  }
+
   async touchToken(hash: string, lastUsedAt: string): Promise<void> {
     this.touches++;
     const token = this.tokens.get(hash);
@@ -226,6 +235,31 @@ export class MemoryMetaStore implements MetaStore {
     const link = this.loginLinks.get(hash);
     this.loginLinks.delete(hash);
     return link && copy(link);
+  }
+
+  async putDeviceCode(record: DeviceCodeRecord): Promise<boolean> {
+    const stored = this.deviceCodes.get(record.userCode);
+    if (stored && Date.parse(stored.expiresAt) > Date.parse(record.createdAt)) return false;
+    this.deviceCodes.set(record.userCode, copy(record));
+    return true;
+  }
+
+  async getDeviceCode(userCode: string): Promise<DeviceCodeRecord | undefined> {
+    const stored = this.deviceCodes.get(userCode);
+    return stored && copy(stored);
+  }
+
+  async updateDeviceCode(record: DeviceCodeRecord, expected: DeviceCodeStatus): Promise<boolean> {
+    if (this.deviceCodes.get(record.userCode)?.status !== expected) return false;
+    this.deviceCodes.set(record.userCode, copy(record));
+    return true;
+  }
+
+  async consumeDeviceCode(userCode: string, expected: DeviceCodeStatus): Promise<DeviceCodeRecord | undefined> {
+    const stored = this.deviceCodes.get(userCode);
+    if (stored?.status !== expected) return undefined;
+    this.deviceCodes.delete(userCode);
+    return stored;
   }
 
   async putBrowserSession(session: BrowserSessionRecord): Promise<void> {

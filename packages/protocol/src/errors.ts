@@ -32,6 +32,11 @@ export const ERROR_CODES = {
   csrf_rejected:
     "a change made from a browser session came from another origin or without its CSRF token (csrf form field or X-CSRF-Token header)",
   invalid_next: "a sign-in link's next is not a path of this server (it starts with one /, no scheme, no //)",
+  authorization_pending:
+    "a device code is waiting for its person to approve it on /device: poll again after the interval (carries interval)",
+  slow_down: "a device code was polled sooner than its interval: the interval grew by 5 s (carries interval)",
+  access_denied: "the person denied the device code's sign-in on /device",
+  expired_token: "the device code expired (15 minutes), was already used, or is unknown: start again",
   not_found: "nothing there: missing, or another user's (the two look the same)",
   route_not_found: "no route answers this method and path",
   offset_conflict: "Upload-Offset is not where the committed bytes end (carries offset and generation)",
@@ -81,6 +86,7 @@ export const ErrorBody = lazySchema(() =>
     generation: z.optional(z.number()),
     maxSeconds: z.optional(z.number()),
     maxBytes: z.optional(z.number()),
+    interval: z.optional(z.number()),
   }),
 );
 export type ErrorBody = z.infer<typeof ErrorBody>;

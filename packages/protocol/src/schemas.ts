@@ -249,10 +249,36 @@ export const TokenList = lazySchema(() =>
 /** `POST /v1/tokens`: the token itself is shown this once. */
 export const CreatedToken = lazySchema(() => z.looseObject({ id: z.string(), name: z.string(), token: z.string() }));
 
+/** `PATCH /v1/tokens/:id`: the token's id and new name. */
+export const RenamedToken = lazySchema(() => z.looseObject({ id: z.string(), name: z.string() }));
+
 /** `POST /v1/login-links`: where the browser goes once signed in (a path of this server; default `/`). */
 export const CreateLoginLink = lazySchema(() => z.object({ next: z.optional(z.string().check(z.maxLength(2048))) }));
 /** A one-time sign-in link: open `url` in a browser before `expiresAt` (60 s), once. */
 export const LoginLink = lazySchema(() => z.looseObject({ url: z.string(), expiresAt: z.string() }));
+/** `POST /v1/device/code`: the machine's host name, which the token will be called. */
+export const StartDeviceCode = lazySchema(() => z.object({ name: z.optional(z.string().check(z.maxLength(255))) }));
+/**
+ * A device-code sign-in started (RFC 8628 §3.2): show `user_code` and `verification_uri`, then
+ * poll `POST /v1/device/token` with `device_code` every `interval` seconds until `expires_in`.
+ */
+export const DeviceCode = lazySchema(() =>
+  z.looseObject({
+    device_code: z.string(),
+    user_code: z.string(),
+    verification_uri: z.string(),
+    verification_uri_complete: z.string(),
+    expires_in: z.number(),
+    interval: z.number(),
+  }),
+);
+/** `POST /v1/device/token`: one poll. */
+export const PollDeviceCode = lazySchema(() =>
+  z.object({ device_code: z.string().check(z.minLength(1), z.maxLength(200)) }),
+);
+/** An approved device code's token, shown this once, with the token's public id and name. */
+export const DeviceToken = lazySchema(() => z.looseObject({ token: z.string(), id: z.string(), name: z.string() }));
+
 /** The form of a library page's POST: its CSRF token (or the `X-CSRF-Token` header instead). */
 export const CsrfForm = lazySchema(() => z.object({ csrf: z.optional(z.string()) }));
 
@@ -281,13 +307,15 @@ export const SearchPage = lazySchema(() =>
 const DAY_TEXT = lazySchema(() => z.string().check(z.regex(/^\d{4}-\d{2}-\d{2}$/)));
 /**
  * `GET /v1/insights?since=&from=&to=` (and the library's `/insights`): days `YYYY-MM-DD` (UTC,
- * inclusive), or `since` as `30d`, `12w` or a day; default the last 30 days; at most 366 days.
+ * inclusive), or `since` as `all`, `30d`, `12w` or a day; default the last 30 days. A range over a
+ * year is fitted to the days that have usage (and to ten years at most): the report's `from` and
+ * `to` say what it covers.
  */
 export const InsightsQuery = lazySchema(() =>
   z.object({
     from: z.optional(DAY_TEXT),
     to: z.optional(DAY_TEXT),
-    since: z.optional(z.string().check(z.regex(/^(\d{1,3}[dw]|\d{4}-\d{2}-\d{2})$/))),
+    since: z.optional(z.string().check(z.regex(/^(all|\d{1,4}[dw]|\d{4}-\d{2}-\d{2})$/))),
   }),
 );
 

@@ -167,6 +167,32 @@ export interface LoginLinkRecord {
   expiresAt: string;
 }
 
+/** Where a device-code sign-in stands: waiting for its person, or decided by them. */
+export type DeviceCodeStatus = "pending" | "approved" | "denied";
+
+/**
+ * A machine waiting to be signed in from a browser (RFC 8628's device authorization): the
+ * person types `userCode` on the library's page; the machine polls with its device code, of
+ * which only the SHA-256 is kept. No token exists until the approved code is consumed.
+ */
+export interface DeviceCodeRecord {
+  /** The code a person types, without its dash (8 letters): the record's key. */
+  userCode: string;
+  /** SHA-256 of the device code (the polling machine's secret), hex. */
+  deviceHash: string;
+  /** What the token will be called: the machine's host name. */
+  name: string;
+  createdAt: string;
+  /** After this instant the code signs nothing in (the store may drop it any time after). */
+  expiresAt: string;
+  /** Seconds a poll waits after the previous one (raised by each poll that came too soon). */
+  interval: number;
+  lastPolledAt?: string;
+  status: DeviceCodeStatus;
+  /** Who approved or denied it. */
+  userId?: string;
+}
+
 /** A signed-in browser: the cookie's secret is never stored, only its hash. */
 export interface BrowserSessionRecord {
   /** SHA-256 of the cookie's secret, hex. */
@@ -345,6 +371,8 @@ export interface MetaStore {
   ): Promise<{ tokens: TokenRecord[]; cursor?: string }>;
   /** @returns whether a token with that id existed for that user. */
   deleteToken(userId: string, id: string): Promise<boolean>;
+  /** Renames a user's token `id`; @returns whether that user had it (another user's is left alone). */
+  renameToken(userId: string, id: string, name: string): Promise<boolean>;
   /** Records a token's last use; a token deleted meanwhile stays deleted (nothing is written). */
   touchToken(hash: string, lastUsedAt: string): Promise<void>;
 
@@ -356,6 +384,24 @@ export interface MetaStore {
    * caller checks `expiresAt`), the others `undefined`.
    */
   consumeLoginLink(hash: string): Promise<LoginLinkRecord | undefined>;
+
+  /**
+   * Stores a new device code; false (nothing written) when a code with that `userCode` exists
+   * and has not expired.
+   */
+  putDeviceCode(record: DeviceCodeRecord): Promise<boolean>;
+  /** The device code with this `userCode` (expired or not: the caller checks); `undefined` when none is. */
+  getDeviceCode(userCode: string): Promise<DeviceCodeRecord | undefined>;
+  /**
+   * Replaces the device code `record.userCode` with `record` if it exists and its stored status
+   * is `expected`, in one atomic step; @returns whether it did.
+   */
+  updateDeviceCode(record: DeviceCodeRecord, expected: DeviceCodeStatus): Promise<boolean>;
+  /**
+   * Removes the device code `userCode` if its stored status is `expected` and returns it, in one
+   * atomic step: of any number of concurrent calls exactly one gets the record.
+   */
+  consumeDeviceCode(userCode: string, expected: DeviceCodeStatus): Promise<DeviceCodeRecord | undefined>;
 
   /** Stores a browser session's record (its hash, never the cookie's secret). */
   putBrowserSession(session: BrowserSessionRecord): Promise<void>;

@@ -403,6 +403,63 @@ export function describeStoreContract(
         expect(await stores.meta.consumeLoginLink(randomUUID())).toBeUndefined();
       });
 
+      it("renames a token for its owner only, keeping its last use", async () => {
+        const [a, b] = [user(), user()];
+        const token = { hash: randomUUID(), userId: a, id: "r1", name: "old", createdAt: "2026-01-01T00:00:00.000Z" };
+        await stores.meta.putToken(token);
+        await stores.meta.touchToken(token.hash, "2026-01-02T00:00:00.000Z");
+        expect(await stores.meta.renameToken(b, "r1", "stolen")).toBe(false);
+        expect(await stores.meta.renameToken(a, "nope", "x")).toBe(false);
+        expect(await stores.meta.renameToken(a, "r1", "laptop")).toBe(true);
+        expect(await stores.meta.findToken(token.hash)).toEqual({
+          ...token,
+          name: "laptop",
+          lastUsedAt: "2026-01-02T00:00:00.000Z",
+        });
+      });
+
+      it("keeps a device code by its user code: one live code per user code, swapped and consumed atomically", async () => {
+        const userCode = randomUUID().replaceAll("-", "").slice(0, 8).toUpperCase();
+        const code = {
+          userCode,
+          deviceHash: randomUUID(),
+          name: "laptop",
+          createdAt: "2026-01-01T00:00:00.000Z",
+          expiresAt: "2026-01-01T00:15:00.000Z",
+          interval: 5,
+          status: "pending" as const,
+        };
+        expect(await stores.meta.putDeviceCode(code)).toBe(true);
+        // A live code keeps its user code; an expired one gives it away.
+        expect(await stores.meta.putDeviceCode({ ...code, deviceHash: "other" })).toBe(false);
+        expect(await stores.meta.getDeviceCode(userCode)).toEqual(code);
+        expect(await stores.meta.getDeviceCode("ZZZZZZZZ")).toBeUndefined();
+        const polled = { ...code, lastPolledAt: "2026-01-01T00:00:05.000Z" };
+        expect(await stores.meta.updateDeviceCode(polled, "approved")).toBe(false);
+        expect(await stores.meta.updateDeviceCode(polled, "pending")).toBe(true);
+        const approved = { ...polled, status: "approved" as const, userId: user() };
+        expect(await stores.meta.updateDeviceCode(approved, "pending")).toBe(true);
+        // A poll that read it pending before the approval does not undo it.
+        expect(await stores.meta.updateDeviceCode({ ...polled, interval: 10 }, "pending")).toBe(false);
+        expect(await stores.meta.consumeDeviceCode(userCode, "pending")).toBeUndefined();
+        const results = await Promise.all(
+          Array.from({ length: 8 }, () => stores.meta.consumeDeviceCode(userCode, "approved")),
+        );
+        expect(results.filter(Boolean)).toEqual([approved]);
+        expect(await stores.meta.getDeviceCode(userCode)).toBeUndefined();
+        expect(await stores.meta.updateDeviceCode(approved, "approved")).toBe(false);
+        const later = { ...code, createdAt: "2026-01-01T00:20:00.000Z", expiresAt: "2026-01-01T00:35:00.000Z" };
+        expect(await stores.meta.putDeviceCode(later)).toBe(true);
+        const again = {
+          ...later,
+          deviceHash: "again",
+          createdAt: "2026-01-01T00:40:00.000Z",
+          expiresAt: "2026-01-01T00:55:00.000Z",
+        };
+        expect(await stores.meta.putDeviceCode(again)).toBe(true);
+        expect(await stores.meta.getDeviceCode(userCode)).toEqual(again);
+      });
+
       it("keeps browser sessions by hash, lists them per user, touches and revokes them for their owner only", async () => {
         const [a, b] = [user(), user()];
         const session = (id: string, userId: string, createdAt: string) => ({

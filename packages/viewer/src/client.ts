@@ -13,7 +13,8 @@ export const APP_JS = `
   const base = body.dataset.base;
   if (!base) return;
   body.classList.add("js");
-  const leaf = body.dataset.leaf || "";
+  // The branch shown: a live page's moves to the tip of what arrives.
+  let leaf = body.dataset.leaf || "";
   const main = document.getElementById("entries");
   const WINDOW = 150;
 
@@ -134,13 +135,17 @@ export const APP_JS = `
   window.addEventListener("beforeprint", () => { for (const d of document.querySelectorAll("main details")) d.open = true; });
 
   // The tree navigator: a virtual list over the compact tree.
+  // What the tree drawn last keeps across a rebuild (a live page's): its search, filter and scroll.
+  let treeKept = null;
+  let redraw = null;
+  window.addEventListener("resize", () => { if (redraw) redraw(); });
   const treeRoot = document.getElementById("tree");
   if (treeRoot) buildTree(treeRoot).catch(() => { treeRoot.textContent = "The tree could not be loaded."; });
 
-  async function buildTree(root) {
+  async function buildTree(root, again) {
     // The same request as the page's preload (it is already on its way): one tree per version of
-    // the session, whatever the branch shown; the shown leaf is found here.
-    const r = await fetch(base + "/tree");
+    // the session, whatever the branch shown; the shown leaf is found here. A rebuild asks afresh.
+    const r = await fetch(base + "/tree", again ? { cache: "no-store" } : {});
     if (!r.ok) throw new Error("tree");
     const tree = await r.json();
     body.dataset.treeLoaded = String(Math.round(performance.now()));
@@ -180,6 +185,8 @@ export const APP_JS = `
     const searchable = () => lower || (lower = tree.previews.map((p, i) => (p + " " + (tree.labels[i] || "") + " " + (deviceOf.get(i) || "")).toLowerCase()));
     const ROLE = { u: "user", a: "assistant", t: "tool", b: "bash", s: "system", c: "summary", m: "custom", l: "label", i: "name", e: "edit", o: "entry" };
 
+    // Read before the old tree goes (a removed list scrolls nowhere).
+    const kept = again && treeKept ? { q: treeKept.q, filter: treeKept.filter, scrollTop: treeKept.scrollTop } : null;
     root.innerHTML = "";
     const controls = document.createElement("div");
     controls.className = "tree-controls";
@@ -192,7 +199,8 @@ export const APP_JS = `
     const filters = document.createElement("div");
     filters.className = "tree-filters";
     const FILTERS = [["default", "Default"], ["no-tools", "No-tools"], ["user", "User"], ["labeled", "Labeled"], ["all", "All"]];
-    let filter = "default";
+    let filter = kept ? kept.filter : "default";
+    if (kept) search.value = kept.q;
     for (const [value, text] of FILTERS) {
       const b = document.createElement("button");
       b.type = "button";
@@ -329,7 +337,8 @@ export const APP_JS = `
       viewport.appendChild(frag);
     }
     viewport.addEventListener("scroll", draw, { passive: true });
-    window.addEventListener("resize", () => { drawn = ""; draw(); });
+    redraw = () => { drawn = ""; draw(); };
+    treeKept = { get q() { return search.value; }, get filter() { return filter; }, get scrollTop() { return viewport.scrollTop; } };
     let pending = 0;
     search.addEventListener("input", () => { clearTimeout(pending); pending = setTimeout(refresh, 120); });
     // Enter opens the first match.
@@ -338,11 +347,13 @@ export const APP_JS = `
     });
     refresh();
     const at = rows.indexOf(tree.leaf);
-    if (at >= 0) { viewport.scrollTop = Math.max(0, at * ROW - viewport.clientHeight / 2); draw(); }
-    // On a phone the tree folds away until asked for.
+    if (kept) { viewport.scrollTop = kept.scrollTop; draw(); }
+    else if (at >= 0) { viewport.scrollTop = Math.max(0, at * ROW - viewport.clientHeight / 2); draw(); }
+    // On a phone the tree folds away until asked for (once: a rebuild leaves it as the reader set it).
     const fold = root.closest("details");
-    if (fold && window.matchMedia("(max-width: 60rem)").matches) fold.open = false;
+    if (!again && fold && window.matchMedia("(max-width: 60rem)").matches) fold.open = false;
     body.dataset.treeReady = String(Math.round(performance.now()));
+    body.dataset.treeEntries = String(n);
   }
 
   // Live updates: a live page polls its state with an ETag and appends the entries that arrived.
@@ -353,16 +364,35 @@ export const APP_JS = `
     const entries = document.querySelectorAll("#entries .entry");
     return entries.length ? entries[entries.length - 1].dataset.id : "";
   };
+  // The header's counts, as the server counts them now (numbers only: written as text).
+  const plural = (n, one, many) => n.toLocaleString("en-US") + " " + (n === 1 ? one : many);
+  function updateFacts(f) {
+    if (!f || typeof f.messages !== "number") return;
+    const set = (name, text) => { const el = document.querySelector('[data-fact="' + name + '"]'); if (el) el.textContent = text; };
+    set("messages", plural(f.messages, "message", "messages"));
+    set("tool-calls", plural(f.toolCalls, "tool call", "tool calls"));
+    set("totals", f.tokens.toLocaleString("en-US") + " tokens · $" + f.cost.toFixed(f.cost < 1 ? 4 : 2));
+    const last = document.querySelector('[data-fact="last"] time');
+    if (last && typeof f.lastAt === "string") {
+      last.setAttribute("datetime", f.lastAt);
+      last.textContent = f.lastAt.length >= 16 && f.lastAt[10] === "T" ? f.lastAt.slice(0, 16).replace("T", " ") + " UTC" : f.lastAt.slice(0, 40);
+      localTimes(last.parentNode);
+    }
+  }
   async function poll() {
     try {
       const r = await fetch(base + "/state", { headers: etag ? { "If-None-Match": etag } : {}, cache: "no-store" });
       if (r.status === 200) {
         const fresh = r.headers.get("ETag");
+        const state = await r.json().catch(() => null);
         if (etag !== null && fresh !== etag) {
           const f = await fetch(base + "/entries?after=" + encodeURIComponent(lastId()), { cache: "no-store" });
           if (f.ok) {
             const doc = new DOMParser().parseFromString(await f.text(), "text/html");
             for (const node of Array.from(doc.body.children)) { const n = document.adoptNode(node); main.appendChild(n); localTimes(n); }
+            updateFacts(state && state.facts);
+            if (state && typeof state.leafId === "string") { leaf = state.leafId; body.dataset.leaf = leaf; }
+            if (treeRoot) await buildTree(treeRoot, true).catch(() => {});
             liveStatus.textContent = "updated " + new Date().toLocaleTimeString();
           }
         }

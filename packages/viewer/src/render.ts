@@ -350,10 +350,10 @@ function renderFacts(view: SessionPageView): string {
     f.models.length ? `<span>${f.models.map((m) => escapeHtml(m)).join(", ")}</span>` : "",
     f.thinkingLevel && f.thinkingLevel !== "off" ? `<span>thinking ${escapeHtml(f.thinkingLevel)}</span>` : "",
     f.firstAt ? `<span>first entry ${when(f.firstAt)}</span>` : "",
-    f.lastAt ? `<span>last entry ${when(f.lastAt)}</span>` : "",
-    `<span>${plural(f.messages, "message")}</span>`,
-    `<span>${plural(f.toolCalls, "tool call")}</span>`,
-    `<span title="tokens and cost of ${escapeHtml(f.totalsOf)}">${grouped(f.tokens)} tokens · ${money(f.cost)} <span class="muted">(${escapeHtml(f.totalsOf)})</span></span>`,
+    f.lastAt ? `<span data-fact="last">last entry ${when(f.lastAt)}</span>` : "",
+    `<span data-fact="messages">${plural(f.messages, "message")}</span>`,
+    `<span data-fact="tool-calls">${plural(f.toolCalls, "tool call")}</span>`,
+    `<span title="tokens and cost of ${escapeHtml(f.totalsOf)}"><span data-fact="totals">${grouped(f.tokens)} tokens · ${money(f.cost)}</span> <span class="muted">(${escapeHtml(f.totalsOf)})</span></span>`,
   ].filter(Boolean);
   return `<p class="facts">${facts.join(" · ")}</p>`;
 }

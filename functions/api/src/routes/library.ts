@@ -25,11 +25,11 @@ import { type Context, Hono } from "hono";
 import { compress } from "hono/compress";
 import * as z from "zod/mini";
 import type { Services } from "../app.js";
-import { LIBRARY_SECURITY_HEADERS } from "../html.js";
+import { LIBRARY_SECURITY_HEADERS, wantsHtml } from "../html.js";
 import { type LibraryEnv, publicOrigin, signedIn } from "../library-auth.js";
 import { libraryPages } from "../library-pages.js";
 import { started, textStream } from "../stream.js";
-import { parseQuery } from "../validate.js";
+import { parseForm, parseQuery } from "../validate.js";
 import { viewerLoaded } from "../viewer.js";
 import { rawResponse } from "./raw.js";
 import type { SearchDeps } from "./search.js";
@@ -77,17 +77,6 @@ const CreateForm = z.object({
   mask: z.optional(z.string()),
 });
 const DeleteForm = z.object({ confirm: z.optional(z.string().check(z.maxLength(300))) });
-
-/** A form body, checked (a precise 400 for what is wrong). */
-async function parseForm<T extends z.ZodMiniType>(schema: T, c: Context): Promise<z.infer<T>> {
-  const body = await c.req.parseBody();
-  const parsed = schema.safeParse(Object.fromEntries(Object.entries(body).filter(([, v]) => typeof v === "string")));
-  if (!parsed.success) {
-    const field = String(parsed.error.issues[0]?.path[0] ?? "form");
-    throw new BadRequest(`the form's ${field} is missing or not valid`, "bad_request");
-  }
-  return parsed.data;
-}
 
 /** The filter of the address (empty values are no filter). */
 function filterOf(q: z.infer<typeof ListQuery>): LibraryFilter {
@@ -164,17 +153,52 @@ export function libraryRoutes(services: Services, deps: LibraryDeps) {
     to: z.optional(z.string().check(z.maxLength(10))),
     per: z.optional(z.enum(["day", "week"])),
   });
-  const report = (c: Context<LibraryEnv>) => {
-    const q = parseQuery(InsightsPageQuery, c);
-    const range = insightsRange({ from: q.from || undefined, to: q.to || undefined, since: q.since }, services.clock());
-    return { per: q.per, report: services.insights.report(c.get("userId"), range) };
+  /** The asked range, or the page that refuses it (a browser gets a page, never raw JSON). */
+  const report = async (c: Context<LibraryEnv>) => {
+    const raw = { from: c.req.query("from"), to: c.req.query("to"), per: c.req.query("per") };
+    try {
+      const q = parseQuery(InsightsPageQuery, c);
+      const range = insightsRange(
+        { from: q.from || undefined, to: q.to || undefined, since: q.since },
+        services.clock(),
+      );
+      const made = await services.insights.report(c.get("userId"), range);
+      // A long span reads better by week.
+      const span = (Date.parse(made.to) - Date.parse(made.from)) / 86_400_000 + 1;
+      return { made, per: q.per ?? (span > 120 ? "week" : "day"), since: q.since };
+    } catch (error) {
+      if (!(error instanceof BadRequest)) throw error;
+      const per = raw.per === "week" ? "week" : "day";
+      const problem = `That range was not shown: ${error.message}.`;
+      for (const [name, value] of Object.entries(LIBRARY_SECURITY_HEADERS)) c.header(name, value);
+      return {
+        refused: c.html(
+          (await libraryPages()).renderInsightsRefused(chrome(c), {
+            from: raw.from?.slice(0, 10),
+            to: raw.to?.slice(0, 10),
+            per,
+            problem,
+          }),
+          400,
+        ),
+        error,
+      };
+    }
   };
   app.get("/insights", compress(), async (c) => {
-    const { per, report: made } = report(c);
-    return c.html((await libraryPages()).renderInsightsPage(chrome(c), { report: await made, per: per ?? "day" }));
+    const asked = await report(c);
+    if ("refused" in asked) return asked.refused;
+    return c.html(
+      (await libraryPages()).renderInsightsPage(chrome(c), { report: asked.made, per: asked.per, since: asked.since }),
+    );
   });
   app.get("/insights.csv", async (c) => {
-    const made = await report(c).report;
+    const asked = await report(c);
+    if ("refused" in asked) {
+      if (wantsHtml(c)) return asked.refused;
+      throw asked.error;
+    }
+    const made = asked.made;
     return c.body((await libraryPages()).insightsCsv(made), 200, {
       "Content-Type": "text/csv; charset=utf-8",
       "Content-Disposition": `attachment; filename="pisync-insights-${made.from}-to-${made.to}.csv"`,
@@ -224,7 +248,8 @@ export function libraryRoutes(services: Services, deps: LibraryDeps) {
     const etag = `"${state.generation}-${state.bytes}"`;
     c.header("ETag", etag);
     if (c.req.header("If-None-Match") === etag) return c.body(null, 304);
-    return c.json(state);
+    // A live page updates its header with these (only when the session moved: a 304 reads nothing).
+    return c.json(share.leafId === undefined ? { ...state, facts: await reading.liveFacts(share, head) } : state);
   });
   app.get("/sessions/:id/context", async (c) => {
     const { share, head } = await session(c);

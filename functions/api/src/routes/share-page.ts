@@ -13,6 +13,7 @@ import { compress } from "hono/compress";
 import type { Services } from "../app.js";
 import { SECURITY_HEADERS, wantsHtml } from "../html.js";
 import { KeptBodies } from "../kept-bodies.js";
+import { publicOrigin } from "../library-auth.js";
 import { markdownResponse, wantsMarkdown } from "../markdown.js";
 import { type PreviewCard, previewCard } from "../preview/card.js";
 import { Gate } from "../preview/gate.js";
@@ -66,7 +67,7 @@ export function sharePageRoutes(services: Services, shares: Shares) {
   const trees = new KeptBodies(8, 64 * 1024 * 1024);
 
   /** The public origin links are made absolute with (unfurlers need absolute URLs). */
-  const origin = (c: Parameters<typeof parseQuery>[1]) => services.publicUrl ?? new URL(c.req.url).origin;
+  const origin = (c: Parameters<typeof parseQuery>[1]) => publicOrigin(c, services.publicUrl);
   /** `?leaf=` for links to one branch of a whole share. */
   const leafQuery = (leaf: string | undefined) => (leaf === undefined ? "" : `?leaf=${encodeURIComponent(leaf)}`);
 
@@ -196,7 +197,8 @@ export function sharePageRoutes(services: Services, shares: Shares) {
     const etag = `"${state.generation}-${share.leafId === undefined ? "" : "p"}${state.bytes}"`;
     c.header("ETag", etag);
     if (c.req.header("If-None-Match") === etag) return c.body(null, 304);
-    return c.json(state);
+    // A live page updates its header with these (only when the session moved: a 304 reads nothing).
+    return c.json(share.leafId === undefined ? { ...state, facts: await reading.liveFacts(share, head) } : state);
   });
 
   /** A window of a branch (`before`/`from`), or the entries after `after` (live updates), as an HTML fragment. */

@@ -5,6 +5,7 @@ import type { ShareRecord } from "@pisync/store";
 import { Hono } from "hono";
 import type { Services } from "../app.js";
 import type { AuthEnv } from "../auth.js";
+import { publicOrigin } from "../library-auth.js";
 import { parseJson } from "../validate.js";
 
 /** A share as the API shows it to its owner (with its view and download counts). */
@@ -35,16 +36,16 @@ export function createShareRoute(services: Services, shares: Shares) {
       sessionId: c.req.param("id"),
       ...body,
     });
-    return c.json(await view(shares, share, new URL(c.req.url).origin), 201);
+    return c.json(await view(shares, share, publicOrigin(c, services.publicUrl)), 201);
   });
   return app;
 }
 
 /** /v1/shares */
-export function shareRoutes(shares: Shares) {
+export function shareRoutes(services: Services, shares: Shares) {
   const app = new Hono<AuthEnv>();
   app.get("/", async (c) => {
-    const origin = new URL(c.req.url).origin;
+    const origin = publicOrigin(c, services.publicUrl);
     const list = await shares.list(c.get("userId"));
     return c.json({ shares: await Promise.all(list.map((s) => view(shares, s, origin))) });
   });

@@ -1,6 +1,6 @@
 /** /v1/tokens: a user's device tokens (their hashes only): list, create, revoke. */
 import { NotFound } from "@pisync/core";
-import { CreateToken } from "@pisync/protocol";
+import { CreateToken, DEVICE_ID } from "@pisync/protocol";
 import { Hono } from "hono";
 import type { Services } from "../app.js";
 import type { AuthEnv } from "../auth.js";
@@ -25,6 +25,14 @@ export function tokenRoutes(services: Services) {
     const { name } = await parseJson(CreateToken, c);
     const { token, record } = await services.tokens.create(c.get("userId"), name);
     return c.json({ id: record.id, name: record.name, token }, 201);
+  });
+  app.patch("/:id", async (c) => {
+    const { name } = await parseJson(CreateToken, c);
+    const id = c.req.param("id");
+    if (!DEVICE_ID.test(id) || !(await services.tokens.rename(c.get("userId"), id, name))) {
+      throw new NotFound("no such token");
+    }
+    return c.json({ id, name: name.slice(0, 100) });
   });
   app.delete("/:id", async (c) => {
     if (!(await services.tokens.revoke(c.get("userId"), c.req.param("id")))) throw new NotFound("no such token");

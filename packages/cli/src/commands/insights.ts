@@ -13,20 +13,23 @@ const INSIGHTS_HELP: CommandHelp = {
 accounting: the totals, then one table grouped by --by (default model), most costly first
 (days and weeks: oldest first).
 
-  --since SPAN   30d (default), 12w, or a day (2026-01-31): from then to today, UTC
+  --since SPAN   30d (default), 12w, a day (2026-01-31): from then to today, UTC; or all:
+                 from your first day of usage (a span over a year starts at the first
+                 day with usage; the first line says which days were counted)
   --by GROUP     model, project, machine, tool, day or week
   --json         one JSON document: the server's whole report
 
 examples:
   pisync insights
   pisync insights --since 7d --by day
+  pisync insights --since all --by week
   pisync insights --by project --json | jq '.byProject[0]'`,
 };
 
 const BY = ["model", "project", "machine", "tool", "day", "week"] as const;
 const Args = z.object({
   since: z.optional(
-    z.string().check(z.regex(/^(\d{1,3}[dw]|\d{4}-\d{2}-\d{2})$/, "30d, 12w or a day like 2026-01-31")),
+    z.string().check(z.regex(/^(all|\d{1,4}[dw]|\d{4}-\d{2}-\d{2})$/, "all, 30d, 12w or a day like 2026-01-31")),
   ),
   by: z.optional(z.enum(BY, `one of ${BY.join(", ")}`)),
   json: z.optional(z.boolean()),
@@ -71,6 +74,15 @@ function table(report: InsightsReport, by: (typeof BY)[number]): string[][] {
   ];
 }
 
+/** What a `--since` asked for, in words: `all time`, `last 30 days`, `since 2026-01-31`. */
+function rangeLabel(since: string): string {
+  if (since === "all") return "all time";
+  const relative = /^(\d+)([dw])$/.exec(since);
+  if (!relative) return `since ${since}`;
+  const n = Number(relative[1]);
+  return `last ${n} ${relative[2] === "w" ? (n === 1 ? "week" : "weeks") : n === 1 ? "day" : "days"}`;
+}
+
 /** Prints the user's usage report. A range the server refuses is a usage error (exit 2). */
 export async function insights(argv: string[], io: Io): Promise<number> {
   const args = parse(
@@ -94,7 +106,7 @@ export async function insights(argv: string[], io: Io): Promise<number> {
   }
   const t = report.totals;
   io.out(
-    `${sanitize(`${report.from} to ${report.to}: ${money(t.cost)}, ${tokens(t.tokens)} tokens, ${minutes(t.ms)} of model time, ${t.turns} turns in ${t.sessions} sessions`)}\n`,
+    `${sanitize(`${rangeLabel(args.since ?? "30d")} (${report.from} to ${report.to}, UTC): ${money(t.cost)}, ${tokens(t.tokens)} tokens, ${minutes(t.ms)} of model time, ${t.turns} turns in ${t.sessions} sessions`)}\n`,
   );
   if (report.uncounted > 0)
     io.out(`(${report.uncounted} sessions backed up before insights were kept are not counted)\n`);

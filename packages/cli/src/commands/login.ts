@@ -2,10 +2,11 @@ import * as z from "zod/mini";
 import { Api, ApiError, Transient } from "../api.js";
 import { CliError, EXIT } from "../cli-error.js";
 import { configPath, ENDPOINT_SHAPE, Login, saveLogin, TOKEN_SHAPE } from "../config.js";
+import { deviceLogin, stdinPiped } from "../device-login.js";
 import { type CommandHelp, type Io, parse } from "./common.js";
 
 const HELP: CommandHelp = {
-  usage: "pisync login --endpoint URL --token TOKEN",
+  usage: "pisync login --endpoint URL [--token TOKEN]",
   args: [],
   help: `Checks the server's address and your token against the server, then saves them in
 $XDG_CONFIG_HOME/pisync/config.json (~/.config/pisync, readable by you only).
@@ -28,12 +29,17 @@ export async function login(argv: string[], io: Io): Promise<number> {
     { endpoint: { type: "string" }, token: { type: "string" } },
     z.object({
       endpoint: pasted(Login.shape.endpoint, ENDPOINT_SHAPE),
-      token: pasted(Login.shape.token, TOKEN_SHAPE),
+      token: z.optional(pasted(Login.shape.token, TOKEN_SHAPE)),
       positionals: z.tuple([]),
     }),
     HELP,
   );
-  const candidate = { endpoint: args.endpoint.replace(/\/+$/, ""), token: args.token };
+  const endpoint = args.endpoint.replace(/\/+$/, "");
+  if (args.token === undefined) {
+    if (!stdinPiped()) return deviceLogin(endpoint, io);
+    throw new CliError("--token is required when something is piped in", EXIT.usage);
+  }
+  const candidate = { endpoint, token: args.token };
   try {
     await new Api(candidate, { attempts: 2 }).json("/v1/sessions?limit=1");
   } catch (error) {

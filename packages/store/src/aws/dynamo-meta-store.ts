@@ -25,6 +25,8 @@
  *            `views` (a number, `ADD`ed atomically) and `lastViewedAt` beside `data`, which
  *            writes of the record never touch
  * - sign-in link:    pk `L#<hash>`, sk `L`; TTL a day after its expiry (redeeming marks it `redeemedBy`)
+ * - device code:     pk `D#<user code>`, sk `D`; `status` and `until` (its expiry, epoch seconds) beside
+ *                    `data` for the conditions; TTL a day after its expiry
  * - browser session: pk `B#<hash>`, sk `B`; gsi1 `UB#<user>` / `<createdAt>#<id>`; TTL 31 days after last use
  * A token's or browser session's last use is its own attribute `lastUsedAt` (one small update,
  * conditional on the item existing, so a touch never brings a revoked one back).
@@ -73,6 +75,8 @@ import {
 import type {
   BrowserSessionRecord,
   Commit,
+  DeviceCodeRecord,
+  DeviceCodeStatus,
   GenerationState,
   IndexPage,
   LoginLinkRecord,
@@ -796,6 +800,34 @@ export class DynamoMetaStore implements MetaStore {
     return true;
   }
 
+  async renameToken(userId: string, id: string, name: string): Promise<boolean> {
+    // The user's index, read at the one id: the item's own key is the secret's hash.
+    const found = await this.query({
+      IndexName: GSI,
+      KeyConditionExpression: "gsi1pk = :pk AND gsi1sk = :id",
+      ExpressionAttributeValues: { ":pk": `UT#${userId}`, ":id": id },
+    });
+    const stored = found.Items?.[0];
+    if (!stored) return false;
+    const { lastUsedAt: _kept, ...record } = dataOf<TokenRecord>(stored);
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: key(stored.pk as string, "T"),
+          UpdateExpression: "SET #data = :data",
+          ConditionExpression: "attribute_exists(pk)",
+          ExpressionAttributeNames: { "#data": "data" },
+          ExpressionAttributeValues: { ":data": JSON.stringify({ ...record, name }) },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false; // revoked meanwhile
+      throw error;
+    }
+  }
+
   /**
    * A share's item written as an update: by id, listed under its user, kept a month past its
    * expiry; its `views` and `lastViewedAt` are left as they are.
@@ -936,6 +968,87 @@ export class DynamoMetaStore implements MetaStore {
         }),
       );
       return result.Attributes ? dataOf<LoginLinkRecord>(result.Attributes) : undefined;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return undefined;
+      throw error;
+    }
+  }
+
+  private deviceCodeItem(record: DeviceCodeRecord): Item {
+    return {
+      ...key(`D#${record.userCode}`, "D"),
+      status: record.status,
+      until: epochSeconds(record.expiresAt),
+      [TABLE_SCHEMA.ttlAttribute]: epochSeconds(record.expiresAt) + DAY_SECONDS,
+      data: JSON.stringify(record),
+    };
+  }
+
+  async putDeviceCode(record: DeviceCodeRecord): Promise<boolean> {
+    // An expired code that TTL has not removed yet gives its user code away.
+    const item = this.deviceCodeItem(record);
+    try {
+      await this.client.send(
+        new PutCommand({
+          TableName: this.table,
+          Item: item,
+          ConditionExpression: "attribute_not_exists(pk) OR #until <= :now OR #data = :data",
+          ExpressionAttributeNames: { "#until": "until", "#data": "data" },
+          ExpressionAttributeValues: { ":now": epochSeconds(record.createdAt), ":data": item.data },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
+  async getDeviceCode(userCode: string): Promise<DeviceCodeRecord | undefined> {
+    const stored = await this.getItem(key(`D#${userCode}`, "D"), true);
+    // A consumed code waits for TTL only: it is gone.
+    return stored && stored.consumedBy === undefined ? dataOf<DeviceCodeRecord>(stored) : undefined;
+  }
+
+  async updateDeviceCode(record: DeviceCodeRecord, expected: DeviceCodeStatus): Promise<boolean> {
+    // A retry of an applied update (its answer lost) meets its own write: the same data counts.
+    const item = this.deviceCodeItem(record);
+    try {
+      await this.client.send(
+        new PutCommand({
+          TableName: this.table,
+          Item: item,
+          ConditionExpression:
+            "attribute_exists(pk) AND attribute_not_exists(consumedBy) AND (#status = :expected OR #data = :data)",
+          ExpressionAttributeNames: { "#status": "status", "#data": "data" },
+          ExpressionAttributeValues: { ":expected": expected, ":data": item.data },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
+  async consumeDeviceCode(userCode: string, expected: DeviceCodeStatus): Promise<DeviceCodeRecord | undefined> {
+    // As a sign-in link: the call marks it consumed by itself (a lost answer's retry meets its
+    // own mark), so of concurrent calls exactly one gets it; TTL removes the item.
+    const consumption = randomUUID();
+    try {
+      const result = await this.client.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: key(`D#${userCode}`, "D"),
+          UpdateExpression: "SET consumedBy = :c",
+          ConditionExpression:
+            "attribute_exists(pk) AND #status = :expected AND (attribute_not_exists(consumedBy) OR consumedBy = :c)",
+          ExpressionAttributeNames: { "#status": "status" },
+          ExpressionAttributeValues: { ":c": consumption, ":expected": expected },
+          ReturnValues: "ALL_NEW",
+        }),
+      );
+      return result.Attributes ? dataOf<DeviceCodeRecord>(result.Attributes) : undefined;
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) return undefined;
       throw error;

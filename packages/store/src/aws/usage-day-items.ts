@@ -77,10 +77,22 @@ const entryBytes = (sessionId: string, entry: [string, DayUsage]) =>
 const STRETCH_DAYS = 46;
 const DAY_MS = 86_400_000;
 
-/** A range cut into stretches of at most {@link STRETCH_DAYS} days, `[from, to]` each. */
+/** Stretches read at once at most: a longer range (all time) is read in its last ones and one query before them. */
+const MAX_STRETCHES = 9;
+
+/**
+ * A range cut into stretches of at most {@link STRETCH_DAYS} days, `[from, to]` each; a range of
+ * more than {@link MAX_STRETCHES} of them (`since=all` starts in year 1) has its beginning read as
+ * one query, paged by DynamoDB: its work is the items it holds, not its length.
+ */
 function stretchesOf(range: { from: string; to: string }): Array<[string, string]> {
-  const stretches: Array<[string, string]> = [];
   const end = Date.parse(range.to);
+  const recent = end - (MAX_STRETCHES - 1) * STRETCH_DAYS * DAY_MS;
+  if (Date.parse(range.from) < recent) {
+    const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+    return [[range.from, day(recent - DAY_MS)], ...stretchesOf({ from: day(recent), to: range.to })];
+  }
+  const stretches: Array<[string, string]> = [];
   for (let start = Date.parse(range.from); start <= end; start += STRETCH_DAYS * DAY_MS) {
     const last = Math.min(end, start + (STRETCH_DAYS - 1) * DAY_MS);
     stretches.push([new Date(start).toISOString().slice(0, 10), new Date(last).toISOString().slice(0, 10)]);

@@ -22,6 +22,8 @@ import {
 import type {
   BrowserSessionRecord,
   Commit,
+  DeviceCodeRecord,
+  DeviceCodeStatus,
   GenerationState,
   IndexPage,
   LoginLinkRecord,
@@ -61,6 +63,8 @@ CREATE INDEX IF NOT EXISTS tokens_by_user ON tokens (user_id, id);
 CREATE TABLE IF NOT EXISTS shares (id TEXT PRIMARY KEY, user_id TEXT NOT NULL, data TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS shares_by_user ON shares (user_id);
 CREATE TABLE IF NOT EXISTS login_links (hash TEXT PRIMARY KEY, data TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS device_codes (
+  user_code TEXT PRIMARY KEY, status TEXT NOT NULL, expires_at TEXT NOT NULL, data TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS browser_sessions (
   hash TEXT PRIMARY KEY, user_id TEXT NOT NULL, id TEXT NOT NULL, created_at TEXT NOT NULL, data TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS browser_sessions_by_user ON browser_sessions (user_id, created_at);
@@ -532,6 +536,13 @@ export class SqliteMetaStore implements MetaStore {
     return this.db.prepare("DELETE FROM tokens WHERE user_id = ? AND id = ?").run(userId, id).changes > 0;
   }
 
+  async renameToken(userId: string, id: string, name: string): Promise<boolean> {
+    const { changes } = this.db
+      .prepare("UPDATE tokens SET data = json_set(data, '$.name', ?) WHERE user_id = ? AND id = ?")
+      .run(name, userId, id);
+    return changes > 0;
+  }
+
   async putShare(share: ShareRecord): Promise<void> {
     this.db
       .prepare(
@@ -598,6 +609,36 @@ export class SqliteMetaStore implements MetaStore {
       | { data: string }
       | undefined;
     return row ? (JSON.parse(row.data) as LoginLinkRecord) : undefined;
+  }
+
+  async putDeviceCode(record: DeviceCodeRecord): Promise<boolean> {
+    // Codes live minutes: the expired ones go when the next is made, which frees their user code.
+    this.db.prepare("DELETE FROM device_codes WHERE expires_at <= ?").run(record.createdAt);
+    const { changes } = this.db
+      .prepare("INSERT OR IGNORE INTO device_codes (user_code, status, expires_at, data) VALUES (?, ?, ?, ?)")
+      .run(record.userCode, record.status, record.expiresAt, JSON.stringify(record));
+    return changes === 1;
+  }
+
+  async getDeviceCode(userCode: string): Promise<DeviceCodeRecord | undefined> {
+    const row = this.db.prepare("SELECT data FROM device_codes WHERE user_code = ?").get(userCode) as
+      | { data: string }
+      | undefined;
+    return row ? (JSON.parse(row.data) as DeviceCodeRecord) : undefined;
+  }
+
+  async updateDeviceCode(record: DeviceCodeRecord, expected: DeviceCodeStatus): Promise<boolean> {
+    const { changes } = this.db
+      .prepare("UPDATE device_codes SET status = ?, expires_at = ?, data = ? WHERE user_code = ? AND status = ?")
+      .run(record.status, record.expiresAt, JSON.stringify(record), record.userCode, expected);
+    return changes === 1;
+  }
+
+  async consumeDeviceCode(userCode: string, expected: DeviceCodeStatus): Promise<DeviceCodeRecord | undefined> {
+    const row = this.db
+      .prepare("DELETE FROM device_codes WHERE user_code = ? AND status = ? RETURNING data")
+      .get(userCode, expected) as { data: string } | undefined;
+    return row ? (JSON.parse(row.data) as DeviceCodeRecord) : undefined;
   }
 
   async putBrowserSession(session: BrowserSessionRecord): Promise<void> {

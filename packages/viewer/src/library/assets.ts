@@ -16,6 +16,16 @@ body.library h1 { font-size: 1.35rem; margin: .3rem 0 .5rem; }
 .library-nav a { text-decoration: none; font-weight: 600; }
 .library-nav a[aria-current="page"] { color: var(--fg); border-bottom: 2px solid var(--accent); }
 .library-nav .sign-out { margin-left: auto; }
+.device-flow .refused, .insights-refused { color: var(--danger); }
+.device-request { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; }
+.device-request dd { margin: 0; overflow-wrap: anywhere; }
+.device-request .user-code { font-size: 1.4rem; letter-spacing: .12em; }
+.device-decision { display: flex; gap: .8rem; }
+.device-decision .approve { border-color: var(--accent); }
+.minted-token { width: 100%; font-family: ui-monospace, monospace; }
+details.rename summary { cursor: pointer; color: var(--muted); font-size: .85rem; }
+.quick-ranges a[aria-current] { color: var(--fg); font-weight: 600; }
+body.library input[type="submit"] { font: inherit; color: var(--fg); background: var(--bg); border: 1px solid var(--line); border-radius: 6px; padding: .3rem .5rem; }
 body.library .muted, body.library time, .meta, .cwd, .kind { color: var(--muted); font-size: .85rem; }
 body.library input, body.library select, body.library button { font: inherit; color: var(--fg); background: var(--bg); border: 1px solid var(--line); border-radius: 6px; padding: .3rem .5rem; max-width: 100%; }
 body.library button, .library-bar button { cursor: pointer; background: var(--card); }
@@ -72,10 +82,14 @@ details.files code { overflow-wrap: anywhere; }
 .insights-totals dd { margin: 0; font-size: 1.4rem; font-variant-numeric: tabular-nums; }
 .insights-part { margin: 1.4rem 0; }
 .insights-pair { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 1rem; align-items: start; }
-svg.chart { width: 100%; height: 10rem; background: var(--card); border: 1px solid var(--line); border-radius: 8px; }
+svg.chart { width: 100%; height: auto; background: var(--card); border: 1px solid var(--line); border-radius: 8px; }
+svg.chart text { fill: var(--muted); font: 11px system-ui, sans-serif; }
+svg.chart text.value { fill: var(--fg); font-size: 10px; }
+svg.chart text.axis-name { font-size: 12px; font-weight: 600; }
+svg.chart .tick { stroke: var(--line); }
 svg.chart .bar { fill: var(--accent); }
 svg.chart .bar:hover { fill: var(--fg); }
-svg.chart .axis { stroke: var(--line); }
+svg.chart .axis { stroke: var(--muted); }
 table.insights-table { border-collapse: collapse; width: 100%; font-size: .85rem; font-variant-numeric: tabular-nums; }
 table.insights-table caption { text-align: left; color: var(--muted); font-size: .8rem; }
 table.insights-table th, table.insights-table td { text-align: right; padding: .25rem .4rem; border-bottom: 1px solid var(--line); }

@@ -18,8 +18,17 @@ export interface DeviceRow {
   current: boolean;
 }
 
+/** A token just made on this page: its secret is shown this once. */
+export interface MintedToken {
+  id: string;
+  name: string;
+  token: string;
+}
+
 /** What the devices page shows. */
 export interface DevicesPage {
+  /** A token made by the request that drew the page, shown once. */
+  minted?: MintedToken;
   devices: DeviceRow[];
   /** The browser session's CSRF token, for the forms (absent when seen with a bearer token). */
   csrfToken?: string;
@@ -40,8 +49,13 @@ function row(device: DeviceRow, csrfToken: string | undefined): string {
   const current = device.current
     ? ` <strong class="current">${device.kind === "token" ? "this token" : "this browser"}</strong>`
     : "";
+  const rename =
+    // Its submit is an input, so the row's one button stays its revoke.
+    device.kind === "token"
+      ? `<details class="rename"><summary>Rename</summary><form method="post" action="/devices/tokens/${encodeURIComponent(device.id)}/rename">${csrfField(csrfToken)}<input name="name" maxlength="100" required value="${escapeHtml(device.name)}" aria-label="New name"><input type="submit" value="Save name"></form></details>`
+      : "";
   return `<tr data-kind="${device.kind}" data-id="${escapeHtml(device.id)}"${device.current ? ' aria-current="true"' : ""}>
-<td data-label="Name">${escapeHtml(device.name)}${current}</td>
+<td data-label="Name"><span class="device-name">${escapeHtml(device.name)}</span>${current}${rename}</td>
 <td data-label="Created">${time(device.createdAt)}</td>
 <td data-label="Last used">${time(device.lastUsedAt)}</td>
 <td><form method="post" action="${escapeHtml(action)}">${csrfField(csrfToken)}<button type="submit">${label}</button></form></td>
@@ -59,6 +73,15 @@ ${devices.map((device) => row(device, csrfToken)).join("\n")}
 </table>`;
 }
 
+/** A token just made: shown once, with how to use it without leaving it in the shell's history. */
+function minted(token: MintedToken | undefined): string {
+  if (!token) return "";
+  return `<section class="minted" role="status"><h2>New token: ${escapeHtml(token.name)}</h2>
+<p>Copy it now: it is shown this once (the server keeps only its hash).</p>
+<p><input class="minted-token" readonly value="${escapeHtml(token.token)}" aria-label="The new token" spellcheck="false"></p>
+<p class="muted">On that machine: <code>pisync login --endpoint URL --token -</code>, then paste it.</p></section>`;
+}
+
 /** The devices page, whole. */
 export function renderDevicesPage(page: DevicesPage): string {
   const browsers = page.devices.filter((d) => d.kind === "browser");
@@ -66,8 +89,11 @@ export function renderDevicesPage(page: DevicesPage): string {
   const body = `${table("Browsers", browsers, page.csrfToken, "No browser is signed in.")}
 <form method="post" action="/logout-all" class="sign-out-all">${csrfField(page.csrfToken)}<button type="submit">Sign out everywhere</button></form>
 <p class="muted">Signs out every browser, this one included. Tokens keep working: revoke each below.</p>
+${minted(page.minted)}
 ${table("Tokens", tokens, page.csrfToken, "No tokens.")}
-<p class="muted">A token lets <code>pisync</code> back up and read your sessions from one machine. Revoking it stops that machine at its next request.</p>${
+<p class="muted">A token lets <code>pisync</code> back up and read your sessions from one machine. Revoking it stops that machine at its next request.
+Signing a machine in is simplest from the machine: <code>pisync login --endpoint URL</code> shows a code to approve on <a href="/device">this server's page</a>.</p>
+<form method="post" action="/devices/tokens" class="new-token">${csrfField(page.csrfToken)}<label>New token for <input name="name" maxlength="100" required placeholder="the machine's name"></label><button type="submit">Make a token</button></form>${
     page.next ? `\n<p class="more"><a rel="next" href="${escapeHtml(page.next)}">More devices</a></p>` : ""
   }`;
   return renderLibraryPage({ title: "Devices", section: "devices", csrfToken: page.csrfToken, signedIn: true }, body);

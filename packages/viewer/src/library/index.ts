@@ -4,7 +4,8 @@
  * Lambda bundle keeps those in a chunk that loads with the first page that shows a session.
  */
 export { LIBRARY_CSS, LIBRARY_JS } from "./assets.js";
-export { type DeviceRow, type DevicesPage, renderDevicesPage } from "./devices.js";
+export { type DeviceCodeRow, type DevicePageInput, renderDevicePage } from "./device.js";
+export { type DeviceRow, type DevicesPage, type MintedToken, renderDevicesPage } from "./devices.js";
 export {
   duration,
   type InsightsGroup,
@@ -15,6 +16,7 @@ export {
   type InsightsTopSession,
   insightsCsv,
   renderInsightsPage,
+  renderInsightsRefused,
   shortTokens,
 } from "./insights.js";
 export { csrfField, LIBRARY_ASSETS, type LibraryChrome, type LibrarySection, renderLibraryPage } from "./layout.js";

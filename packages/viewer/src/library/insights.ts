@@ -95,38 +95,120 @@ export function duration(ms: number): string {
   return `${Math.floor(m / 60)} h ${String(m % 60).padStart(2, "0")} min`;
 }
 
+/** A chart's axes: what the bars are (x) and what their height counts (y), and how a value reads. */
+interface ChartAxes {
+  x: string;
+  y: string;
+  /** A value as the axis and the bars' labels print it (`$1.20`, `34`). */
+  value: (n: number) => string;
+}
+
+/** Bars that get their value printed above them (more would overlap: the highest is printed then). */
+const LABELLED_BARS = 16;
+/** Characters of a bar's name under the axis when only some are named (first, middle, last). */
+const X_LABEL_CHARS = 12;
+
+function cut(text: string, chars: number): string {
+  return text.length > chars ? `${text.slice(0, chars - 1)}…` : text;
+}
+
 /**
- * A bar chart of `values` (one bar per label, oldest or largest first) as accessible SVG: a
- * `role="img"` with a title and a description, each bar with its own title (hover shows it).
+ * A bar chart of `bars` (one bar per label, oldest or largest first) as accessible SVG: a
+ * `role="img"` with a title and a description; a y axis with its name and ticks at 0, half and
+ * the highest value; an x axis with its name and the bars' names (each bar's when they fit, else
+ * the first, middle and last); values printed above the bars (the highest only, when there are
+ * many); each bar with its own title (hover shows it).
  */
-function barChart(id: string, title: string, given: { label: string; value: number; shown: string }[]): string {
+function barChart(
+  id: string,
+  title: string,
+  given: { label: string; value: number; shown: string; tick?: string }[],
+  axes: ChartAxes,
+): string {
   // A value that is not a finite number (a stored null) draws no bar: its table row shows "—".
   const bars = given.map((b) => ({
     ...b,
     value: typeof b.value === "number" && Number.isFinite(b.value) ? b.value : 0,
   }));
-  const width = 640;
-  const barGap = 2;
-  const height = 160;
+  // About the size it is drawn at beside its table, so its words read at the page's small size.
+  const [width, height] = [480, 230];
+  const [left, right, top, bottom] = [60, 10, 32, 44];
+  const plotW = width - left - right;
+  const plotH = height - top - bottom;
   const max = Math.max(...bars.map((b) => b.value), 0);
   // Nothing to draw: the table (or its "nothing" line) says so alone.
   if (max <= 0) return "";
-  const step = bars.length ? width / bars.length : width;
+  const step = plotW / bars.length;
+  const barGap = step > 6 ? 2 : 0;
+  const y = (value: number) => top + plotH - (value / max) * plotH;
+  const text = (x: number, yAt: number, anchor: string, content: string, cls: string) =>
+    `<text class="${cls}" x="${Math.round(x)}" y="${Math.round(yAt)}" text-anchor="${anchor}">${escapeHtml(content)}</text>`;
+  const highest = bars.find((b) => b.value === max);
   const rects = bars
     .map((bar, i) => {
-      const h = max > 0 ? Math.max(bar.value > 0 ? 1 : 0, Math.round((bar.value / max) * (height - 20))) : 0;
-      const x = Math.round(i * step);
-      const w = Math.max(1, Math.floor(step) - barGap);
-      return `<rect class="bar" x="${x}" y="${height - h}" width="${w}" height="${h}"><title>${escapeHtml(
+      const h = Math.max(bar.value > 0 ? 1 : 0, Math.round((bar.value / max) * plotH));
+      const x = left + i * step;
+      const w = Math.max(1, step - barGap);
+      const valueLabel =
+        bar.value > 0 && (bars.length <= LABELLED_BARS || bar === highest)
+          ? text(x + w / 2, top + plotH - h - 4, "middle", axes.value(bar.value), "value")
+          : "";
+      return `<rect class="bar" x="${x.toFixed(1)}" y="${top + plotH - h}" width="${w.toFixed(1)}" height="${h}"><title>${escapeHtml(
         `${bar.label}: ${bar.shown}`,
-      )}</title></rect>`;
+      )}</title></rect>${valueLabel}`;
     })
     .join("");
-  const highest = bars.find((b) => b.value === max);
-  const summary = `Highest: ${highest?.label ?? ""} with ${highest?.shown ?? ""}.`;
-  return `<svg class="chart" id="${id}" viewBox="0 0 ${width} ${height}" preserveAspectRatio="none" role="img" aria-labelledby="${id}-t ${id}-d"><title id="${id}-t">${escapeHtml(
+  const ticks = [0, max / 2, max]
+    .map(
+      (v) =>
+        `<line class="tick" x1="${left - 4}" y1="${y(v).toFixed(1)}" x2="${left}" y2="${y(v).toFixed(1)}"></line>${text(
+          left - 6,
+          y(v) + 3,
+          "end",
+          axes.value(v),
+          "tick-label",
+        )}`,
+    )
+    .join("");
+  const named =
+    bars.length <= LABELLED_BARS
+      ? bars.map((_, i) => i)
+      : [...new Set([0, Math.floor((bars.length - 1) / 2), bars.length - 1])];
+  const xLabels = named
+    .map((i) => {
+      const bar = bars[i] as { label: string; tick?: string };
+      const label = bar.tick ?? bar.label;
+      const x = left + i * step + step / 2;
+      const anchor =
+        bars.length > LABELLED_BARS && i === 0
+          ? "start"
+          : bars.length > LABELLED_BARS && i === bars.length - 1
+            ? "end"
+            : "middle";
+      const at =
+        bars.length > LABELLED_BARS && i === 0
+          ? left
+          : bars.length > LABELLED_BARS && i === bars.length - 1
+            ? width - right
+            : x;
+      const chars = bars.length <= LABELLED_BARS ? Math.min(Math.max(4, Math.floor(step / 6.5)), 30) : X_LABEL_CHARS;
+      return text(at, top + plotH + 14, anchor, cut(label, chars), "x-label");
+    })
+    .join("");
+  const summary = `${axes.y} by ${axes.x.toLowerCase()}, ${bars.length} bars from ${bars[0]?.label ?? ""} to ${
+    bars[bars.length - 1]?.label ?? ""
+  }. Highest: ${highest?.label ?? ""} with ${highest?.shown ?? ""}.`;
+  return `<svg class="chart" id="${id}" viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="${id}-t ${id}-d"><title id="${id}-t">${escapeHtml(
     title,
-  )}</title><desc id="${id}-d">${escapeHtml(summary)}</desc><line class="axis" x1="0" y1="${height}" x2="${width}" y2="${height}"></line>${rects}</svg>`;
+  )}</title><desc id="${id}-d">${escapeHtml(summary)}</desc>${text(left, 12, "start", axes.y, "axis-name y-name")}<line class="axis" x1="${left}" y1="${top}" x2="${left}" y2="${
+    top + plotH
+  }"></line><line class="axis" x1="${left}" y1="${top + plotH}" x2="${width - right}" y2="${top + plotH}"></line>${ticks}${rects}${xLabels}${text(
+    left + plotW / 2,
+    height - 6,
+    "middle",
+    axes.x,
+    "axis-name x-name",
+  )}</svg>`;
 }
 
 /** A table of groups: name, cost, tokens, model time, turns, sessions. */
@@ -155,8 +237,9 @@ function breakdown(
   link?: (g: InsightsGroup) => string | undefined,
 ) {
   const bars = groups.slice(0, MAX_BARS).map((g) => ({ label: g.label, value: g.cost, shown: dollars(g.cost) }));
+  const axes = { x: caption.split(" ").pop() ?? "", y: "Cost (USD)", value: dollars };
   return `<section class="insights-part" aria-labelledby="${id}-h"><h2 id="${id}-h">${escapeHtml(heading)}</h2>
-<div class="insights-pair">${barChart(id, `Cost ${caption.toLowerCase()}`, bars)}${groupTable(caption, groups, link)}</div></section>`;
+<div class="insights-pair">${barChart(id, `Cost ${caption.toLowerCase()}`, bars, axes)}${groupTable(caption, groups, link)}</div></section>`;
 }
 
 /** Everything the page needs: the report, and the range the form shows. */
@@ -164,6 +247,41 @@ export interface InsightsPageInput {
   report: InsightsPageReport;
   /** `day` or `week`: how the time chart groups. */
   per: "day" | "week";
+  /** The `since` the range was asked with (`all`, `30d`…), to mark its quick link. */
+  since?: string;
+}
+
+/** The ranges offered in one click. */
+const QUICK_RANGES: Array<[since: string, label: string, per: "day" | "week"]> = [
+  ["7d", "7 days", "day"],
+  ["30d", "30 days", "day"],
+  ["90d", "90 days", "week"],
+  ["365d", "a year", "week"],
+  ["all", "all time", "week"],
+];
+
+/** The range form: quick ranges, then days to pick (`from`/`to` as given, when refused). */
+function rangeForm(from: string, to: string, per: "day" | "week", since: string | undefined, csv?: string): string {
+  const quick = QUICK_RANGES.map(
+    ([value, label, quickPer]) =>
+      `<a href="/insights${escapeHtml(query({ since: value, per: quickPer }))}"${value === since ? ' aria-current="true"' : ""}>${label}</a>`,
+  ).join(" · ");
+  return `<form method="get" action="/insights" class="filters insights-range">
+<p class="quick-ranges">Show: ${quick}</p>
+<div class="filter-row"><label>From <input type="date" name="from" value="${escapeHtml(from)}"></label>
+<label>To <input type="date" name="to" value="${escapeHtml(to)}"></label>
+<label>Per <select name="per"><option value="day"${per === "day" ? " selected" : ""}>day</option><option value="week"${per === "week" ? " selected" : ""}>week</option></select></label>
+<button type="submit">Show</button>${csv ? ` <a href="/insights.csv${escapeHtml(csv)}" download>Download CSV</a>` : ""}</div></form>`;
+}
+
+/** The insights page for a range it refused (a reversed or malformed one): why, and the form again. */
+export function renderInsightsRefused(
+  chrome: Omit<LibraryChrome, "title" | "section">,
+  input: { from?: string; to?: string; per?: "day" | "week"; problem: string },
+): string {
+  const body = `<p class="refused insights-refused" role="alert">${escapeHtml(input.problem)}</p>
+${rangeForm(input.from ?? "", input.to ?? "", input.per ?? "day", undefined)}`;
+  return renderLibraryPage({ ...chrome, title: "Insights", section: "insights" }, body);
 }
 
 /** The insights page. */
@@ -174,6 +292,8 @@ export function renderInsightsPage(chrome: Omit<LibraryChrome, "title" | "sectio
   const time = per === "week" ? report.byWeek : report.byDay;
   const timeBars = time.map((g) => ({
     label: g.label,
+    // Under the axis: the day, or the week's Monday (its name says "week of" already).
+    tick: g.key,
     value: g.cost,
     shown: `${dollars(g.cost)}, ${shortTokens(g.tokens)} tokens`,
   }));
@@ -194,11 +314,7 @@ export function renderInsightsPage(chrome: Omit<LibraryChrome, "title" | "sectio
         }</th><td>${dollars(s.cost)}</td><td>${shortTokens(s.tokens)}</td><td>${s.turns.toLocaleString("en-US")}</td></tr>`,
     )
     .join("");
-  const body = `<form method="get" action="/insights" class="filters insights-range">
-<div class="filter-row"><label>From <input type="date" name="from" value="${escapeHtml(report.from)}"></label>
-<label>To <input type="date" name="to" value="${escapeHtml(report.to)}"></label>
-<label>Per <select name="per"><option value="day"${per === "day" ? " selected" : ""}>day</option><option value="week"${per === "week" ? " selected" : ""}>week</option></select></label>
-<button type="submit">Show</button> <a href="/insights.csv${escapeHtml(range)}" download>Download CSV</a></div></form>
+  const body = `${rangeForm(report.from, report.to, per, input.since, range)}
 <section class="insights-totals" aria-label="Totals"><dl>
 <div><dt>Cost</dt><dd>${dollars(t.cost)}</dd></div>
 <div><dt>Tokens</dt><dd>${shortTokens(t.tokens)}</dd></div>
@@ -213,7 +329,11 @@ export function renderInsightsPage(chrome: Omit<LibraryChrome, "title" | "sectio
       : ""
   }</p></section>
 <section class="insights-part" aria-labelledby="time-h"><h2 id="time-h">Cost per ${per}</h2>
-<div class="insights-pair">${barChart("time", `Cost per ${per}`, timeBars)}${groupTable(
+<div class="insights-pair">${barChart("time", `Cost per ${per}`, timeBars, {
+    x: per === "week" ? "Week (starting Monday)" : "Day (UTC)",
+    y: "Cost (USD)",
+    value: dollars,
+  })}${groupTable(
     `Cost per ${per === "week" ? "Week" : "Day"}`,
     [...time].reverse().filter((g) => g.turns > 0 || g.tokens > 0),
   )}</div></section>
@@ -221,7 +341,11 @@ ${breakdown("model", "By model", "By Model", report.byModel)}
 ${breakdown("project", "By project", "By Project", report.byProject, (g) => (g.key ? `/?cwd=${encodeURIComponent(g.key)}` : undefined))}
 ${breakdown("device", "By machine", "By Machine", report.byDevice)}
 <section class="insights-part" aria-labelledby="tools-h"><h2 id="tools-h">By tool</h2>
-<div class="insights-pair">${barChart("tools", "Tool calls", toolBars)}${
+<div class="insights-pair">${barChart("tools", "Tool calls", toolBars, {
+    x: "Tool",
+    y: "Calls",
+    value: (n) => shortTokens(n),
+  })}${
     tools
       ? `<table class="insights-table"><caption>Tool calls</caption><thead><tr><th scope="col">Tool</th><th scope="col">Calls</th><th scope="col">Result time</th><th scope="col">Sessions</th></tr></thead><tbody>${tools}</tbody></table>`
       : `<p class="empty">No tool calls in this range.</p>`
