@@ -8,6 +8,7 @@ import {
   BrowserSessions,
   DEFAULT_APPEND_LIMITS,
   DEFAULT_SHARE_LIMITS,
+  Identities,
   Insights,
   Library,
   Reader,
@@ -41,6 +42,7 @@ import { createShareRoute, shareRoutes } from "./routes/shares.js";
 import { loginLinkRoutes, signInRoutes } from "./routes/sign-in.js";
 import { tokenRoutes } from "./routes/tokens.js";
 import { uploadRoutes } from "./routes/uploads.js";
+import { whoamiRoutes } from "./routes/whoami.js";
 import { inlineWork, type ShareWork } from "./share-work.js";
 import { viewer, viewerLoaded } from "./viewer.js";
 
@@ -111,6 +113,8 @@ export interface Services {
   reading: ShareReading;
   /** Usage reports over a user's sessions. */
   insights: Insights;
+  /** The server's id and the caller's identity (`/v1/whoami`). */
+  identities: Identities;
   limits: AppLimits;
   clock: () => Date;
   work: ShareWork;
@@ -149,6 +153,7 @@ export function createApp(deps: AppDeps) {
       maskText: (t) => viewer().maskText(t).text,
     }),
     insights: new Insights(deps.stores.meta),
+    identities: new Identities(deps.stores.meta),
     limits,
     clock,
     work,
@@ -193,6 +198,7 @@ export function createApp(deps: AppDeps) {
   app.route("/v1/sessions", sessionRoutes(services));
   app.route("/v1/uploads", uploadRoutes(services));
   app.route("/v1/tokens", tokenRoutes(services));
+  app.route("/v1/whoami", whoamiRoutes(services));
   app.route("/v1/insights", insightsRoutes(services));
   // The signed-in library's pages (sessions, one session, shares) and their assets.
   app.route(

@@ -19,6 +19,7 @@ export {
   userAgentLabel,
 } from "./browser-sessions.js";
 export * from "./errors.js";
+export { Identities, type Identity } from "./identity.js";
 export { contentText, isCutPreview, previewOf } from "./ingest.js";
 export {
   Insights,
@@ -46,7 +47,7 @@ export {
 } from "./library.js";
 export { Memo } from "./memo.js";
 export { PERSIST_MIN_LINES } from "./persisted-index.js";
-export { DEFAULT_READER_CACHE, Reader, type ReaderCacheLimits } from "./reader.js";
+export { DEFAULT_READER_CACHE, type DeleteReceipt, Reader, type ReaderCacheLimits } from "./reader.js";
 export { type IndexFailure, SearchIndexer, type StepOutcome, storedLines } from "./search-indexer.js";
 export { MAX_SEGMENTS } from "./segments.js";
 export {

@@ -7,6 +7,7 @@ import {
   type AppendAnswer,
   ContextQuery,
   CreateUpload,
+  type DeleteReceipt,
   type GenerationList,
   HEADERS,
   ListSessionsQuery,
@@ -149,9 +150,12 @@ export function sessionRoutes(services: Services) {
     return markdownResponse(c, doc, { leafId: doc.leafId, notes: ["your session, unmasked"] }, false);
   });
 
+  // `Prefer: return=representation` (RFC 7240) asks for the receipt of what went; else 204.
   app.delete("/:id", async (c) => {
-    await reader.delete(c.get("userId"), c.req.param("id"), services.clock());
-    return c.body(null, 204);
+    const receipt = await reader.delete(c.get("userId"), c.req.param("id"), services.clock());
+    const wanted = /(^|[,;\s])return=representation($|[,;\s])/i.test(c.req.header("Prefer") ?? "");
+    if (!wanted) return c.body(null, 204);
+    return c.json({ ...receipt } satisfies DeleteReceipt);
   });
 
   return app;
