@@ -7,7 +7,7 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { defaultDataDir, publicUrlOf, startNodeServer } from "@pisync/api";
-import { Api, createLogger, defaultRoots, mergeEnabled, StateStore, Watcher } from "@pisync/cli";
+import { Api, confirmedState, createLogger, defaultRoots, mergeEnabled, Watcher } from "@pisync/cli";
 import * as z from "zod/mini";
 import { chooseStore, fail, openChosen, STORE_OPTIONS, STORE_USAGE, type StoreChoice } from "./store-flags.js";
 
@@ -100,7 +100,9 @@ if (watch) {
   const api = new Api({ endpoint: server.url, token: server.token });
   // PISYNC_MERGE=off: a session continued on two machines becomes a new generation (the old rule).
   const merge = mergeEnabled();
-  watcher = new Watcher({ api, state: new StateStore(server.url), log: createLogger(false), merge }, { roots });
+  // What was confirmed with this server's data (its id), not merely this address.
+  const { state } = await confirmedState(api);
+  watcher = new Watcher({ api, state, log: createLogger(false), merge }, { roots });
   console.log(`backing up the pi sessions in ${roots.join(", ")}`);
   watcher.start();
 }

@@ -9,6 +9,7 @@ import {
   DEFAULT_APPEND_LIMITS,
   DEFAULT_SHARE_LIMITS,
   DeviceCodes,
+  Identities,
   Insights,
   Library,
   Reader,
@@ -45,6 +46,7 @@ import { createShareRoute, shareRoutes } from "./routes/shares.js";
 import { loginLinkRoutes, signInRoutes } from "./routes/sign-in.js";
 import { tokenRoutes } from "./routes/tokens.js";
 import { uploadRoutes } from "./routes/uploads.js";
+import { whoamiRoutes } from "./routes/whoami.js";
 import { inlineWork, type ShareWork } from "./share-work.js";
 import { viewer, viewerLoaded } from "./viewer.js";
 
@@ -117,6 +119,8 @@ export interface Services {
   pages: SessionPages;
   /** Usage reports over a user's sessions. */
   insights: Insights;
+  /** The server's id and the caller's identity (`/v1/whoami`). */
+  identities: Identities;
   limits: AppLimits;
   clock: () => Date;
   work: ShareWork;
@@ -157,6 +161,7 @@ export function createApp(deps: AppDeps) {
     reading,
     pages: new SessionPages(reader, reading),
     insights: new Insights(deps.stores.meta),
+    identities: new Identities(deps.stores.meta),
     limits,
     clock,
     work,
@@ -209,6 +214,7 @@ export function createApp(deps: AppDeps) {
   app.route("/v1/sessions", sessionRoutes(services));
   app.route("/v1/uploads", uploadRoutes(services));
   app.route("/v1/tokens", tokenRoutes(services));
+  app.route("/v1/whoami", whoamiRoutes(services));
   app.route("/v1/insights", insightsRoutes(services));
   // The signed-in library's pages (sessions, one session, shares) and their assets.
   app.route(

@@ -11,6 +11,7 @@ import { createHash } from "node:crypto";
 import { deflateRawSync, gzipSync } from "node:zlib";
 import {
   type AppendAnswer,
+  type DeleteReceipt,
   DICT_ENCODING,
   type ErrorCode,
   type GenerationList,
@@ -240,6 +241,17 @@ export class Api {
 
   async delete(path: string): Promise<void> {
     this.expectOk(await this.request("DELETE", path));
+  }
+
+  /** Deletes a session for good; the server's receipt of what went (undefined from a server that gives none). */
+  async deleteSession(sessionId: string): Promise<DeleteReceipt | undefined> {
+    const r = this.expectOk(
+      await this.request("DELETE", `/v1/sessions/${encodeURIComponent(sessionId)}`, {
+        headers: { Prefer: "return=representation" },
+      }),
+    );
+    if (r.status === 204 || r.body.length === 0) return undefined;
+    return JSON.parse(r.body.toString("utf8")) as DeleteReceipt;
   }
 
   /** Whether the server holds this user's blob with that hash. */

@@ -7,6 +7,13 @@ export { type PullArgs, type Pulled, parsePullArgs, pullSession } from "./comman
 export { expiryLimitMessage } from "./commands/share.js";
 export { loadLogin, mergeEnabled, requestTimeoutMs, resolveLogin } from "./config.js";
 export { headerOf, parseDuration } from "./header.js";
+export {
+  type Confirmed,
+  confirmedState,
+  type Identity,
+  lastKnownState,
+  whoami,
+} from "./identity.js";
 export { createLogger, type Logger } from "./log.js";
 export { defaultRoots, piFileName, piFolderName, piSessionsRoot } from "./paths.js";
 export { type BusyWait, describeWait } from "./retry.js";

@@ -5,6 +5,7 @@
 import packageJson from "../package.json" with { type: "json" };
 import { ApiError, Transient } from "./api.js";
 import { CliError, EXIT } from "./cli-error.js";
+import { logout, whoami } from "./commands/account.js";
 import { defaultIo, type Io, refusedToken } from "./commands/common.js";
 import { context } from "./commands/context.js";
 import { device } from "./commands/device.js";
@@ -14,12 +15,14 @@ import { login } from "./commands/login.js";
 import { mcp } from "./commands/mcp.js";
 import { open } from "./commands/open.js";
 import { ls, pull } from "./commands/remote.js";
+import { rm } from "./commands/rm.js";
 import { search } from "./commands/search.js";
 import { service } from "./commands/service.js";
 import { share, shares, unshare } from "./commands/share.js";
 import { push, status, watchCommand } from "./commands/sync-commands.js";
 import { requestTimeoutMs, resolveLogin } from "./config.js";
 import { safeJson, sanitizeLines } from "./sanitize.js";
+import { closest } from "./suggest.js";
 import { Unauthorized } from "./sync.js";
 
 /** The version of this build (from the package, baked into the bundle). */
@@ -27,28 +30,33 @@ export const VERSION: string = packageJson.version;
 
 const HELP = `pisync ${VERSION}: back up, move and share pi sessions
 
-  pisync login --endpoint URL [--token TOKEN] check and save the server and token (without
-                                              a token: sign this machine in from a browser)
+  pisync login --endpoint URL [--token -]    check and save the server and token (read from
+                                              stdin; without one: sign in from a browser)
+  pisync whoami [--json]                      account, endpoint, device name and server id
+  pisync logout [--revoke]                    forget the saved login (and revoke its token)
   pisync device rename NAME                   what this machine is called (status, /devices)
   pisync watch [--root DIR]... [--json]       back up every session as it is written
   pisync push [FILE...]                       back up everything now (resumable)
   pisync status [--all] [--json]              per file: stored vs local, generation, errors
-  pisync ls [--json]                          the sessions in the cloud
+  pisync ls [--cwd DIR] [--since 30d] [--limit N] [--json]   the sessions in the cloud
   pisync search QUERY [--json] [--limit N]    find sessions by what was said in them
   pisync insights [--since 30d] [--by model|project|machine|tool|day|week] [--json]
                                               where tokens, money and model time went
   pisync open [ID|QUERY] [--print]            the library in your browser, signed in
   pisync pull ID [--cwd DIR] [--out FILE]     bring a session where pi looks for it
+  pisync pull --all [--map OLD=NEW]...        every session of the account (a new machine)
   pisync generations ID                       the stored generations of a session
+  pisync rm ID... [--yes]                     delete sessions from the cloud for good, with a receipt
   pisync pull ID --generation N               an older generation, as a new session here
   pisync context FILE [--leaf ID]             the context pi would send, from a local file
   pisync share ID|FILE [--leaf ID] [--expires 7d] [--no-mask]   a read-only link
-  pisync shares | pisync unshare SHARE_ID     list or revoke links
+  pisync shares | pisync unshare SHARE_ID|LINK   list or revoke links
   pisync pull LINK [--cwd DIR]                a shared conversation, as a new session here
   pisync service install|uninstall|status     run the watcher at login, restarted on failure
   pisync mcp                                  an MCP server over stdio: agents read your sessions
 
 Every command takes --help (options and examples); pisync --version prints the version.
+An ID may be a unique prefix of 6 characters or more.
 Every command takes --timeout SECONDS: the longest one request may take (default 120,
 more for large downloads); a busy server (429, 503, 507) is waited out as it asks.
 Environment: PISYNC_ENDPOINT, PISYNC_TOKEN, PISYNC_TIMEOUT, PI_CODING_AGENT_DIR, BROWSER.
@@ -57,6 +65,8 @@ Exit codes: 0 ok, 1 failed, 2 usage, 3 not logged in or token refused, 4 not fou
 
 const COMMANDS: Record<string, (argv: string[], io: Io) => Promise<number>> = {
   login,
+  logout,
+  whoami,
   watch: watchCommand,
   push,
   status,
@@ -66,6 +76,7 @@ const COMMANDS: Record<string, (argv: string[], io: Io) => Promise<number>> = {
   open,
   pull,
   generations,
+  rm,
   context,
   share,
   shares,
@@ -124,7 +135,13 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
   }
   const command = COMMANDS[name];
   if (!command) {
-    io.err(`pisync: unknown command ${safeJson(name)}\n\n${HELP}`);
+    // A typo gets the command it likely meant, not the whole help.
+    const meant = closest(name, Object.keys(COMMANDS));
+    io.err(
+      meant
+        ? `pisync: unknown command ${safeJson(name)}: did you mean \`pisync ${meant}\`? (pisync --help lists the commands)\n`
+        : `pisync: unknown command ${safeJson(name)}\n\n${HELP}`,
+    );
     return EXIT.usage;
   }
   try {

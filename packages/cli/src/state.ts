@@ -2,7 +2,9 @@
  * What `watch` and `push` know of each local file: the session it holds, the generation and
  * the bytes the server confirmed, a fingerprint of those bytes and the file's inode, to notice a
  * file that was truncated, rewritten or replaced under us (see `fingerprint`). Kept in
- * one JSON file per server (two servers never share what they confirmed), written atomically.
+ * one JSON file per server identity and account (see `identity.ts`: two servers, a server
+ * started afresh at the same address, or two accounts never share what they confirmed), written
+ * atomically.
  * Losing it loses nothing: the server's offset protocol turns re-sent bytes into retries.
  */
 import { createHash } from "node:crypto";
@@ -90,8 +92,12 @@ export class StateStore {
   private timer: NodeJS.Timeout | undefined;
   readonly path: string;
 
-  constructor(endpoint: string, env: Env = process.env) {
-    const server = createHash("sha256").update(endpoint).digest("hex").slice(0, 12);
+  /**
+   * @param scope whose confirmations these are: `scopeOf` a server's identity and account (an
+   *   address only for a server without `/v1/whoami`)
+   */
+  constructor(scope: string, env: Env = process.env) {
+    const server = createHash("sha256").update(scope).digest("hex").slice(0, 12);
     this.path = join(stateDir(env), `state-${server}.json`);
     try {
       const parsed = JSON.parse(readFileSync(this.path, "utf8"));

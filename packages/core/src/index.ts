@@ -31,6 +31,7 @@ export {
   type StartedDeviceCode,
 } from "./device-codes.js";
 export * from "./errors.js";
+export { Identities, type Identity } from "./identity.js";
 export { contentText, isCutPreview, previewOf } from "./ingest.js";
 export {
   FIT_AFTER_DAYS,
@@ -61,7 +62,7 @@ export {
 export { Lru } from "./lru.js";
 export { Memo } from "./memo.js";
 export { PERSIST_MIN_LINES } from "./persisted-index.js";
-export { DEFAULT_READER_CACHE, Reader, type ReaderCacheLimits } from "./reader.js";
+export { DEFAULT_READER_CACHE, type DeleteReceipt, Reader, type ReaderCacheLimits } from "./reader.js";
 export { type IndexFailure, SearchIndexer, type StepOutcome, storedLines } from "./search-indexer.js";
 export { MAX_SEGMENTS } from "./segments.js";
 export { fitUtf8, PAGE_TEXT_BYTES, SessionPages } from "./session-pages.js";

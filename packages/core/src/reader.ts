@@ -87,6 +87,19 @@ export const DEFAULT_READER_CACHE: ReaderCacheLimits = {
   indexRecords: 400_000,
 };
 
+/** What a session's delete removed (`DELETE /v1/sessions/:id` answers it when asked). */
+export interface DeleteReceipt {
+  id: string;
+  /** Generations removed: the current one and every archived one. */
+  generations: number;
+  /** Their bytes, together. */
+  bytes: number;
+  /** Stored objects removed (segments and persisted indexes). */
+  objects: number;
+  /** Share links of the session revoked (their ids); expired or revoked ones were dead already. */
+  sharesRevoked: string[];
+}
+
 /**
  * The read side of sessions over the storage ports: heads and lists, raw bytes, the tree
  * index (kept per version, see {@link IndexCache}), batched and planned line reads, and the
@@ -547,12 +560,26 @@ export class Reader {
    * same id once the head is gone has objects of its own under the same prefix, and what an
    * append racing the delete wrote is named by no head, for the sweep to remove once old.
    */
-  async delete(userId: string, sessionId: string, now: Date = new Date()): Promise<void> {
+  async delete(userId: string, sessionId: string, now: Date = new Date()): Promise<DeleteReceipt> {
     const head = await this.head(userId, sessionId);
     const archived = await this.stores.meta.getArchived(userId, sessionId);
-    await this.stores.meta.deleteSession(userId, sessionId, now.toISOString());
+    // The links the delete revokes: this session's, neither revoked nor expired yet.
+    const at = now.toISOString();
+    const links = (await this.stores.meta.listShares(userId)).filter(
+      (s) => s.sessionId === sessionId && !s.revokedAt && s.expiresAt > at,
+    );
+    await this.stores.meta.deleteSession(userId, sessionId, at);
     this.indexes.forget(`${userId}/${sessionId}/`);
-    const segments = [head.current, ...archived].flatMap((state) => state.segments.map((segment) => segment.key));
-    await this.stores.blobs.delete([...new Set(segments), ...(await this.persisted.listLife(head))]);
+    const generations = [...archived, head.current];
+    const segments = [...new Set(generations.flatMap((state) => state.segments.map((segment) => segment.key)))];
+    const objects = [...segments, ...(await this.persisted.listLife(head))];
+    await this.stores.blobs.delete(objects);
+    return {
+      id: sessionId,
+      generations: generations.length,
+      bytes: generations.reduce((n, g) => n + g.length, 0),
+      objects: objects.length,
+      sharesRevoked: links.map((s) => s.id),
+    };
   }
 }

@@ -19,6 +19,8 @@ export interface SessionView {
   createdAt: string;
   updatedAt: string;
   startedAt?: string;
+  /** The time of the session's own last entry (its last backup's when no entry has one). */
+  lastAt: string;
   problemCount: number;
   problems: Problem[];
 }
@@ -53,6 +55,7 @@ export function viewOf(head: SessionHead): SessionView {
     createdAt: head.createdAt,
     updatedAt: head.updatedAt,
     startedAt: s.startedAt,
+    lastAt: (s.lastEntryAt ?? head.updatedAt).slice(0, 64),
     problemCount: s.problemCount,
     problems: s.problems,
   };

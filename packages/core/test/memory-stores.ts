@@ -96,6 +96,13 @@ export class MemoryMetaStore implements MetaStore {
   /** Last-use writes (tokens and browser sessions), to hold them to one a minute. */
   touches = 0;
 
+  private storeId: string | undefined;
+
+  async serverId(candidate: string): Promise<string> {
+    this.storeId ??= candidate;
+    return this.storeId;
+  }
+
   async users(): Promise<string[]> {
     return [...new Set([...this.heads.values()].map((head) => head.userId))];
   }

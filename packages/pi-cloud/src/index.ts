@@ -23,12 +23,15 @@ import {
   Api,
   type ApiOptions,
   CliError,
+  type Confirmed,
   completeLengthOf,
+  confirmedState,
   createLogger,
   describeSyncStatus,
   describeWait,
   EXIT,
   expiryLimitMessage,
+  lastKnownState,
   libraryLink,
   loadLogin,
   mergeEnabled,
@@ -39,7 +42,6 @@ import {
   pullSession,
   requestTimeoutMs,
   resolveLogin,
-  StateStore,
   sanitize,
   sessionSyncStatus,
   syncFile,
@@ -95,10 +97,13 @@ export default function cloud(pi: ExtensionAPI) {
         const file = ctx.sessionManager.getSessionFile();
         const login = loadLogin();
         if (!file || !login) return;
-        const state = new StateStore(login.endpoint);
+        const api = new Api(login, apiOptions(ctx, { attempts: 3 }));
+        let state: Confirmed["state"] | undefined;
         try {
+          // What this server's data and this account confirmed (never another's at this address).
+          state = (await confirmedState(api)).state;
           await syncFile(file, {
-            api: new Api(login, apiOptions(ctx, { attempts: 3 })),
+            api,
             state,
             log: createLogger(false, () => {}),
             merge: mergeEnabled(process.env),
@@ -107,7 +112,7 @@ export default function cloud(pi: ExtensionAPI) {
         } catch (error) {
           lastError = (error as Error).message;
         } finally {
-          state.flush();
+          state?.flush();
         }
       } while (again);
     })().finally(() => {
@@ -204,7 +209,19 @@ export default function cloud(pi: ExtensionAPI) {
         if (!file)
           return report(ctx, sub, { backedUp: false }, "This session is not saved to a file: nothing to back up.");
         await backUp(ctx);
-        const state = new StateStore((login as NonNullable<typeof login>).endpoint).get(file);
+        // Asked of the server: what it and this account confirmed; unreachable, what this machine last knew.
+        let confirmed: Confirmed;
+        let offline: string | undefined;
+        const endpoint = (login as NonNullable<typeof login>).endpoint;
+        try {
+          const client = new Api(login as NonNullable<typeof login>, apiOptions(ctx, { attempts: 2 }));
+          confirmed = await confirmedState(client, process.env, { remember: false });
+        } catch (error) {
+          // Unreachable or refused: what this machine last knew, said as such.
+          offline = (error as Error).message;
+          confirmed = lastKnownState(endpoint);
+        }
+        const state = confirmed.state.get(file);
         const size = statSync(file, { throwIfNoEntry: false })?.size;
         // Complete lines only, as `pisync status` counts them: a line pi is writing is not pending yet.
         const complete = size === undefined ? undefined : completeLengthOf(file, size);
@@ -217,10 +234,17 @@ export default function cloud(pi: ExtensionAPI) {
           generation: state?.generation ?? null,
           lastError: lastError ?? state?.lastError ?? null,
           sync,
+          lastKnown: offline !== undefined,
+          server: confirmed.identity ? { id: confirmed.identity.server.id, user: confirmed.identity.user } : null,
         };
-        const message = state
-          ? `Backed up ${result.stored} bytes (generation ${result.generation})${pending ? `, ${pending} pending` : ""}; ${describeSyncStatus(sync)}${result.lastError ? `; last error: ${result.lastError}` : ""}`
-          : `Not backed up yet${result.lastError ? `: ${result.lastError}` : ""}`;
+        const said = offline
+          ? `Could not reach ${endpoint} (${offline}); what this machine last knew, not what the server holds now: `
+          : "";
+        const message =
+          said +
+          (state
+            ? `Backed up ${result.stored} bytes (generation ${result.generation})${pending ? `, ${pending} pending` : ""}; ${describeSyncStatus(sync)}${result.lastError ? `; last error: ${result.lastError}` : ""}`
+            : `Not backed up to this server and account yet${result.lastError ? `: ${result.lastError}` : ""}`);
         return report(ctx, sub, result, message);
       }
       if (sub === "pull" && rest[0]) {

@@ -125,6 +125,10 @@ describe.each(["0.73.1", "1.6.0"] as const)("/cloud inside pi %s", (version) => 
       );
 
       expect(await pi.prompt("/cloud status")).toMatchObject({ backedUp: true, pending: 0, generation: 1 });
+      // Said for the server and account in use now (asked of the server, not what this machine last knew).
+      const status = await pi.prompt("/cloud status");
+      expect(status).toMatchObject({ lastKnown: false, server: { user: "local" } });
+      expect(String((status.server as { id: string }).id)).toMatch(/^srv_/);
 
       // This session in the browser: a one-time link that lands on it.
       const sessionId = (await pi.session()).id;

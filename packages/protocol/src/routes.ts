@@ -18,6 +18,7 @@ import {
   CreateToken,
   CreateUpload,
   CsrfForm,
+  DeleteReceipt,
   DeviceCode,
   DeviceToken,
   GenerationList,
@@ -42,6 +43,7 @@ import {
   TreeFindQuery,
   TreeMatches,
   UploadTicket,
+  Whoami,
 } from "./schemas.js";
 
 /** What a request or answer body is. */
@@ -428,7 +430,14 @@ const API_ROUTES: readonly RouteSpec[] = [
     summary: "Delete every object and item of the session, and revoke its share links",
     auth: "bearer",
     params: session,
-    answers: { 204: { description: "deleted" }, 404: missing },
+    headers: [
+      { name: "Prefer", description: "return=representation: answer 200 with the receipt of what went instead of 204" },
+    ],
+    answers: {
+      200: { description: "deleted: the receipt (asked for with Prefer)", content: json(DeleteReceipt) },
+      204: { description: "deleted" },
+      404: missing,
+    },
   },
   {
     method: "post",
@@ -622,6 +631,13 @@ const API_ROUTES: readonly RouteSpec[] = [
       404: error("no ticket of this user for this upload, or past its time", "not_found"),
       413: error("over the ticket's length", "too_large"),
     },
+  },
+  {
+    method: "get",
+    path: "/v1/whoami",
+    summary: "Who I am here: my account, this token's device, and the id of this server's data",
+    auth: "bearer",
+    answers: { 200: { description: "the identity", content: json(Whoami) } },
   },
   {
     method: "get",

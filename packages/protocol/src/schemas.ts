@@ -135,6 +135,8 @@ const sessionFields = () => ({
   createdAt: z.string(),
   updatedAt: z.string(),
   startedAt: z.optional(z.string()),
+  /** The time of the session's own last entry (absent from older servers). */
+  lastAt: z.optional(z.string()),
   problemCount: z.number(),
 });
 /** A session's metadata in a list; `machines`: the names of the user's devices that wrote it, when kept. */
@@ -251,6 +253,30 @@ export const CreatedToken = lazySchema(() => z.looseObject({ id: z.string(), nam
 
 /** `PATCH /v1/tokens/:id`: the token's id and new name. */
 export const RenamedToken = lazySchema(() => z.looseObject({ id: z.string(), name: z.string() }));
+/**
+ * `DELETE /v1/sessions/:id` with `Prefer: return=representation`: what went. Besides these, the
+ * session's tree index, its usage in insights and (shortly after) its search entries are gone.
+ */
+export const DeleteReceipt = lazySchema(() =>
+  z.looseObject({
+    id: z.string(),
+    generations: z.number(),
+    bytes: z.number(),
+    objects: z.number(),
+    sharesRevoked: z.array(z.string()),
+  }),
+);
+export type DeleteReceipt = z.infer<typeof DeleteReceipt>;
+
+/** `GET /v1/whoami`: the account, the device (the token's id and name), the id of the server's data. */
+export const Whoami = lazySchema(() =>
+  z.looseObject({
+    user: z.string(),
+    device: z.looseObject({ id: z.string(), name: z.string() }),
+    server: z.looseObject({ id: z.string() }),
+  }),
+);
+export type Whoami = z.infer<typeof Whoami>;
 
 /** `POST /v1/login-links`: where the browser goes once signed in (a path of this server; default `/`). */
 export const CreateLoginLink = lazySchema(() => z.object({ next: z.optional(z.string().check(z.maxLength(2048))) }));

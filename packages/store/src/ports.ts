@@ -354,6 +354,13 @@ export interface MetaStore {
    */
   deleteSession(userId: string, sessionId: string, revokedAt: string): Promise<void>;
 
+  /**
+   * The id of the data this store holds: the first `candidate` ever given, kept with the data
+   * (so a store started afresh, its data gone, answers another id). Clients key what they
+   * confirmed by it: a new id means nothing they confirmed is known to be here.
+   */
+  serverId(candidate: string): Promise<string>;
+
   /** Stores a token's record (its hash, never the secret). */
   putToken(token: TokenRecord): Promise<void>;
   /** The token whose SHA-256 is `hash`; `undefined` when none is. */

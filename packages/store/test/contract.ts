@@ -99,6 +99,12 @@ export function describeStoreContract(
       stores = await makeStores();
     });
 
+    it("keeps the first server id it is given: later and concurrent candidates answer it", async () => {
+      const ids = await Promise.all([randomUUID(), randomUUID(), randomUUID()].map((c) => stores.meta.serverId(c)));
+      expect(new Set(ids).size).toBe(1);
+      expect(await stores.meta.serverId(randomUUID())).toBe(ids[0]);
+    });
+
     describe("blobs", () => {
       it("put then get returns the bytes; a range returns that slice", async () => {
         const key = `t/${randomUUID()}/a`;

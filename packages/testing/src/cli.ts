@@ -2,12 +2,17 @@
  * End-to-end harness: the real `npm start` server, a fault-injecting proxy in front of it,
  * and the bundled `pisync` run as a child process with its own HOME.
  */
+
 import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type IncomingMessage } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll } from "vitest";
+import type { Stores } from "@pisync/store";
+import { awsStores } from "@pisync/store/aws";
+import { embeddedStores } from "@pisync/store/embedded";
+import { afterAll, beforeAll, inject } from "vitest";
 import { freePort, stopProcessGroup } from "./servers/servers.js";
 
 export const cliPath = new URL("../../cli/dist/pisync.mjs", import.meta.url).pathname;
@@ -25,13 +30,14 @@ export interface Server {
 
 /**
  * `npm start` on a fresh data folder (without its own watcher: tests run theirs); `options`
- * adds flags (`--store aws --create`) and environment (the AWS settings).
+ * adds flags (`--store aws --create`) and environment (the AWS settings), and may name the port
+ * (the address of a server stopped before).
  */
 export async function startServer(
   dataDir: string,
-  options: { args?: string[]; env?: NodeJS.ProcessEnv } = {},
+  options: { args?: string[]; env?: NodeJS.ProcessEnv; port?: number } = {},
 ): Promise<Server> {
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const args = ["start", "--", "--port", String(port), "--data", dataDir, "--no-watch", ...(options.args ?? [])];
   const child = spawn("npm", args, {
     stdio: ["ignore", "pipe", "pipe"],
@@ -107,6 +113,44 @@ export function testAwsEnv(endpoints: { s3: string; dynamodb: string; bucket: st
     PISYNC_BUCKET: endpoints.bucket,
     PISYNC_TABLE: table,
   };
+}
+
+/** A running `npm start` on one store, with where its data is (to open the same stores beside it). */
+export interface StoreServer {
+  server: Server;
+  dataDir: string;
+  /** The DynamoDB table (`aws` only). */
+  table?: string;
+}
+
+/**
+ * `npm start` on fresh data of `store` (`aws`: the test servers, a new table; inject() must be
+ * available: call it from a test or hook), at `port` when given (the same address as a server
+ * stopped before). The caller stops it and removes `dataDir`.
+ */
+export async function startServerOn(store: "embedded" | "aws", options: { port?: string } = {}): Promise<StoreServer> {
+  const dataDir = mkdtempSync(join(tmpdir(), `pisync-${store}-`));
+  const port = options.port ? Number(options.port) : undefined;
+  if (store === "embedded") return { server: await startServer(dataDir, { port }), dataDir };
+  const table = `pisync-e2e-${randomUUID()}`;
+  const env = testAwsEnv(
+    { s3: inject("s3Endpoint"), dynamodb: inject("dynamodbEndpoint"), bucket: inject("s3Bucket") },
+    table,
+  );
+  return { server: await startServer(dataDir, { args: ["--store", "aws", "--create"], env, port }), dataDir, table };
+}
+
+/** The stores a running `npm start` uses, opened beside it (to make another account's token); close them after. */
+export function storesBeside(running: StoreServer): Stores & { close?: () => void } {
+  if (!running.table) return embeddedStores(running.dataDir);
+  return awsStores({
+    bucket: inject("s3Bucket"),
+    table: running.table,
+    region: "us-east-1",
+    credentials: { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" },
+    endpoints: { s3: inject("s3Endpoint"), dynamodb: inject("dynamodbEndpoint") },
+    s3PathStyle: true,
+  });
 }
 
 /**

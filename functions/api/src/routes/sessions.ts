@@ -7,6 +7,7 @@ import {
   type AppendAnswer,
   ContextQuery,
   CreateUpload,
+  type DeleteReceipt,
   type GenerationList,
   HEADERS,
   ListSessionsQuery,
@@ -162,9 +163,12 @@ export function sessionRoutes(services: Services) {
     return c.json(await services.pages.page(c.get("userId"), c.req.param("id"), view, leaf, cursor));
   });
 
+  // `Prefer: return=representation` (RFC 7240) asks for the receipt of what went; else 204.
   app.delete("/:id", async (c) => {
-    await reader.delete(c.get("userId"), c.req.param("id"), services.clock());
-    return c.body(null, 204);
+    const receipt = await reader.delete(c.get("userId"), c.req.param("id"), services.clock());
+    const wanted = /(^|[,;\s])return=representation($|[,;\s])/i.test(c.req.header("Prefer") ?? "");
+    if (!wanted) return c.body(null, 204);
+    return c.json({ ...receipt } satisfies DeleteReceipt);
   });
 
   return app;

@@ -6,6 +6,7 @@ import { CliError, EXIT } from "../cli-error.js";
 import { requestTimeoutMs, resolveLogin } from "../config.js";
 import { describeWait } from "../retry.js";
 import { sanitize } from "../sanitize.js";
+import { closest } from "../suggest.js";
 
 export interface Io {
   out: (text: string) => void;
@@ -14,6 +15,35 @@ export interface Io {
   isTTY: boolean;
   /** The terminal's width in columns, when stderr is one. */
   columns?: number;
+  /** Standard input: whether it is a terminal, and all of it read (at most `maxBytes`). */
+  stdin?: {
+    isTTY: boolean;
+    read(maxBytes: number): Promise<string>;
+    /** Asks a question on the terminal; the line typed in answer. */
+    ask?(question: string): Promise<string>;
+  };
+}
+
+/** One line typed at the terminal in answer to `question` (on stderr). */
+async function ask(question: string): Promise<string> {
+  const { createInterface } = await import("node:readline/promises");
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return await rl.question(question);
+  } finally {
+    rl.close();
+  }
+}
+
+/** Reads standard input to its end, keeping at most `maxBytes` (a token, not a file). */
+async function readStdin(maxBytes: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of process.stdin) {
+    if (size < maxBytes) chunks.push((chunk as Buffer).subarray(0, maxBytes - size));
+    size += (chunk as Buffer).length;
+  }
+  return Buffer.concat(chunks).toString("utf8");
 }
 
 export const defaultIo: Io = {
@@ -23,6 +53,13 @@ export const defaultIo: Io = {
   isTTY: Boolean(process.stderr.isTTY),
   get columns() {
     return process.stderr.columns;
+  },
+  stdin: {
+    get isTTY() {
+      return Boolean(process.stdin.isTTY);
+    },
+    read: readStdin,
+    ask,
   },
 };
 
@@ -59,10 +96,13 @@ function describeIssues(issues: z.core.$ZodIssue[], values: Record<string, unkno
   });
 }
 
-/** Node's parseArgs messages, said shortly. */
-function describeParseError(error: Error & { code?: string }): string {
+/** Node's parseArgs messages, said shortly; an unknown option with the one it likely meant. */
+function describeParseError(error: Error & { code?: string }, known: string[]): string {
   const option = /'(-{1,2}[^' ]+)/.exec(error.message)?.[1];
-  if (error.code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") return `unknown option ${option}`;
+  if (error.code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") {
+    const meant = option?.startsWith("--") ? closest(option.slice(2).split("=")[0], known) : undefined;
+    return `unknown option ${option}${meant ? ` (did you mean --${meant}?)` : ""}`;
+  }
   if (error.code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
     return /does not take/.test(error.message) ? `${option} takes no value` : `${option} needs a value`;
   }
@@ -94,7 +134,7 @@ export function parse<T extends z.ZodMiniType>(
     }) as typeof parsed;
   } catch (error) {
     if (argv.includes("--help") || argv.includes("-h")) throw new CliError(helpText(command), EXIT.ok);
-    throw usageError(command, [describeParseError(error as Error)]);
+    throw usageError(command, [describeParseError(error as Error, [...Object.keys(options ?? {}), "help"])]);
   }
   if (parsed.values.help) throw new CliError(helpText(command), EXIT.ok);
   const result = schema.safeParse({ ...parsed.values, positionals: parsed.positionals });

@@ -4,6 +4,7 @@ import { ApiError } from "../api.js";
 import { CliError, EXIT } from "../cli-error.js";
 import { safeJson, sanitize } from "../sanitize.js";
 import { api, type CommandHelp, formatBytes, type Io, parse } from "./common.js";
+import { resolveSessionId } from "./ids.js";
 
 interface GenerationView {
   generation: number;
@@ -51,10 +52,12 @@ export async function generations(argv: string[], io: Io): Promise<number> {
     }),
     HELP,
   );
-  const [id] = args.positionals;
+  const client = api(io);
+  // A unique prefix (≥ 6 characters) stands for the whole id.
+  const id = await resolveSessionId(client, args.positionals[0]);
   let list: GenerationView[];
   try {
-    ({ generations: list } = await api(io).json<{ generations: GenerationView[] }>(`/v1/sessions/${id}/generations`));
+    ({ generations: list } = await client.json<{ generations: GenerationView[] }>(`/v1/sessions/${id}/generations`));
   } catch (error) {
     if (error instanceof ApiError && error.status === 404) {
       throw new CliError(`no session ${id} in the cloud (pisync ls lists them)`, EXIT.notFound);

@@ -12,22 +12,31 @@ import { requestTimeoutMs } from "../config.js";
 import { readRange, writeAtomic } from "../files.js";
 import { headerOf } from "../header.js";
 import { httpRequest } from "../http.js";
+import { confirmedState } from "../identity.js";
 import { isInside, piFileName, piFolderName, piSessionsRoot } from "../paths.js";
 import { describeWait, withRetries } from "../retry.js";
 import { safeJson, sanitize } from "../sanitize.js";
-import { fingerprintOf, StateStore } from "../state.js";
+import { fingerprintOf, type StateStore } from "../state.js";
 import { api, type CommandHelp, formatBytes, type Io, parse } from "./common.js";
+import { resolveSessionId } from "./ids.js";
+import { pullAll } from "./pull-all.js";
+import { CwdPrefix, filterSessions, Since, sessionTime } from "./session-filters.js";
 
 const LS_HELP: CommandHelp = {
-  usage: "pisync ls [--json]",
+  usage: "pisync ls [--cwd DIR] [--since 30d] [--limit N] [--json]",
   args: [],
-  help: `The sessions in the cloud, newest first: id, last change, entries, size, cost, the
-project folder and the session's name (or its first message).
+  help: `The sessions in the cloud, latest conversation first: id, when the conversation last
+moved (its own last entry, not its last backup), entries, size, cost, the project folder and
+the session's name (or its first message).
 
-  --json   one JSON document: { sessions: [...] }
+  --cwd DIR      only sessions of that folder or below it
+  --since TIME   only sessions whose conversation moved within TIME: 30d, 12h, 90m
+  --limit N      at most N sessions
+  --json         one JSON document: { sessions: [...] }
 
 examples:
-  pisync ls
+  pisync ls --since 7d
+  pisync ls --cwd ~/src/app --limit 20
   pisync ls --json | jq -r '.sessions[0].id'`,
 };
 
@@ -49,11 +58,22 @@ export async function cloudSessions(client: Api): Promise<SessionSummary[]> {
 export async function ls(argv: string[], io: Io): Promise<number> {
   const args = parse(
     argv,
-    { json: { type: "boolean" } },
-    z.object({ json: z.optional(z.boolean()), positionals: z.tuple([]) }),
+    { json: { type: "boolean" }, cwd: { type: "string" }, since: { type: "string" }, limit: { type: "string" } },
+    z.object({
+      json: z.optional(z.boolean()),
+      cwd: z.optional(CwdPrefix),
+      since: z.optional(Since),
+      limit: z.optional(
+        z.pipe(z.string().check(z.regex(/^[1-9]\d{0,5}$/, "a number from 1, e.g. --limit 20")), z.transform(Number)),
+      ),
+      positionals: z.tuple([]),
+    }),
     LS_HELP,
   );
-  const sessions = await cloudSessions(api(io));
+  // Dated by the conversation's own last entry; filtered and cut here.
+  const sessions = filterSessions(await cloudSessions(api(io)), { cwd: args.cwd, since: args.since })
+    .sort((a, b) => sessionTime(b).localeCompare(sessionTime(a)) || b.id.localeCompare(a.id))
+    .slice(0, args.limit);
   if (args.json) {
     io.out(`${safeJson({ sessions }, 2)}\n`);
     return EXIT.ok;
@@ -62,11 +82,13 @@ export async function ls(argv: string[], io: Io): Promise<number> {
     const title = s.name ?? s.firstMessage ?? "";
     io.out(
       `${sanitize(
-        `${s.id}  ${s.updatedAt}  ${s.entries} entries  ${formatBytes(Number(s.bytes))}  ${Number.isFinite(Number(s.cost ?? Number.NaN)) ? `$${Number(s.cost).toFixed(2)}` : "—"}  ${s.cwd ?? ""}  ${title}`,
+        `${s.id}  ${sessionTime(s)}  ${s.entries} entries  ${formatBytes(Number(s.bytes))}  ${Number.isFinite(Number(s.cost ?? Number.NaN)) ? `$${Number(s.cost).toFixed(2)}` : "—"}  ${s.cwd ?? ""}  ${title}`,
       )}\n`,
     );
   }
-  if (sessions.length === 0) io.out("no sessions in the cloud\n");
+  if (sessions.length === 0) {
+    io.out(args.cwd || args.since ? "no sessions in the cloud match\n" : "no sessions in the cloud\n");
+  }
   return EXIT.ok;
 }
 
@@ -132,6 +154,14 @@ export interface Pulled {
   sessionId: string;
   already: boolean;
   parentSession?: string;
+  /** The bytes brought (a session's current copy). */
+  bytes?: number;
+}
+
+/** What many pulls share (`pull --all`): one client, and one record of what was confirmed (flushed by the caller). */
+export interface PullContext {
+  client: Api;
+  state: StateStore;
 }
 
 /** The folder of the sessions root for a working directory. */
@@ -250,8 +280,8 @@ async function pullLink(link: string, args: PullArgs, io: Io): Promise<Pulled> {
 }
 
 /** Bytes of a session in the cloud (the current generation, or `generation`); 404 says which is missing. */
-async function cloudSession(io: Io, id: string, generation?: number) {
-  const client = api(io);
+async function cloudSession(io: Io, id: string, generation?: number, shared?: Api) {
+  const client = shared ?? api(io);
   try {
     const meta = await client.json<{ generation: number; bytes: number }>(`/v1/sessions/${id}`);
     if (generation !== undefined && generation > meta.generation) {
@@ -306,8 +336,8 @@ async function pullGeneration(id: string, generation: number, args: PullArgs, io
  * so that `pi --resume` in that folder lists it. Never overwrites a different file, never
  * writes outside the sessions root. Afterwards `watch` continues from where the cloud ends.
  */
-async function pullCurrent(id: string, args: PullArgs, io: Io): Promise<Pulled> {
-  const { client, meta, bytes } = await cloudSession(io, id);
+export async function pullCurrent(id: string, args: PullArgs, io: Io, shared?: PullContext): Promise<Pulled> {
+  const { client, meta, bytes } = await cloudSession(io, id, undefined, shared?.client);
   const header = headerOf(bytes)?.header;
   if (!header || header.id !== id) throw new CliError(`the cloud copy of ${id} has no header naming it`);
   const originalCwd = typeof header.cwd === "string" ? header.cwd : "/";
@@ -339,7 +369,7 @@ async function pullCurrent(id: string, args: PullArgs, io: Io): Promise<Pulled> 
   }
   // `watch` continues from where the cloud copy ends.
   const complete = bytes.lastIndexOf(0x0a) + 1;
-  const state = new StateStore(client.login.endpoint, io.env);
+  const { state } = shared ?? (await confirmedState(client, io.env));
   state.set(target, {
     sessionId: id,
     generation: meta.generation,
@@ -348,8 +378,8 @@ async function pullCurrent(id: string, args: PullArgs, io: Io): Promise<Pulled> 
     local: complete,
     updatedAt: new Date().toISOString(),
   });
-  state.flush();
-  return { path: target, sessionId: id, already };
+  if (!shared) state.flush();
+  return { path: target, sessionId: id, already, bytes: bytes.length };
 }
 
 /**
@@ -386,14 +416,17 @@ export function parsePullArgs(argv: string[]): PullArgs {
  * @example const pulled = await pullSession(parsePullArgs([id, "--cwd", dir]), io); // { path, sessionId, already }
  */
 export async function pullSession(args: PullArgs, io: Io): Promise<Pulled> {
-  const [ref] = args.positionals;
-  if (!SESSION_ID.test(ref)) return pullLink(ref, args, io);
+  const [given] = args.positionals;
+  if (!SESSION_ID.test(given)) return pullLink(given, args, io);
+  // A unique prefix (≥ 6 characters) stands for the whole id.
+  const ref = await resolveSessionId(api(io), given);
   if (args.generation !== undefined) return pullGeneration(ref, args.generation, args, io);
   return pullCurrent(ref, args, io);
 }
 
 /** `pisync pull`: a session, an older generation of one, or a shared link. */
 export async function pull(argv: string[], io: Io): Promise<number> {
+  if (argv.includes("--all")) return pullAll(argv, io);
   const args = parsePullArgs(argv);
   const pulled = await pullSession(args, io);
   io.out(args.json ? `${safeJson(pulled)}\n` : `${sanitize(pulled.path)}\n`);

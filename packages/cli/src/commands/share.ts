@@ -6,11 +6,12 @@ import * as z from "zod/mini";
 import { ApiError } from "../api.js";
 import { CliError, EXIT } from "../cli-error.js";
 import { parseDuration } from "../header.js";
+import { confirmedState } from "../identity.js";
 import { createLogger } from "../log.js";
 import { safeJson, sanitize, sanitizeLines } from "../sanitize.js";
-import { StateStore } from "../state.js";
 import { completeLengthOf, sessionIdOf, syncFile } from "../sync.js";
 import { api, type CommandHelp, type Io, parse, usageError } from "./common.js";
+import { resolveSessionId, resolveShareId, SHARE_LINK } from "./ids.js";
 
 const SHARE_HELP: CommandHelp = {
   usage: "pisync share ID|FILE [--leaf ID] [--expires 7d] [--no-mask] [--json|--md]",
@@ -87,14 +88,14 @@ export async function share(argv: string[], io: Io): Promise<number> {
   if (isFile) {
     const id = sessionIdOf(file, completeLengthOf(file, statSync(file).size));
     if (!id) throw new CliError(`${file} has no session header: it is not a pi session file`);
-    const state = new StateStore(client.login.endpoint, io.env);
+    const { state } = await confirmedState(client, io.env);
     try {
       await syncFile(file, { api: client, state, log: createLogger(false, () => {}) });
     } finally {
       state.flush();
     }
     sessionId = id;
-  }
+  } else sessionId = await resolveSessionId(client, target); // a unique prefix stands for the id
   try {
     const result = await client.postJson<ShareView>(`/v1/sessions/${encodeURIComponent(sessionId)}/shares`, {
       leafId: args.leaf,
@@ -170,26 +171,36 @@ export async function unshare(argv: string[], io: Io): Promise<number> {
       positionals: z.tuple([
         z
           .string()
-          .check(z.regex(/^[A-Za-z0-9_-]{22}$/, "a share id: 22 letters, digits, - or _, as `pisync shares` lists it")),
+          .check(
+            z.refine(
+              (v) => /^[A-Za-z0-9_-]{6,22}$/.test(v) || SHARE_LINK.test(v),
+              "a share id: 22 letters, digits, - or _, as `pisync shares` lists it (or its first 6 or more), or the link `pisync share` printed",
+            ),
+          ),
       ]),
     }),
     {
-      usage: "pisync unshare SHARE_ID",
+      usage: "pisync unshare SHARE_ID|LINK",
       args: ["SHARE_ID"],
-      help: `Revokes a share link: its next request answers 410 (gone).
+      help: `Revokes a share link: its next request answers 410 (gone). Takes the share's id (as
+\`pisync shares\` lists it, or a unique prefix of 6 characters or more) or the link itself.
 
 examples:
-  pisync unshare Xy3…(22 characters)`,
+  pisync unshare Xy3…(22 characters)
+  pisync unshare Xy3AbC
+  pisync unshare https://pisync.example.com/s/Xy3….k1.…`,
     },
   );
+  const client = api(io);
+  const id = await resolveShareId(client, args.positionals[0]);
   try {
-    await api(io).delete(`/v1/shares/${args.positionals[0]}`);
+    await client.delete(`/v1/shares/${id}`);
   } catch (error) {
     if (error instanceof ApiError && error.status === 404) {
-      throw new CliError(`no share ${args.positionals[0]} (pisync shares lists them)`, EXIT.notFound);
+      throw new CliError(`no share ${id} (pisync shares lists them)`, EXIT.notFound);
     }
     throw error;
   }
-  io.err(`revoked ${args.positionals[0]}\n`);
+  io.err(`revoked ${id}\n`);
   return EXIT.ok;
 }

@@ -4,16 +4,17 @@ import { resolve } from "node:path";
 import * as z from "zod/mini";
 import { CliError, EXIT } from "../cli-error.js";
 import { mergeEnabled } from "../config.js";
+import { type Confirmed, confirmedState, type Identity, lastKnownState } from "../identity.js";
 import { createLogger } from "../log.js";
 import { defaultRoots } from "../paths.js";
 import { describeWait } from "../retry.js";
 import { safeJson, sanitize } from "../sanitize.js";
-import { StateStore } from "../state.js";
-import { completeLengthOf, syncFile, Transient, Unauthorized } from "../sync.js";
+import type { StateStore } from "../state.js";
+import { completeLengthOf, sessionIdOf, syncFile, Transient, Unauthorized } from "../sync.js";
 import { describeSyncStatus, sessionSyncStatus } from "../sync-status.js";
 import { sessionFiles, Watcher } from "../watch.js";
 import { statusLogger } from "../watch-status.js";
-import { api, type CommandHelp, checkToken, formatBytes, type Io, parse, refusedToken } from "./common.js";
+import { api, type CommandHelp, formatBytes, type Io, parse, refusedToken } from "./common.js";
 import { type Progress, ProgressBar } from "./progress.js";
 import { cloudSessions } from "./remote.js";
 
@@ -91,6 +92,11 @@ examples:
   pisync status --json | jq '.files[] | select(.pending > 0) | .file'`,
 };
 
+/** Said when the address now reaches another server's data or another account than last time. */
+function anotherScope(endpoint: string, previous: Identity): string {
+  return `${endpoint} is not the server and account this machine last backed up to (server ${previous.server.id}, account ${previous.user}): nothing counts as backed up until this server confirms it`;
+}
+
 function rootsOf(args: { root?: string[] }, io: Io): string[] {
   return args.root?.length ? args.root.map((r) => resolve(r)) : defaultRoots(io.env);
 }
@@ -122,7 +128,15 @@ export async function watchCommand(argv: string[], io: Io, signal?: AbortSignal)
   );
   // A busy server is waited out inside each request; the log says so.
   const client = api(io, { onWait: (wait) => log.event("waiting", { ...wait }) });
-  const state = new StateStore(client.login.endpoint, io.env);
+  // What was confirmed with this server's data and this account (asked once, at the start; a
+  // server not up yet: what this machine last knew of it, each file being asked about anyway).
+  let state: StateStore;
+  try {
+    state = (await confirmedState(client, io.env)).state;
+  } catch (error) {
+    if (!(error instanceof Transient)) throw error;
+    state = lastKnownState(client.login.endpoint, io.env).state;
+  }
   const pollCloud = args["poll-cloud"];
   const watcher = new Watcher(
     { api: client, state, log, merge },
@@ -156,9 +170,11 @@ export async function push(argv: string[], io: Io): Promise<number> {
   const client = api(io, {
     onWait: (wait) => (args.json ? log.event("waiting", { ...wait }) : bar.say(sanitize(describeWait(wait)))),
   });
-  // A refused token says so even when nothing is pending.
-  await checkToken(client);
-  const state = new StateStore(client.login.endpoint, io.env);
+  // A refused token says so even when nothing is pending. What counts as sent is what this
+  // server's data and this account confirmed: another server or account starts from nothing
+  // confirmed (each file is then asked about, and what the server lacks is sent).
+  const { state, previous } = await confirmedState(client, io.env);
+  if (previous && !args.json) bar.say(sanitize(anotherScope(client.login.endpoint, previous)));
   const progress: Progress = {
     bytes: 0,
     totalBytes: files.reduce((sum, file) => {
@@ -176,39 +192,53 @@ export async function push(argv: string[], io: Io): Promise<number> {
   };
   let failed = 0;
   let changed = 0;
-  for (const file of files) {
-    try {
-      const before = progress.bytes;
-      const result = await syncFile(file, {
-        api: client,
-        state,
-        log,
-        merge,
-        onProgress: (bytes) => {
-          progress.bytes += bytes;
-          bar.update(progress);
-        },
-      });
-      if (result.status === "synced") {
-        changed++;
-        if (!io.isTTY) say(`sent ${file} (${formatBytes(progress.bytes - before || result.bytes)})`);
+  // Ctrl-C: what the server confirmed is recorded, and the user told how to go on (exit 130).
+  // Bytes in flight are safe to send again: the server's offsets make a resent batch a retry.
+  const interrupted = () => {
+    state.flush();
+    bar.say(
+      `interrupted after ${progress.files} of ${files.length} files (${formatBytes(progress.bytes)} sent): run \`pisync push\` again to resume where it stopped`,
+    );
+    process.exit(130);
+  };
+  process.on("SIGINT", interrupted);
+  try {
+    for (const file of files) {
+      try {
+        const before = progress.bytes;
+        const result = await syncFile(file, {
+          api: client,
+          state,
+          log,
+          merge,
+          onProgress: (bytes) => {
+            progress.bytes += bytes;
+            bar.update(progress);
+          },
+        });
+        if (result.status === "synced") {
+          changed++;
+          if (!io.isTTY) say(`sent ${file} (${formatBytes(progress.bytes - before || result.bytes)})`);
+        }
+        if (result.status === "merged") {
+          changed++;
+          say(
+            `merged ${file}: ${result.fromCloud} entr${result.fromCloud === 1 ? "y" : "ies"} from the cloud, ${result.toCloud} sent from here`,
+          );
+        }
+        if (result.status === "skipped") say(`skipped ${file}: ${result.reason}`);
+      } catch (error) {
+        if (error instanceof Unauthorized) throw refusedToken(client.login.endpoint);
+        if (!(error instanceof Transient)) throw error;
+        failed++;
+        state.update(file, { lastError: error.message });
+        say(`failed ${file}: ${error.message} (run push again to resume)`);
       }
-      if (result.status === "merged") {
-        changed++;
-        say(
-          `merged ${file}: ${result.fromCloud} entr${result.fromCloud === 1 ? "y" : "ies"} from the cloud, ${result.toCloud} sent from here`,
-        );
-      }
-      if (result.status === "skipped") say(`skipped ${file}: ${result.reason}`);
-    } catch (error) {
-      if (error instanceof Unauthorized) throw refusedToken(client.login.endpoint);
-      if (!(error instanceof Transient)) throw error;
-      failed++;
-      state.update(file, { lastError: error.message });
-      say(`failed ${file}: ${error.message} (run push again to resume)`);
+      progress.files++;
+      bar.update(progress);
     }
-    progress.files++;
-    bar.update(progress);
+  } finally {
+    process.removeListener("SIGINT", interrupted);
   }
   state.flush();
   bar.finish(progress, changed > 0);
@@ -233,20 +263,26 @@ export async function status(argv: string[], io: Io): Promise<number> {
     STATUS_HELP,
   );
   const client = api(io, { attempts: 2, maxBusyWaitMs: 5000 });
-  // The token is checked (a refused one exits 3); an unreachable server still leaves the local view.
+  // The token is checked (a refused one exits 3) and the server asked who it is: what counts as
+  // stored is what this server's data and this account confirmed. An unreachable server leaves
+  // what this machine last knew, said as such.
   let offline: string | undefined;
+  let confirmed: Confirmed;
   try {
-    await checkToken(client);
+    confirmed = await confirmedState(client, io.env, { remember: false });
   } catch (error) {
     if (!(error instanceof Transient)) throw error;
     offline = error.message;
+    confirmed = lastKnownState(client.login.endpoint, io.env);
   }
-  const state = new StateStore(client.login.endpoint, io.env);
-  // The cloud's current generation of each session: a file whose copy is behind it is another machine's.
-  const cloud = new Map<string, number>();
+  const { state, identity, previous } = confirmed;
+  // The cloud's sessions (read 100 a page): a file whose copy is behind the cloud's current
+  // generation is another machine's; a file this server and account never confirmed is said so,
+  // with what the server holds of it.
+  const cloud = new Map<string, { generation: number; bytes: number }>();
   if (!offline) {
     try {
-      for (const s of await cloudSessions(client)) cloud.set(s.id, s.generation);
+      for (const s of await cloudSessions(client)) cloud.set(s.id, { generation: s.generation, bytes: s.bytes });
     } catch (error) {
       if (!(error instanceof Transient)) throw error;
       offline = error.message; // the server went away meanwhile: the local view still stands
@@ -261,13 +297,19 @@ export async function status(argv: string[], io: Io): Promise<number> {
     } catch {
       local = undefined;
     }
+    // A file never confirmed here: the server may still hold some of it (sent from another
+    // machine, or before this machine's records): said, never counted as stored.
+    const sessionId = known?.sessionId ?? (local ? sessionIdOf(file, local) : undefined);
+    const inCloud = sessionId === undefined ? undefined : cloud.get(sessionId);
     return {
       file,
-      session: known?.sessionId,
+      session: sessionId,
       local: local ?? null,
       stored: known?.sent ?? 0,
+      confirmed: known !== undefined,
+      cloudBytes: offline ? null : (inCloud?.bytes ?? 0),
       generation: known?.generation ?? null,
-      cloudGeneration: (known && cloud.get(known.sessionId)) ?? null,
+      cloudGeneration: (known && cloud.get(known.sessionId)?.generation) ?? null,
       pending: local === undefined ? 0 : Math.max(0, local - (known?.sent ?? 0)),
       diverged: known?.diverged ?? false,
       deleted: local === undefined,
@@ -277,18 +319,30 @@ export async function status(argv: string[], io: Io): Promise<number> {
   });
   const shown = args.all ? rows : rows.filter((r) => !r.deleted);
   const hidden = rows.length - shown.length;
+  const server = identity ? { id: identity.server.id, user: identity.user, device: identity.device.name } : null;
   if (args.json) {
-    io.out(`${safeJson({ files: shown }, 2)}\n`);
+    io.out(`${safeJson({ server, lastKnown: offline !== undefined, files: shown }, 2)}\n`);
     return EXIT.ok;
   }
   if (offline) {
     io.err(
-      `${sanitize(`could not reach ${client.login.endpoint} (${offline}): this is what this machine last knew`)}\n`,
+      `${sanitize(
+        `could not reach ${client.login.endpoint} (${offline}): this is what this machine last knew${
+          identity ? ` of server ${identity.server.id}, account ${identity.user}` : ""
+        }, not what the server holds now`,
+      )}\n`,
     );
-  }
+  } else if (previous) io.err(`${sanitize(anotherScope(client.login.endpoint, previous))}\n`);
   for (const r of shown) {
     const flags = [
       r.deleted ? "deleted locally (the cloud copy stays)" : "",
+      !r.confirmed && !r.deleted
+        ? r.cloudBytes === null
+          ? "not confirmed with this server"
+          : r.cloudBytes > 0
+            ? `not confirmed by this server and account (it holds ${formatBytes(r.cloudBytes)} of this session): pisync push checks and sends what is missing`
+            : "not on this server for this account: pisync push sends it"
+        : "",
       r.pending ? `${formatBytes(r.pending)} pending` : "",
       r.sync.state === "in-sync" || r.sync.state === "pending" ? "" : describeSyncStatus(r.sync),
       r.cloudGeneration !== null && r.generation !== null && r.cloudGeneration > r.generation
@@ -299,7 +353,7 @@ export async function status(argv: string[], io: Io): Promise<number> {
     // File names, session ids and errors come from sessions and servers: each line made inert.
     io.out(
       `${sanitize(r.file)}\n  ${sanitize(
-        `${r.session ?? "(not sent yet)"}  stored ${formatBytes(r.stored)} of ${
+        `${r.session ?? "(no session header)"}  stored ${formatBytes(r.stored)} of ${
           r.local === null ? "?" : formatBytes(r.local)
         }  generation ${r.generation ?? "-"}${flags.length ? `  ${flags.join("; ")}` : ""}`,
       )}\n`,

@@ -717,6 +717,26 @@ export class DynamoMetaStore implements MetaStore {
     }
   }
 
+  async serverId(candidate: string): Promise<string> {
+    // One item, written once: the first writer's id stands (a conditional put).
+    const Key = key("SERVER", "ID");
+    const stored = await this.getItem(Key, true);
+    if (stored) return String(stored.data);
+    try {
+      await this.client.send(
+        new PutCommand({
+          TableName: this.table,
+          Item: { ...Key, data: candidate },
+          ConditionExpression: "attribute_not_exists(pk)",
+        }),
+      );
+      return candidate;
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      return String((await this.getItem(Key, true))?.data);
+    }
+  }
+
   async putToken(token: TokenRecord): Promise<void> {
     await this.putNew({
       pk: `T#${token.hash}`,

@@ -65,6 +65,8 @@ CREATE INDEX IF NOT EXISTS shares_by_user ON shares (user_id);
 CREATE TABLE IF NOT EXISTS login_links (hash TEXT PRIMARY KEY, data TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS device_codes (
   user_code TEXT PRIMARY KEY, status TEXT NOT NULL, expires_at TEXT NOT NULL, data TEXT NOT NULL);
+-- Facts about the store itself (its server id).
+CREATE TABLE IF NOT EXISTS store_facts (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS browser_sessions (
   hash TEXT PRIMARY KEY, user_id TEXT NOT NULL, id TEXT NOT NULL, created_at TEXT NOT NULL, data TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS browser_sessions_by_user ON browser_sessions (user_id, created_at);
@@ -502,6 +504,12 @@ export class SqliteMetaStore implements MetaStore {
       }
     })();
     this.updateCards(userId, sessionId, undefined);
+  }
+
+  async serverId(candidate: string): Promise<string> {
+    this.db.prepare("INSERT OR IGNORE INTO store_facts (name, value) VALUES ('server_id', ?)").run(candidate);
+    const row = this.db.prepare("SELECT value FROM store_facts WHERE name = 'server_id'").get() as { value: string };
+    return row.value;
   }
 
   async putToken(token: TokenRecord): Promise<void> {
