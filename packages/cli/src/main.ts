@@ -16,6 +16,7 @@ import { search } from "./commands/search.js";
 import { service } from "./commands/service.js";
 import { share, shares, unshare } from "./commands/share.js";
 import { push, status, watchCommand } from "./commands/sync-commands.js";
+import { team } from "./commands/team.js";
 import { requestTimeoutMs, resolveLogin } from "./config.js";
 import { safeJson, sanitizeLines } from "./sanitize.js";
 import { Unauthorized } from "./sync.js";
@@ -42,6 +43,7 @@ const HELP = `pisync ${VERSION}: back up, move and share pi sessions
   pisync shares | pisync unshare SHARE_ID     list or revoke links
   pisync pull LINK [--cwd DIR]                a shared conversation, as a new session here
   pisync service install|uninstall|status     run the watcher at login, restarted on failure
+  pisync team create|invite|join|ls|add|remove|policy|audit|share-folder   the team library
 
 Every command takes --help (options and examples); pisync --version prints the version.
 Every command takes --timeout SECONDS: the longest one request may take (default 120,
@@ -66,6 +68,7 @@ const COMMANDS: Record<string, (argv: string[], io: Io) => Promise<number>> = {
   shares,
   unshare,
   service: (argv, io) => service(argv, io),
+  team,
 };
 
 /** The endpoint in effect, for messages (the command already checked there is one). */

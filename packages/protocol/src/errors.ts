@@ -32,6 +32,8 @@ export const ERROR_CODES = {
   csrf_rejected:
     "a change made from a browser session came from another origin or without its CSRF token (csrf form field or X-CSRF-Token header)",
   invalid_next: "a sign-in link's next is not a path of this server (it starts with one /, no scheme, no //)",
+  forbidden: "a team member who is not its owner or an admin asked for what only they may do",
+  team_policy: "the session's team does not allow this (its policy turned public links off)",
   not_found: "nothing there: missing, or another user's (the two look the same)",
   route_not_found: "no route answers this method and path",
   offset_conflict: "Upload-Offset is not where the committed bytes end (carries offset and generation)",

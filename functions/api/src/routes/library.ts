@@ -167,11 +167,26 @@ export function libraryRoutes(services: Services, deps: LibraryDeps) {
   const report = (c: Context<LibraryEnv>) => {
     const q = parseQuery(InsightsPageQuery, c);
     const range = insightsRange({ from: q.from || undefined, to: q.to || undefined, since: q.since }, services.clock());
-    return { per: q.per, report: services.insights.report(c.get("userId"), range) };
+    return { per: q.per, team: q.team, report: reportOf(c.get("userId"), range, q.team) };
+  };
+  /** A user's report, or (`team`) that team's, under the team's rules (see core's `Teams.insightsOf`). */
+  const reportOf = async (userId: string, range: ReturnType<typeof insightsRange>, team?: string) => {
+    if (team === undefined) return services.insights.report(userId, range);
+    if (!services.teams) throw new NotFound("no such team");
+    const { parts, perMember, title } = await services.teams.insightsOf(userId, team);
+    return services.insights.teamReport(parts, range, { perMember, title });
   };
   app.get("/insights", compress(), async (c) => {
-    const { per, report: made } = report(c);
-    return c.html((await libraryPages()).renderInsightsPage(chrome(c), { report: await made, per: per ?? "day" }));
+    const { per, team, report: made } = report(c);
+    const shown = await made;
+    const named = team === undefined || !services.teams ? undefined : await services.teams.get(c.get("userId"), team);
+    return c.html(
+      (await libraryPages()).renderInsightsPage(chrome(c), {
+        report: shown,
+        per: per ?? "day",
+        team: named && { id: named.id, name: named.name },
+      }),
+    );
   });
   app.get("/insights.csv", async (c) => {
     const made = await report(c).report;

@@ -11,6 +11,7 @@ import { safeJson, sanitize } from "../sanitize.js";
 import { StateStore } from "../state.js";
 import { completeLengthOf, syncFile, Transient, Unauthorized } from "../sync.js";
 import { describeSyncStatus, sessionSyncStatus } from "../sync-status.js";
+import { loadTeamFolders } from "../team-folders.js";
 import { sessionFiles, Watcher } from "../watch.js";
 import { statusLogger } from "../watch-status.js";
 import { api, type CommandHelp, checkToken, formatBytes, type Io, parse, refusedToken } from "./common.js";
@@ -125,7 +126,7 @@ export async function watchCommand(argv: string[], io: Io, signal?: AbortSignal)
   const state = new StateStore(client.login.endpoint, io.env);
   const pollCloud = args["poll-cloud"];
   const watcher = new Watcher(
-    { api: client, state, log, merge },
+    { api: client, state, log, merge, teamFolders: loadTeamFolders(io.env) },
     { roots, cloudPollMs: pollCloud === undefined ? undefined : Math.round(pollCloud * 1000) },
   );
   log.event("watching", { roots: roots.join(","), files: roots.reduce((n, r) => n + sessionFiles(r).length, 0) });
@@ -159,6 +160,7 @@ export async function push(argv: string[], io: Io): Promise<number> {
   // A refused token says so even when nothing is pending.
   await checkToken(client);
   const state = new StateStore(client.login.endpoint, io.env);
+  const teamFolders = loadTeamFolders(io.env);
   const progress: Progress = {
     bytes: 0,
     totalBytes: files.reduce((sum, file) => {
@@ -184,6 +186,7 @@ export async function push(argv: string[], io: Io): Promise<number> {
         state,
         log,
         merge,
+        teamFolders,
         onProgress: (bytes) => {
           progress.bytes += bytes;
           bar.update(progress);
