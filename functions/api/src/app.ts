@@ -18,6 +18,7 @@ import {
   type ShareKeys,
   ShareReading,
   Shares,
+  Teams,
   Tokens,
   Uploads,
 } from "@pisync/core";
@@ -44,11 +45,13 @@ import { sessionRoutes } from "./routes/sessions.js";
 import { sharePageRoutes } from "./routes/share-page.js";
 import { createShareRoute, shareRoutes } from "./routes/shares.js";
 import { loginLinkRoutes, signInRoutes } from "./routes/sign-in.js";
+import { teamPageRoutes } from "./routes/team-pages.js";
+import { joinRoutes, leaveTeamOnDelete, sessionTeamRoutes, teamRoutes } from "./routes/teams.js";
 import { tokenRoutes } from "./routes/tokens.js";
 import { uploadRoutes } from "./routes/uploads.js";
 import { whoamiRoutes } from "./routes/whoami.js";
 import { inlineWork, type ShareWork } from "./share-work.js";
-import { viewer, viewerLoaded } from "./viewer.js";
+import { loadViewer, viewer, viewerLoaded } from "./viewer.js";
 
 export interface AppLimits extends BodyLimits {
   /** A single large line uploaded outside the append request (pi keeps images inline). */
@@ -121,6 +124,8 @@ export interface Services {
   insights: Insights;
   /** The server's id and the caller's identity (`/v1/whoami`). */
   identities: Identities;
+  /** The team library; absent when the stores keep no teams. */
+  teams?: Teams;
   limits: AppLimits;
   clock: () => Date;
   work: ShareWork;
@@ -162,6 +167,12 @@ export function createApp(deps: AppDeps) {
     pages: new SessionPages(reader, reading),
     insights: new Insights(deps.stores.meta),
     identities: new Identities(deps.stores.meta),
+    teams: deps.stores.teams
+      ? new Teams(deps.stores.teams, deps.stores.meta, clock, {
+          moved: (teamId, owner, sessionId) => deps.search?.teams?.moved(teamId, owner, sessionId),
+          maskText: async (text) => (await loadViewer()).maskText(text).text,
+        })
+      : undefined,
     limits,
     clock,
     work,
@@ -191,6 +202,7 @@ export function createApp(deps: AppDeps) {
       }),
     clock,
     { ...DEFAULT_SHARE_LIMITS, maxSeconds: (deps.maxShareDays ?? 90) * 86400 },
+    services.teams,
   );
   app.use("/s/*", viewerLoaded);
   app.route("/s", sharePageRoutes(services, shares));
@@ -209,13 +221,20 @@ export function createApp(deps: AppDeps) {
   app.route("/v1/sessions", createShareRoute(services, shares));
   app.route("/v1/shares", shareRoutes(services, shares));
   app.route("/v1/blobs", blobRoutes(services));
-  if (deps.search) app.use("/v1/sessions/:id", indexAfterWrites(deps.search.indexer));
-  if (deps.search) app.route("/v1/search", searchRoutes(deps.search, clock));
+  if (deps.search) app.use("/v1/sessions/:id", indexAfterWrites(deps.search.indexer, deps.search.teams));
+  if (deps.search) app.route("/v1/search", searchRoutes(deps.search, clock, services.teams));
+  if (services.teams) {
+    app.use("/v1/sessions/:id", leaveTeamOnDelete(services.teams));
+    app.route("/v1/teams", teamRoutes(services, services.teams));
+    app.route("/v1/join", joinRoutes(services.teams));
+    app.route("/v1/sessions", sessionTeamRoutes(services.teams));
+  }
   app.route("/v1/sessions", sessionRoutes(services));
   app.route("/v1/uploads", uploadRoutes(services));
   app.route("/v1/tokens", tokenRoutes(services));
   app.route("/v1/whoami", whoamiRoutes(services));
   app.route("/v1/insights", insightsRoutes(services));
+  if (services.teams) app.route("/", teamPageRoutes(services, services.teams, deps.search));
   // The signed-in library's pages (sessions, one session, shares) and their assets.
   app.route(
     "/",

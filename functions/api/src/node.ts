@@ -13,12 +13,15 @@ import {
   SearchIndexer,
   type ShareKeys,
   SWEEP_MIN_AGE_MS,
+  TeamSearch,
   Tokens,
+  teamLines,
   Uploads,
   verifyStores,
 } from "@pisync/core";
 import type { SearchIndex } from "@pisync/search";
 import { SearchMarks } from "@pisync/search/aws/marks";
+import { SqliteSearchIndex } from "@pisync/search/embedded";
 import { DEFAULT_SEARCH_THREADS, type SearchThreadsOptions } from "@pisync/search/embedded-threaded";
 import type { Stores } from "@pisync/store";
 import { createApp } from "./app.js";
@@ -227,6 +230,35 @@ function sweepUploadsEvery(uploads: Uploads, ms: number, log: (line: string) => 
 }
 
 /**
+ * How often teams' search catches up with their sessions: a pass reads the head of every team
+ * session, and writes, moves and removals mark the team's index as they happen, so the pass only
+ * makes good what a crash lost.
+ */
+const TEAM_SEARCH_CATCH_UP_MS = 600_000;
+
+/**
+ * Teams' search on this machine: one SQLite file (`search-teams.sqlite` in the data folder)
+ * whose tenants are teams, caught up at start and every {@link TEAM_SEARCH_CATCH_UP_MS}. Absent
+ * when the stores keep no teams.
+ */
+function teamSearchFor(stores: Stores, dataDir: string, log: (line: string) => void) {
+  if (!stores.teams) return undefined;
+  const index = new SqliteSearchIndex(join(dataDir, "search-teams.sqlite"), teamLines(stores, stores.teams));
+  const search = new TeamSearch(stores, stores.teams, index, { log });
+  const stop = every(TEAM_SEARCH_CATCH_UP_MS, true, () =>
+    search.catchUp().catch((error: Error) => log(`pisync: team search catch-up failed: ${error.message}`)),
+  );
+  return {
+    search,
+    async close() {
+      stop();
+      await search.indexer.flush();
+      index.close();
+    },
+  };
+}
+
+/**
  * `npm start`: the app on the embedded store of `options.dataDir`, listening on
  * `options.host:options.port`, with the local user's token created on first start (printed
  * once through `log`). Rejects when the port is busy (`EADDRINUSE`) or the host is not this
@@ -254,10 +286,11 @@ export async function startNodeServer(options: NodeServerOptions) {
     indexer.catchUp().catch((error: Error) => log(`pisync: search catch-up failed: ${error.message}`)),
   );
   const stopMarks = options.aws ? markedPasses(stores, search, options.aws, log) : async () => {};
+  const teams = teamSearchFor(stores, options.dataDir, log);
   const stopSweep = every(options.sweepEveryMs ?? SWEEP_EVERY_MS, false, () => sweep(open, log));
   const stopUploadSweep = sweepUploadsEvery(new Uploads(stores.blobs, 0), UPLOAD_SWEEP_MS, log);
   const app = createApp({
-    search: { index: search, indexer },
+    search: { index: search, indexer, teams: teams?.search },
     stores,
     shareKeys: keys ?? (async () => localKeys as ShareKeys),
     work,
@@ -286,6 +319,7 @@ export async function startNodeServer(options: NodeServerOptions) {
     stopUploadSweep();
     await indexer.flush();
     await search.close();
+    await teams?.close();
     open.close();
     throw error;
   }
@@ -316,6 +350,7 @@ export async function startNodeServer(options: NodeServerOptions) {
       stopUploadSweep();
       await indexer.flush(); // what was written is indexed before the index closes
       await search.close();
+      await teams?.close();
       open.close();
     },
   };

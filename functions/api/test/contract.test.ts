@@ -46,8 +46,12 @@ async function refused(r: Response, status: number, code: ErrorCode): Promise<Er
 }
 
 describe("the OpenAPI document", () => {
-  // With search on, as `npm start` runs it: every route the server can register.
-  const app = createApp({ stores: {} as never, search: { index: {} as never, indexer: {} as never }, log: () => {} });
+  // With search and teams on, as `npm start` runs it: every route the server can register.
+  const app = createApp({
+    stores: { teams: {} } as never,
+    search: { index: {} as never, indexer: {} as never },
+    log: () => {},
+  });
   const registered = app.routes
     .filter((r) => r.method !== "ALL")
     .map((r) => `${r.method.toLowerCase()} ${openApiPath(r.path)}`);

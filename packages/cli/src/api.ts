@@ -239,6 +239,15 @@ export class Api {
     return JSON.parse(this.expectOk(r).body.toString("utf8")) as T;
   }
 
+  /** PUT with a JSON body; the JSON answer. */
+  async putJson<T>(path: string, body: unknown): Promise<T> {
+    const r = await this.request("PUT", path, {
+      headers: { "Content-Type": "application/json" },
+      body: Buffer.from(JSON.stringify(body)),
+    });
+    return JSON.parse(this.expectOk(r).body.toString("utf8")) as T;
+  }
+
   async delete(path: string): Promise<void> {
     this.expectOk(await this.request("DELETE", path));
   }

@@ -20,6 +20,7 @@ import { search } from "./commands/search.js";
 import { service } from "./commands/service.js";
 import { share, shares, unshare } from "./commands/share.js";
 import { push, status, watchCommand } from "./commands/sync-commands.js";
+import { team } from "./commands/team.js";
 import { requestTimeoutMs, resolveLogin } from "./config.js";
 import { safeJson, sanitizeLines } from "./sanitize.js";
 import { closest } from "./suggest.js";
@@ -54,6 +55,7 @@ const HELP = `pisync ${VERSION}: back up, move and share pi sessions
   pisync pull LINK [--cwd DIR]                a shared conversation, as a new session here
   pisync service install|uninstall|status     run the watcher at login, restarted on failure
   pisync mcp                                  an MCP server over stdio: agents read your sessions
+  pisync team create|invite|join|ls|add|remove|policy|audit|share-folder   the team library
 
 Every command takes --help (options and examples); pisync --version prints the version.
 An ID may be a unique prefix of 6 characters or more.
@@ -84,6 +86,7 @@ const COMMANDS: Record<string, (argv: string[], io: Io) => Promise<number>> = {
   service: (argv, io) => service(argv, io),
   mcp,
   device,
+  team,
 };
 
 /** The endpoint in effect, for messages (the command already checked there is one). */

@@ -30,6 +30,7 @@ import { appendWholeLines } from "./local-append.js";
 import type { Logger } from "./log.js";
 import { decideMerge, devicesAt, joinLines, type WriterRun } from "./merge.js";
 import { type FileState, fingerprint, isCurrentFingerprint, type StateStore } from "./state.js";
+import { putInTeam, type TeamFolder, teamOfFolder } from "./team-folders.js";
 
 export { Transient, Unauthorized };
 
@@ -67,6 +68,8 @@ export interface SyncContext {
   onProgress?: (bytes: number) => void;
   /** Join copies continued on two machines by entry id (default); false: the old rule, a new generation. */
   merge?: boolean;
+  /** Folder rules: a session first backed up from under one goes in its team (see team-folders.ts). */
+  teamFolders?: readonly TeamFolder[];
 }
 
 export type SyncResult =
@@ -533,6 +536,19 @@ class SessionSync {
   }
 }
 
+/** Puts a session just backed up in its folder's team; a refusal is logged, never fails the push. */
+async function shareByFolder(path: string, sessionId: string, complete: number, ctx: SyncContext): Promise<void> {
+  const head = readRange(path, 0, Math.min(complete, 64 * 1024));
+  const team = teamOfFolder(ctx.teamFolders ?? [], headerOf(head)?.header.cwd);
+  if (!team) return;
+  try {
+    await putInTeam(ctx.api, sessionId, team);
+    ctx.log.event("team", { path, sessionId, team });
+  } catch (error) {
+    ctx.log.event("team-failed", { path, sessionId, team, error: (error as Error).message });
+  }
+}
+
 /** Sends what the server does not have of one file. Throws `Transient` (retry later) or `Unauthorized`. */
 export async function syncFile(
   path: string,
@@ -564,6 +580,10 @@ export async function syncFile(
       offset: result.sent,
       generation: result.generation,
     });
+    // The session's first push (all of its first generation sent now): its folder's team, if any.
+    if (ctx.teamFolders?.length && result.generation === 1 && result.bytes === result.sent) {
+      await shareByFolder(path, sessionId, complete, ctx);
+    }
   }
   return result;
 }

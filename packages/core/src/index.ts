@@ -83,11 +83,20 @@ export {
   parseShareKeys,
   type ShareKeys,
   type ShareLimits,
+  type SharePolicy,
   type ShareStatus,
   Shares,
   shareSession,
 } from "./shares.js";
 export { shownEntry } from "./shown-entry.js";
+export { parseTeamRef, TeamSearch, teamLines, teamRef, teamStores } from "./team-search.js";
+export {
+  DEFAULT_POLICY,
+  INVITE_SECONDS,
+  type TeamSessionCard,
+  Teams,
+  type TeamView,
+} from "./teams.js";
 export { createToken, hashToken, TOUCH_EVERY_MS, Tokens } from "./tokens.js";
 export { Uploads, type UploadTicket } from "./uploads.js";
 export {

@@ -238,6 +238,53 @@ export class Insights {
     };
   }
 
+  /**
+   * The report of `range` over a team's sessions: each member's usage of their sessions in the
+   * team, added up as one library. Machines are the members' own (none is shown); with
+   * `perMember` (owners and admins), `byMember` splits the totals by member. Titles of the
+   * costliest sessions go through `title` (the team's masking).
+   */
+  async teamReport(
+    parts: ReadonlyArray<{ userId: string; sessionIds: ReadonlySet<string> }>,
+    range: InsightsRange,
+    options: { perMember: boolean; title: (card: SessionCard) => Promise<string> },
+  ): Promise<InsightsReport & { byMember?: UsageGroup[] }> {
+    const owned = await Promise.all(
+      parts.map(async ({ userId, sessionIds }) => {
+        const usage = await this.meta.listUsage(userId, range);
+        const sessions = usage.sessions
+          .filter((s) => sessionIds.has(s.sessionId))
+          .map((s) => ({ ...s, sessionId: `${userId}:${s.sessionId}` }));
+        return { userId, usage: { sessions, uncounted: 0 } satisfies UsageInRange };
+      }),
+    );
+    const whole = await addUp({ sessions: owned.flatMap((o) => o.usage.sessions), uncounted: 0 }, range);
+    const { devices: _devices, top, ...rest } = whole;
+    const topSessions = await Promise.all(
+      top.map(async (session) => {
+        const colon = session.sessionId.indexOf(":");
+        const [owner, id] = [session.sessionId.slice(0, colon), session.sessionId.slice(colon + 1)];
+        const [card] = await this.meta.getCards(owner, [id]);
+        const { sessionId, cwd, cost, tokens, turns } = session;
+        return { sessionId, title: card ? await options.title(card) : sessionId, cwd, cost, tokens, turns };
+      }),
+    );
+    const byMember = options.perMember
+      ? (
+          await Promise.all(
+            owned.map(async ({ userId, usage }) => ({
+              key: userId,
+              label: userId,
+              ...(
+                await addUp(usage, range)
+              ).totals,
+            })),
+          )
+        ).sort((a, b) => b.cost - a.cost || b.tokens - a.tokens || (a.key < b.key ? -1 : 1))
+      : undefined;
+    return { from: range.from, to: range.to, ...rest, byDevice: [], topSessions, ...(byMember ? { byMember } : {}) };
+  }
+
   /** The sums of a store's answer over a range (made once per answer and range). */
   private sumsOf(usage: UsageInRange, range: InsightsRange): Promise<Sums> {
     const key = `${range.from}..${range.to}`;

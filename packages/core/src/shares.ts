@@ -55,6 +55,17 @@ export const DEFAULT_SHARE_LIMITS: ShareLimits = { maxSeconds: 90 * 86400, defau
 export type ShareStatus = "active" | "expired" | "revoked";
 
 /**
+ * The rules a session's team sets on its links (core's `Teams`): whether one may be made, whether
+ * one made earlier still opens, and the record of one made.
+ */
+export interface SharePolicy {
+  /** @throws Forbidden `team_policy` when the session's team allows no public links */
+  checkShare(userId: string, sessionId: string): Promise<void>;
+  shareAllowed(share: ShareRecord): Promise<boolean>;
+  shared(share: ShareRecord): Promise<void>;
+}
+
+/**
  * Share links: create (signed, expiring, bound to the session's creation), list, revoke, and
  * open a token (tampered or unknown: NotFound; expired or revoked: Gone).
  */
@@ -64,6 +75,7 @@ export class Shares {
     private readonly keys: () => Promise<ShareKeys>,
     private readonly clock: () => Date = () => new Date(),
     readonly limits: ShareLimits = DEFAULT_SHARE_LIMITS,
+    private readonly policy?: SharePolicy,
   ) {}
 
   private static sign(secret: string, payload: string): string {
@@ -98,6 +110,7 @@ export class Shares {
         },
       );
     }
+    await this.policy?.checkShare(input.userId, input.sessionId);
     const now = this.clock();
     const share: ShareRecord = {
       id: randomBytes(16).toString("base64url"),
@@ -110,6 +123,7 @@ export class Shares {
       maskSecrets: input.maskSecrets ?? true,
     };
     await this.meta.putShare(share);
+    await this.policy?.shared(share);
     return { share, token: await this.tokenOf(share.id) };
   }
 
@@ -184,6 +198,8 @@ export class Shares {
     if (!share) throw unknown;
     const status = this.statusOf(share);
     if (status !== "active") throw new Gone(`this link has ${status === "revoked" ? "been revoked" : "expired"}`);
+    // A team that turned public links off closes the links made before as well.
+    if (this.policy && !(await this.policy.shareAllowed(share))) throw new Gone("this link has been turned off");
     return share;
   }
 }

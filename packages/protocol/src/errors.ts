@@ -37,6 +37,8 @@ export const ERROR_CODES = {
   slow_down: "a device code was polled sooner than its interval: the interval grew by 5 s (carries interval)",
   access_denied: "the person denied the device code's sign-in on /device",
   expired_token: "the device code expired (15 minutes), was already used, or is unknown: start again",
+  forbidden: "a team member who is not its owner or an admin asked for what only they may do",
+  team_policy: "the session's team does not allow this (its policy turned public links off)",
   not_found: "nothing there: missing, or another user's (the two look the same)",
   route_not_found: "no route answers this method and path",
   offset_conflict: "Upload-Offset is not where the committed bytes end (carries offset and generation)",

@@ -39,6 +39,15 @@ export const UPLOAD_ID = /^[a-f0-9]{32}$/;
 /** A content-addressed blob's name: the hex SHA-256 of its bytes. */
 export const SHA256_HEX = /^[a-f0-9]{64}$/;
 
+/** A team's id: `t` and 8 random bytes in hex. */
+export const TEAM_ID = /^t[a-f0-9]{16}$/;
+
+/** A team invite's secret (the last segment of its link): `pti_` and 24 random bytes in base64url. */
+export const INVITE_TOKEN = /^pti_[A-Za-z0-9_-]{32}$/;
+
+/** A team route's session: `{id}`, or `{owner}:{id}` (always unique in the team). */
+export const TEAM_SESSION_REF = /^(?:[A-Za-z0-9][A-Za-z0-9._-]{0,127}:)?[A-Za-z0-9][A-Za-z0-9._-]{0,223}$/;
+
 /** Whether `id` is a session id the service accepts. */
 export function isSessionId(id: string): boolean {
   return SESSION_ID.test(id);

@@ -6,15 +6,30 @@
 import type * as z from "zod/mini";
 import { ErrorBody, type ErrorCode } from "./errors.js";
 import { HEADERS } from "./headers.js";
-import { DEVICE_ID, LOGIN_SECRET, SESSION_ID, SHA256_HEX, SHARE_ID, SHARE_TOKEN, UPLOAD_ID } from "./ids.js";
+import {
+  DEVICE_ID,
+  INVITE_TOKEN,
+  LOGIN_SECRET,
+  SAFE_ID,
+  SESSION_ID,
+  SHA256_HEX,
+  SHARE_ID,
+  SHARE_TOKEN,
+  TEAM_ID,
+  TEAM_SESSION_REF,
+  UPLOAD_ID,
+} from "./ids.js";
 import { McpMessage, ReadPage, ReadPageQuery } from "./mcp.js";
 import {
   AppendAnswer,
+  AuditList,
   Context,
   ContextQuery,
   CreatedToken,
+  CreateInvite,
   CreateLoginLink,
   CreateShare,
+  CreateTeam,
   CreateToken,
   CreateUpload,
   CsrfForm,
@@ -24,8 +39,11 @@ import {
   GenerationList,
   InsightsQuery,
   InsightsReport,
+  InviteLink,
+  Joined,
   ListSessionsQuery,
   LoginLink,
+  MemberList,
   PollDeviceCode,
   RawQuery,
   RenamedToken,
@@ -33,11 +51,18 @@ import {
   SearchQuery,
   SessionList,
   SessionMeta,
+  SessionTeam,
+  SetSessionTeam,
   ShareAfterQuery,
   ShareList,
   SharePageQuery,
   ShareView,
   StartDeviceCode,
+  TeamList,
+  TeamPageQuery,
+  TeamPolicy,
+  TeamSessionList,
+  TeamView,
   TokenList,
   Tree,
   TreeFindQuery,
@@ -159,6 +184,8 @@ const css: Content = { type: "text/css" };
 const js: Content = { type: "text/javascript" };
 const seeOther = (where: string): Answer => ({ description: `done: see ${where}` });
 
+const missingTeam = error("no such team of mine, or no such session in it", "not_found");
+
 /** The library's routes (pages, their JSON for live search, form posts, assets). */
 export const LIBRARY_ROUTES: readonly RouteSpec[] = [
   {
@@ -278,12 +305,14 @@ export const LIBRARY_ROUTES: readonly RouteSpec[] = [
   {
     method: "get",
     path: "/insights",
-    summary: "Insights: charts and tables of where my tokens, money and time went",
+    summary:
+      "Insights: charts and tables of where my tokens, money and time went (?team=: a team's, by member for its owner and admins)",
     auth: "library",
     query: InsightsQuery,
     answers: {
       200: { description: "the insights page", content: { type: "text/html" } },
       400: error("a malformed, reversed or over-long range", "bad_request", "bad_query"),
+      404: error("?team= names no team of mine", "not_found"),
     },
   },
   {
@@ -333,6 +362,139 @@ export const LIBRARY_ROUTES: readonly RouteSpec[] = [
   },
   {
     method: "get",
+    path: "/teams",
+    summary: "My teams, and a form to make one",
+    auth: "library",
+    answers: { 200: { description: "the page", content: html }, 401: signedOut },
+  },
+  {
+    method: "post",
+    path: "/teams",
+    summary: "Make a team (form: name, csrf); I am its owner",
+    auth: "library",
+    answers: {
+      303: seeOther("/teams/{team}"),
+      ...libraryErrors,
+      400: error("a missing or over-long name", "bad_request", "bad_body"),
+    },
+  },
+  {
+    method: "get",
+    path: "/teams/:team",
+    summary: "A team's sessions (?cursor=), a search of them (?q=), its members; an invite form for owners and admins",
+    auth: "library",
+    params: { team: TEAM_ID },
+    answers: { 200: { description: "the page", content: html }, 401: signedOut, 404: missingTeam },
+  },
+  {
+    method: "post",
+    path: "/teams/:team/invites",
+    summary: "Make an invite link (form: role, csrf): the team page, with the link to copy shown once",
+    auth: "library",
+    params: { team: TEAM_ID },
+    answers: {
+      200: { description: "the team page with the link", content: html },
+      ...libraryErrors,
+      403: error(
+        "from another origin, without the CSRF token, or by a member who is not owner or admin",
+        "csrf_rejected",
+        "forbidden",
+      ),
+      404: missingTeam,
+    },
+  },
+  {
+    method: "get",
+    path: "/teams/:team/audit",
+    summary: "The team's audit log, newest first (?cursor=; owner or admin)",
+    auth: "library",
+    params: { team: TEAM_ID },
+    answers: {
+      200: { description: "the page", content: html },
+      401: signedOut,
+      403: error("a member who is not owner or admin", "forbidden"),
+      404: missingTeam,
+    },
+  },
+  {
+    method: "get",
+    path: "/teams/:team/sessions/:id",
+    summary: "A team session in the share viewer, credentials masked ({id} or {owner}:{id})",
+    auth: "library",
+    params: { team: TEAM_ID, id: TEAM_SESSION_REF },
+    query: SharePageQuery,
+    answers: { 200: { description: "the page", content: html }, 401: signedOut, 404: missingTeam },
+  },
+  {
+    method: "get",
+    path: "/teams/:team/sessions/:id/entries",
+    summary: "A window of a branch of a team session, rendered (the viewer's script)",
+    auth: "library",
+    params: { team: TEAM_ID, id: TEAM_SESSION_REF },
+    query: SharePageQuery,
+    answers: { 200: { description: "rendered entries", content: html }, 401: signedOut, 404: missingTeam },
+  },
+  {
+    method: "get",
+    path: "/teams/:team/sessions/:id/tree",
+    summary: "The compact tree of a team session, for the viewer's navigator",
+    auth: "library",
+    params: { team: TEAM_ID, id: TEAM_SESSION_REF },
+    answers: {
+      200: { description: "ids, parents, kinds, previews, labels, times, leaf" },
+      401: signedOut,
+      404: missingTeam,
+    },
+  },
+  {
+    method: "get",
+    path: "/teams/:team/sessions/:id/find",
+    summary: "The tree's search over a team session's text (masked)",
+    auth: "library",
+    params: { team: TEAM_ID, id: TEAM_SESSION_REF },
+    query: TreeFindQuery,
+    answers: {
+      200: { description: "a page of matches", content: json(TreeMatches) },
+      401: signedOut,
+      404: missingTeam,
+    },
+  },
+  {
+    method: "get",
+    path: "/teams/:team/sessions/:id/state",
+    summary: "Where a team session stands (the viewer's live updates)",
+    auth: "library",
+    params: { team: TEAM_ID, id: TEAM_SESSION_REF },
+    answers: { 200: { description: "generation, bytes and leaf" }, 401: signedOut, 404: missingTeam },
+  },
+  {
+    method: "get",
+    path: "/join/:token",
+    summary: "The team an invite names, and a Join button",
+    auth: "library",
+    params: { token: INVITE_TOKEN },
+    answers: {
+      200: { description: "the page", content: html },
+      401: signedOut,
+      404: error("unknown or used invite", "not_found"),
+      410: error("expired invite", "gone"),
+    },
+  },
+  {
+    method: "post",
+    path: "/join/:token",
+    summary: "Join the team an invite names (form: csrf), spending the invite",
+    auth: "library",
+    params: { token: INVITE_TOKEN },
+    answers: {
+      303: seeOther("/teams/{team}"),
+      ...libraryErrors,
+      404: error("unknown or used invite", "not_found"),
+      410: error("expired invite", "gone"),
+    },
+  },
+  {
+    method: "get",
     path: "/assets/library.css",
     summary: "The library's style sheet",
     auth: "none",
@@ -344,6 +506,133 @@ export const LIBRARY_ROUTES: readonly RouteSpec[] = [
     summary: "The library's script",
     auth: "none",
     answers: { 200: { description: "JavaScript", content: js } },
+  },
+];
+
+const team = { team: TEAM_ID };
+const notMember = error("no such team, or not a member of it", "not_found");
+const notAdmin = error("a member who is not the team's owner or an admin", "forbidden");
+
+/** The team library: teams, invites, their sessions, members, policy and audit log. */
+const TEAM_ROUTES: readonly RouteSpec[] = [
+  {
+    method: "post",
+    path: "/v1/teams",
+    summary: "Make a team; I am its owner",
+    auth: "bearer",
+    body: json(CreateTeam),
+    answers: {
+      201: { description: "the team", content: json(TeamView) },
+      400: error("a bad name", "bad_json", "bad_body", "bad_request"),
+    },
+  },
+  {
+    method: "get",
+    path: "/v1/teams",
+    summary: "My teams and my role in each",
+    auth: "bearer",
+    answers: { 200: { description: "the teams", content: json(TeamList) } },
+  },
+  {
+    method: "post",
+    path: "/v1/teams/:team/invites",
+    summary: "A one-time invite link (7 days) whose last path segment is its secret (owner or admin)",
+    auth: "bearer",
+    params: team,
+    body: json(CreateInvite),
+    answers: {
+      201: { description: "the link", content: json(InviteLink) },
+      400: error("a bad body", "bad_json", "bad_body"),
+      403: notAdmin,
+      404: notMember,
+    },
+  },
+  {
+    method: "post",
+    path: "/v1/join/:token",
+    summary: "Join the team an invite names, spending the invite",
+    auth: "bearer",
+    params: { token: INVITE_TOKEN },
+    answers: {
+      200: { description: "the team joined and my role", content: json(Joined) },
+      404: error("unknown or already used invite", "not_found"),
+      410: error("expired invite", "gone"),
+    },
+  },
+  {
+    method: "get",
+    path: "/v1/teams/:team/sessions",
+    summary: "The team's sessions, latest conversation first, a page at a time (members)",
+    auth: "bearer",
+    params: team,
+    query: TeamPageQuery,
+    answers: {
+      200: { description: "a page and the cursor of the next", content: json(TeamSessionList) },
+      400: error("a bad limit or cursor", "bad_query"),
+      404: notMember,
+    },
+  },
+  {
+    method: "get",
+    path: "/v1/teams/:team/sessions/:id/md",
+    summary:
+      "A team session's branch as Markdown, credentials masked as on share pages (members); {id} or {owner}:{id}",
+    auth: "bearer",
+    params: { ...team, id: TEAM_SESSION_REF },
+    query: ContextQuery,
+    answers: {
+      200: { description: "the Markdown", content: markdown },
+      404: error("no such team of mine, or no such session in it", "not_found"),
+    },
+  },
+  {
+    method: "get",
+    path: "/v1/teams/:team/members",
+    summary: "The team's members and their roles (members)",
+    auth: "bearer",
+    params: team,
+    answers: { 200: { description: "the members", content: json(MemberList) }, 404: notMember },
+  },
+  {
+    method: "delete",
+    path: "/v1/teams/:team/members/:user",
+    summary: "Remove a member (owner or admin, or the member leaving); their sessions leave the team",
+    auth: "bearer",
+    params: { ...team, user: SAFE_ID },
+    answers: {
+      204: { description: "removed" },
+      403: error("a plain member removing another, or anyone removing the owner", "forbidden"),
+      404: error("no such team of mine, or no such member", "not_found"),
+    },
+  },
+  {
+    method: "put",
+    path: "/v1/teams/:team/policy",
+    summary:
+      "Set the team's policy: publicLinks false stops new and earlier share links of its sessions (owner or admin)",
+    auth: "bearer",
+    params: team,
+    body: json(TeamPolicy),
+    answers: {
+      200: { description: "the policy", content: json(TeamPolicy) },
+      400: error("a bad body", "bad_json", "bad_body"),
+      403: notAdmin,
+      404: notMember,
+    },
+  },
+  {
+    method: "get",
+    path: "/v1/teams/:team/audit",
+    summary: "The team's audit log, newest first, a page at a time (owner or admin)",
+    auth: "bearer",
+    params: team,
+    query: TeamPageQuery,
+    answers: {
+      200: { description: "a page and the cursor of the next", content: json(AuditList) },
+      400: error("a bad limit or cursor", "bad_query"),
+      403: notAdmin,
+      404: notMember,
+    },
   },
 ];
 
@@ -360,24 +649,28 @@ const API_ROUTES: readonly RouteSpec[] = [
   {
     method: "get",
     path: "/v1/search",
-    summary: 'Search my sessions: words, "phrases", -exclude, prefix*, cwd: role: since: before: model: label: file:',
+    summary:
+      'Search my sessions (or ?team= my team\'s): words, "phrases", -exclude, prefix*, cwd: role: since: before: model: label: file:',
     auth: "bearer",
     query: SearchQuery,
     answers: {
       200: { description: "a page of sessions and the cursor of the next", content: json(SearchPage) },
       400: error("a malformed query, or one over the budget (32 words, 4 prefixes)", "bad_query"),
+      404: error("?team= names no team of mine", "not_found"),
       503: error("the search passed its time limit, or too many were waiting (Retry-After)", "search_timeout"),
     },
   },
   {
     method: "get",
     path: "/v1/insights",
-    summary: "Where my tokens, money and time went: by day, week, model, project, device and tool",
+    summary:
+      "Where my tokens, money and time went: by day, week, model, project, device and tool (?team=: a team's, by member for its owner and admins)",
     auth: "bearer",
     query: InsightsQuery,
     answers: {
       200: { description: "the report of the range", content: json(InsightsReport) },
       400: error("a malformed, reversed or over-long range", "bad_request", "bad_query"),
+      404: error("?team= names no team of mine", "not_found"),
     },
   },
   {
@@ -534,6 +827,7 @@ const API_ROUTES: readonly RouteSpec[] = [
     answers: {
       201: { description: "the share", content: json(ShareView) },
       400: error("a bad body or expiry", "bad_json", "bad_body", "expiry_out_of_range"),
+      403: error("the session's team allows no public links", "team_policy"),
       404: error("no such session or entry", "not_found"),
     },
   },
@@ -566,6 +860,20 @@ const API_ROUTES: readonly RouteSpec[] = [
     auth: "bearer",
     answers: { 405: { description: "POST only" } },
   },
+  {
+    method: "put",
+    path: "/v1/sessions/:id/team",
+    summary: "Put my session in one of my teams (readable by its members, read-only), or take it back with null",
+    auth: "bearer",
+    params: session,
+    body: json(SetSessionTeam),
+    answers: {
+      200: { description: "where the session is now", content: json(SessionTeam) },
+      400: error("a bad body", "bad_json", "bad_body"),
+      404: error("no such session of mine, or no such team of mine", "not_found"),
+    },
+  },
+  ...TEAM_ROUTES,
   {
     method: "get",
     path: "/v1/shares",

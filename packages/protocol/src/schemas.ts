@@ -37,12 +37,14 @@ export const SharePageQuery = lazySchema(() =>
     after: z.optional(entryId),
   }),
 );
-/** `GET /v1/search?q=&limit=&cursor=` (limit 1..100, default 20; `q` in the query language of `@pisync/search`). */
+/** `GET /v1/search?q=&limit=&cursor=&team=` (limit 1..100, default 20; `q` in the query language of `@pisync/search`). */
 export const SearchQuery = lazySchema(() =>
   z.object({
     q: z.string().check(z.minLength(1), z.maxLength(1000)),
     limit: z.optional(digits(3)),
     cursor: z.optional(z.string().check(z.maxLength(200))),
+    /** A team of the caller's: its sessions are searched instead of the caller's own. */
+    team: z.optional(z.string().check(z.maxLength(64))),
   }),
 );
 /**
@@ -342,6 +344,8 @@ export const InsightsQuery = lazySchema(() =>
     from: z.optional(DAY_TEXT),
     to: z.optional(DAY_TEXT),
     since: z.optional(z.string().check(z.regex(/^(all|\d{1,4}[dw]|\d{4}-\d{2}-\d{2})$/))),
+    /** A team of the caller's: its sessions' usage (every member's) instead of the caller's own. */
+    team: z.optional(z.string().check(z.maxLength(64))),
   }),
 );
 
@@ -368,6 +372,8 @@ export const InsightsReport = lazySchema(() =>
     byModel: z.array(UsageGroup),
     byProject: z.array(UsageGroup),
     byDevice: z.array(UsageGroup),
+    /** A team's report, for its owner and admins: the totals of each member. */
+    byMember: z.optional(z.array(UsageGroup)),
     byTool: z.array(z.looseObject({ tool: z.string(), calls: z.number(), ms: z.number(), sessions: z.number() })),
     topSessions: z.array(
       z.looseObject({
@@ -383,3 +389,83 @@ export const InsightsReport = lazySchema(() =>
   }),
 );
 export type InsightsReport = z.infer<typeof InsightsReport>;
+
+/** A member's role in a team. */
+export const TeamRole = lazySchema(() => z.enum(["owner", "admin", "member"]));
+/** `POST /v1/teams`. */
+export const CreateTeam = lazySchema(() => z.object({ name: z.string().check(z.minLength(1), z.maxLength(100)) }));
+/** A team as its member sees it (`POST /v1/teams` answers one, with `role: "owner"`). */
+export const TeamView = lazySchema(() => z.looseObject({ id: z.string(), name: z.string(), role: TeamRole }));
+export type TeamView = z.infer<typeof TeamView>;
+/** `GET /v1/teams`: the caller's teams. */
+export const TeamList = lazySchema(() => z.looseObject({ teams: z.array(TeamView) }));
+export type TeamList = z.infer<typeof TeamList>;
+/** `POST /v1/teams/:team/invites`: the role the invited user gets (default member). */
+export const CreateInvite = lazySchema(() => z.object({ role: z.optional(z.enum(["member", "admin"])) }));
+/** A one-time invite link: its last path segment is the invite's secret; it works for 7 days. */
+export const InviteLink = lazySchema(() => z.looseObject({ url: z.string(), expiresAt: z.optional(z.string()) }));
+export type InviteLink = z.infer<typeof InviteLink>;
+/** `POST /v1/join/:token`: the team joined and the role in it. */
+export const Joined = lazySchema(() =>
+  z.looseObject({ team: z.looseObject({ id: z.string(), name: z.string() }), role: TeamRole }),
+);
+export type Joined = z.infer<typeof Joined>;
+/** `PUT /v1/sessions/:id/team`: a team of the caller's, or null to take the session back. */
+export const SetSessionTeam = lazySchema(() => z.object({ team: z.nullable(z.string().check(z.maxLength(64))) }));
+/** The answer: the team the session is now in, or null. */
+export const SessionTeam = lazySchema(() =>
+  z.looseObject({ id: z.string(), team: z.nullable(z.looseObject({ id: z.string(), name: z.string() })) }),
+);
+export type SessionTeam = z.infer<typeof SessionTeam>;
+/** `GET /v1/teams/:team/sessions`: the team's sessions, latest conversation first. */
+export const TeamSessionList = lazySchema(() =>
+  z.looseObject({
+    sessions: z.array(
+      z.looseObject({
+        id: z.string(),
+        owner: z.string(),
+        title: z.string(),
+        cwd: z.optional(z.string()),
+        lastAt: z.string(),
+        addedAt: z.string(),
+        entries: z.number(),
+      }),
+    ),
+    cursor: z.optional(z.string()),
+  }),
+);
+export type TeamSessionList = z.infer<typeof TeamSessionList>;
+/** `GET /v1/teams/:team/sessions?limit=&cursor=` and `/audit` (limit 1..100). */
+export const TeamPageQuery = lazySchema(() =>
+  z.object({
+    limit: z.optional(digits(3)),
+    cursor: z.optional(z.string().check(z.maxLength(2048))),
+  }),
+);
+/** `GET /v1/teams/:team/members`. */
+export const MemberList = lazySchema(() =>
+  z.looseObject({ members: z.array(z.looseObject({ user: z.string(), role: TeamRole, joinedAt: z.string() })) }),
+);
+export type MemberList = z.infer<typeof MemberList>;
+/**
+ * A team's policy: `publicLinks` (may share links of the team's sessions be made and opened).
+ * Later rules are optional fields, so a client that sends only today's keeps working.
+ */
+export const TeamPolicy = lazySchema(() => z.object({ publicLinks: z.boolean() }));
+export type TeamPolicy = z.infer<typeof TeamPolicy>;
+/** `GET /v1/teams/:team/audit`: events newest first. */
+export const AuditList = lazySchema(() =>
+  z.looseObject({
+    events: z.array(
+      z.looseObject({
+        at: z.string(),
+        actor: z.string(),
+        action: z.string(),
+        target: z.optional(z.string()),
+        details: z.optional(z.record(z.string(), z.string())),
+      }),
+    ),
+    cursor: z.optional(z.string()),
+  }),
+);
+export type AuditList = z.infer<typeof AuditList>;

@@ -30,6 +30,8 @@ export {
   readCardPage,
 } from "./listing.js";
 export type * from "./ports.js";
+export type * from "./ports-teams.js";
+export { MAX_TEAM_MEMBERS, MAX_USER_TEAMS } from "./ports-teams.js";
 export {
   changedUsageDays,
   type DayUsage,

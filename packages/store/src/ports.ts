@@ -19,6 +19,7 @@
  */
 import type { LineRecord, Problem } from "@pisync/format";
 import type { CardPage, CardPageRequest } from "./listing.js";
+import type { TeamStore } from "./ports-teams.js";
 import type { UsageInRange } from "./usage-days.js";
 
 /** One stored object holding bytes [start, end) of a generation. */
@@ -452,4 +453,6 @@ export interface MetaStore {
 export interface Stores {
   blobs: BlobStore;
   meta: MetaStore;
+  /** Teams (see `ports-teams.ts`); a server without them has no team routes. */
+  teams?: TeamStore;
 }

@@ -162,10 +162,10 @@ export function libraryRoutes(services: Services, deps: LibraryDeps) {
         { from: q.from || undefined, to: q.to || undefined, since: q.since },
         services.clock(),
       );
-      const made = await services.insights.report(c.get("userId"), range);
+      const made = await reportOf(c.get("userId"), range, q.team);
       // A long span reads better by week.
       const span = (Date.parse(made.to) - Date.parse(made.from)) / 86_400_000 + 1;
-      return { made, per: q.per ?? (span > 120 ? "week" : "day"), since: q.since };
+      return { made, per: q.per ?? (span > 120 ? "week" : "day"), since: q.since, team: q.team };
     } catch (error) {
       if (!(error instanceof BadRequest)) throw error;
       const per = raw.per === "week" ? "week" : "day";
@@ -185,11 +185,25 @@ export function libraryRoutes(services: Services, deps: LibraryDeps) {
       };
     }
   };
+  /** A user's report, or (`team`) that team's, under the team's rules (see core's `Teams.insightsOf`). */
+  const reportOf = async (userId: string, range: ReturnType<typeof insightsRange>, team?: string) => {
+    if (team === undefined) return services.insights.report(userId, range);
+    if (!services.teams) throw new NotFound("no such team");
+    const { parts, perMember, title } = await services.teams.insightsOf(userId, team);
+    return services.insights.teamReport(parts, range, { perMember, title });
+  };
   app.get("/insights", compress(), async (c) => {
     const asked = await report(c);
     if ("refused" in asked) return asked.refused;
+    const { team } = asked;
+    const named = team === undefined || !services.teams ? undefined : await services.teams.get(c.get("userId"), team);
     return c.html(
-      (await libraryPages()).renderInsightsPage(chrome(c), { report: asked.made, per: asked.per, since: asked.since }),
+      (await libraryPages()).renderInsightsPage(chrome(c), {
+        report: asked.made,
+        per: asked.per,
+        since: asked.since,
+        team: named && { id: named.id, name: named.name },
+      }),
     );
   });
   app.get("/insights.csv", async (c) => {

@@ -5,9 +5,10 @@ import { ApiError } from "../api.js";
 import { CliError, EXIT } from "../cli-error.js";
 import { safeJson, sanitize } from "../sanitize.js";
 import { api, type CommandHelp, type Io, parse } from "./common.js";
+import { teamId } from "./team.js";
 
 const INSIGHTS_HELP: CommandHelp = {
-  usage: "pisync insights [--since 30d] [--by model|project|machine|tool|day|week] [--json]",
+  usage: "pisync insights [--since 30d] [--by model|project|machine|member|tool|day|week] [--team TEAM] [--json]",
   args: [],
   help: `Tokens, cost and model time of your sessions in the cloud (every machine's), from pi's own
 accounting: the totals, then one table grouped by --by (default model), most costly first
@@ -16,7 +17,9 @@ accounting: the totals, then one table grouped by --by (default model), most cos
   --since SPAN   30d (default), 12w, a day (2026-01-31): from then to today, UTC; or all:
                  from your first day of usage (a span over a year starts at the first
                  day with usage; the first line says which days were counted)
-  --by GROUP     model, project, machine, tool, day or week
+  --by GROUP     model, project, machine, member (with --team), tool, day or week
+  --team TEAM    a team's usage instead (its sessions, every member's; its id or name): its
+                 owner and admins see the split by member (--by member)
   --json         one JSON document: the server's whole report
 
 examples:
@@ -26,12 +29,13 @@ examples:
   pisync insights --by project --json | jq '.byProject[0]'`,
 };
 
-const BY = ["model", "project", "machine", "tool", "day", "week"] as const;
+const BY = ["model", "project", "machine", "member", "tool", "day", "week"] as const;
 const Args = z.object({
   since: z.optional(
     z.string().check(z.regex(/^(all|\d{1,4}[dw]|\d{4}-\d{2}-\d{2})$/, "all, 30d, 12w or a day like 2026-01-31")),
   ),
   by: z.optional(z.enum(BY, `one of ${BY.join(", ")}`)),
+  team: z.optional(z.string().check(z.minLength(1, "a team's id or name, e.g. --team acme"))),
   json: z.optional(z.boolean()),
   positionals: z.tuple([]),
 });
@@ -58,6 +62,7 @@ function table(report: InsightsReport, by: (typeof BY)[number]): string[][] {
     model: report.byModel,
     project: report.byProject,
     machine: report.byDevice,
+    member: report.byMember ?? [],
     day: report.byDay,
     week: report.byWeek,
   }[by];
@@ -87,13 +92,18 @@ function rangeLabel(since: string): string {
 export async function insights(argv: string[], io: Io): Promise<number> {
   const args = parse(
     argv,
-    { since: { type: "string" }, by: { type: "string" }, json: { type: "boolean" } },
+    { since: { type: "string" }, by: { type: "string" }, team: { type: "string" }, json: { type: "boolean" } },
     Args,
     INSIGHTS_HELP,
   );
+  if (args.by === "member" && args.team === undefined) {
+    throw new CliError(`pisync insights: --by member needs --team\nusage: ${INSIGHTS_HELP.usage}`, EXIT.usage);
+  }
   let report: InsightsReport;
+  const client = api(io);
+  const team = args.team === undefined ? "" : `&team=${encodeURIComponent(await teamId(client, args.team))}`;
   try {
-    report = await api(io).json<InsightsReport>(`/v1/insights?since=${encodeURIComponent(args.since ?? "30d")}`);
+    report = await client.json<InsightsReport>(`/v1/insights?since=${encodeURIComponent(args.since ?? "30d")}${team}`);
   } catch (error) {
     if (error instanceof ApiError && error.status === 400) {
       throw new CliError(`pisync insights: ${error.message}\nusage: ${INSIGHTS_HELP.usage}`, EXIT.usage);
@@ -110,6 +120,7 @@ export async function insights(argv: string[], io: Io): Promise<number> {
   );
   if (report.uncounted > 0)
     io.out(`(${report.uncounted} sessions backed up before insights were kept are not counted)\n`);
+  if (args.by === "member" && !report.byMember) io.err("the split by member is for the team's owner and admins\n");
   const rows = table(report, args.by ?? "model").map((row) => row.map((cell) => sanitize(cell)));
   const widths = rows[0]?.map((_, i) => Math.min(60, Math.max(...rows.map((r) => (r[i] ?? "").length)))) ?? [];
   for (const row of rows) {

@@ -12,6 +12,7 @@ import { safeJson, sanitize } from "../sanitize.js";
 import type { StateStore } from "../state.js";
 import { completeLengthOf, sessionIdOf, syncFile, Transient, Unauthorized } from "../sync.js";
 import { describeSyncStatus, sessionSyncStatus } from "../sync-status.js";
+import { loadTeamFolders } from "../team-folders.js";
 import { sessionFiles, Watcher } from "../watch.js";
 import { statusLogger } from "../watch-status.js";
 import { api, type CommandHelp, formatBytes, type Io, parse, refusedToken } from "./common.js";
@@ -139,7 +140,7 @@ export async function watchCommand(argv: string[], io: Io, signal?: AbortSignal)
   }
   const pollCloud = args["poll-cloud"];
   const watcher = new Watcher(
-    { api: client, state, log, merge },
+    { api: client, state, log, merge, teamFolders: loadTeamFolders(io.env) },
     { roots, cloudPollMs: pollCloud === undefined ? undefined : Math.round(pollCloud * 1000) },
   );
   log.event("watching", { roots: roots.join(","), files: roots.reduce((n, r) => n + sessionFiles(r).length, 0) });
@@ -175,6 +176,7 @@ export async function push(argv: string[], io: Io): Promise<number> {
   // confirmed (each file is then asked about, and what the server lacks is sent).
   const { state, previous } = await confirmedState(client, io.env);
   if (previous && !args.json) bar.say(sanitize(anotherScope(client.login.endpoint, previous)));
+  const teamFolders = loadTeamFolders(io.env);
   const progress: Progress = {
     bytes: 0,
     totalBytes: files.reduce((sum, file) => {
@@ -211,6 +213,7 @@ export async function push(argv: string[], io: Io): Promise<number> {
           state,
           log,
           merge,
+          teamFolders,
           onProgress: (bytes) => {
             progress.bytes += bytes;
             bar.update(progress);

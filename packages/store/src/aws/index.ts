@@ -2,6 +2,7 @@
 import type { Stores } from "../ports.js";
 import type { AwsConnection } from "./client.js";
 import { type CommitItems, DynamoMetaStore } from "./dynamo-meta-store.js";
+import { DynamoTeamStore } from "./dynamo-team-store.js";
 import { S3BlobStore } from "./s3-blob-store.js";
 
 export { ensureBucket } from "./bucket.js";
@@ -21,7 +22,7 @@ export {
 } from "./client.js";
 export { readSecretString } from "./secrets.js";
 export { ensureTable } from "./table.js";
-export { type CommitItems, DynamoMetaStore, S3BlobStore };
+export { type CommitItems, DynamoMetaStore, DynamoTeamStore, S3BlobStore };
 
 export interface AwsStoresConfig extends AwsConnection {
   bucket: string;
@@ -35,5 +36,6 @@ export function awsStores(config: AwsStoresConfig): Stores {
   return {
     blobs: new S3BlobStore(config, config.bucket),
     meta: new DynamoMetaStore(config, config.table, config.commitItems),
+    teams: new DynamoTeamStore(config, config.table),
   };
 }

@@ -5,8 +5,9 @@ import type { Stores } from "../ports.js";
 import { classifyingErrors } from "./classify.js";
 import { FileBlobStore, removeStaleTemps, STALE_TEMP_MS } from "./file-blob-store.js";
 import { SqliteMetaStore } from "./sqlite-meta-store.js";
+import { SqliteTeamStore } from "./sqlite-team-store.js";
 
-export { FileBlobStore, removeStaleTemps, SqliteMetaStore, STALE_TEMP_MS };
+export { FileBlobStore, removeStaleTemps, SqliteMetaStore, SqliteTeamStore, STALE_TEMP_MS };
 
 /** Folders the embedded store makes: readable by their owner only, like the token. */
 export const PRIVATE_DIR_MODE = 0o700;
@@ -20,7 +21,9 @@ export const PRIVATE_FILE_MODE = 0o600;
  * are removed. A full disk is `StorageFullError`, a database locked too long
  * `StorageUnavailableError` (see classify.ts).
  */
-export function embeddedStores(dataDir: string): Stores & { meta: SqliteMetaStore; close(): void } {
+export function embeddedStores(
+  dataDir: string,
+): Stores & { meta: SqliteMetaStore; teams: SqliteTeamStore; close(): void } {
   for (const dir of [dataDir, join(dataDir, "blobs")]) {
     mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
     chmodSync(dir, PRIVATE_DIR_MODE);
@@ -33,5 +36,14 @@ export function embeddedStores(dataDir: string): Stores & { meta: SqliteMetaStor
   }
   removeStaleTemps(join(dataDir, "blobs"));
   const meta = classifyingErrors(new SqliteMetaStore(database));
-  return { blobs: new FileBlobStore(join(dataDir, "blobs")), meta, close: () => meta.close() };
+  const teams = classifyingErrors(new SqliteTeamStore(database));
+  return {
+    blobs: new FileBlobStore(join(dataDir, "blobs")),
+    meta,
+    teams,
+    close: () => {
+      teams.close();
+      meta.close();
+    },
+  };
 }

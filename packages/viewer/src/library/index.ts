@@ -38,3 +38,13 @@ export {
 } from "./sessions.js";
 export { renderSharesPage, type ShareRow, type SharesPageInput } from "./shares.js";
 export { type RefusedLink, renderConfirmSignIn, renderLinkRefused, renderSignInHint } from "./signin.js";
+export {
+  renderAuditPage,
+  renderJoinPage,
+  renderTeamPage,
+  renderTeamsPage,
+  type TeamHitRow,
+  type TeamPageInput,
+  type TeamRow,
+  type TeamSessionRow,
+} from "./teams.js";

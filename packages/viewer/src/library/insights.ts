@@ -65,6 +65,8 @@ export interface InsightsPageReport {
   byModel: InsightsGroup[];
   byProject: InsightsGroup[];
   byDevice: InsightsGroup[];
+  /** A team's report, for its owner and admins: the totals of each member. */
+  byMember?: InsightsGroup[];
   /** Most called first. */
   byTool: InsightsTool[];
   topSessions: InsightsTopSession[];
@@ -249,6 +251,8 @@ export interface InsightsPageInput {
   per: "day" | "week";
   /** The `since` the range was asked with (`all`, `30d`…), to mark its quick link. */
   since?: string;
+  /** A team's report (`/insights?team=`): its sessions are the team's, read in the team's viewer. */
+  team?: { id: string; name: string };
 }
 
 /** The ranges offered in one click. */
@@ -261,12 +265,21 @@ const QUICK_RANGES: Array<[since: string, label: string, per: "day" | "week"]> =
 ];
 
 /** The range form: quick ranges, then days to pick (`from`/`to` as given, when refused). */
-function rangeForm(from: string, to: string, per: "day" | "week", since: string | undefined, csv?: string): string {
+function rangeForm(
+  from: string,
+  to: string,
+  per: "day" | "week",
+  since: string | undefined,
+  csv?: string,
+  team?: string,
+): string {
   const quick = QUICK_RANGES.map(
     ([value, label, quickPer]) =>
-      `<a href="/insights${escapeHtml(query({ since: value, per: quickPer }))}"${value === since ? ' aria-current="true"' : ""}>${label}</a>`,
+      `<a href="/insights${escapeHtml(query({ since: value, per: quickPer, team }))}"${value === since ? ' aria-current="true"' : ""}>${label}</a>`,
   ).join(" · ");
-  return `<form method="get" action="/insights" class="filters insights-range">
+  return `<form method="get" action="/insights" class="filters insights-range">${
+    team ? `<input type="hidden" name="team" value="${escapeHtml(team)}">` : ""
+  }
 <p class="quick-ranges">Show: ${quick}</p>
 <div class="filter-row"><label>From <input type="date" name="from" value="${escapeHtml(from)}"></label>
 <label>To <input type="date" name="to" value="${escapeHtml(to)}"></label>
@@ -286,9 +299,13 @@ ${rangeForm(input.from ?? "", input.to ?? "", input.per ?? "day", undefined)}`;
 
 /** The insights page. */
 export function renderInsightsPage(chrome: Omit<LibraryChrome, "title" | "section">, input: InsightsPageInput): string {
-  const { report, per } = input;
+  const { report, per, team } = input;
   const t = report.totals;
-  const range = query({ from: report.from, to: report.to });
+  const range = query({ from: report.from, to: report.to, team: team?.id });
+  const sessionHref = (id: string) =>
+    team
+      ? `/teams/${encodeURIComponent(team.id)}/sessions/${encodeURIComponent(id)}`
+      : `/sessions/${encodeURIComponent(id)}`;
   const time = per === "week" ? report.byWeek : report.byDay;
   const timeBars = time.map((g) => ({
     label: g.label,
@@ -309,12 +326,12 @@ export function renderInsightsPage(chrome: Omit<LibraryChrome, "title" | "sectio
   const top = report.topSessions
     .map(
       (s) =>
-        `<tr><th scope="row"><a href="/sessions/${encodeURIComponent(s.sessionId)}">${escapeHtml(oneLine(s.title, 80))}</a>${
+        `<tr><th scope="row"><a href="${escapeHtml(sessionHref(s.sessionId))}">${escapeHtml(oneLine(s.title, 80))}</a>${
           s.cwd ? `<div class="cwd">${escapeHtml(oneLine(s.cwd, 80))}</div>` : ""
         }</th><td>${dollars(s.cost)}</td><td>${shortTokens(s.tokens)}</td><td>${s.turns.toLocaleString("en-US")}</td></tr>`,
     )
     .join("");
-  const body = `${rangeForm(report.from, report.to, per, input.since, range)}
+  const body = `${rangeForm(report.from, report.to, per, input.since, range, team?.id)}
 <section class="insights-totals" aria-label="Totals"><dl>
 <div><dt>Cost</dt><dd>${dollars(t.cost)}</dd></div>
 <div><dt>Tokens</dt><dd>${shortTokens(t.tokens)}</dd></div>
@@ -338,8 +355,14 @@ export function renderInsightsPage(chrome: Omit<LibraryChrome, "title" | "sectio
     [...time].reverse().filter((g) => g.turns > 0 || g.tokens > 0),
   )}</div></section>
 ${breakdown("model", "By model", "By Model", report.byModel)}
-${breakdown("project", "By project", "By Project", report.byProject, (g) => (g.key ? `/?cwd=${encodeURIComponent(g.key)}` : undefined))}
-${breakdown("device", "By machine", "By Machine", report.byDevice)}
+${breakdown("project", "By project", "By Project", report.byProject, (g) => (g.key && !team ? `/?cwd=${encodeURIComponent(g.key)}` : undefined))}
+${
+  team
+    ? report.byMember
+      ? breakdown("member", "By member", "By Member", report.byMember)
+      : ""
+    : breakdown("device", "By machine", "By Machine", report.byDevice)
+}
 <section class="insights-part" aria-labelledby="tools-h"><h2 id="tools-h">By tool</h2>
 <div class="insights-pair">${barChart("tools", "Tool calls", toolBars, {
     x: "Tool",
@@ -355,7 +378,8 @@ ${breakdown("device", "By machine", "By Machine", report.byDevice)}
       ? `<table class="insights-table"><caption>Top sessions by cost</caption><thead><tr><th scope="col">Session</th><th scope="col">Cost</th><th scope="col">Tokens</th><th scope="col">Turns</th></tr></thead><tbody>${top}</tbody></table>`
       : `<p class="empty">Nothing in this range.</p>`
   }</section>`;
-  return renderLibraryPage({ ...chrome, title: "Insights", section: "insights" }, body);
+  const title = team ? `Insights: ${oneLine(team.name, 100)}` : "Insights";
+  return renderLibraryPage({ ...chrome, title, section: team ? "teams" : "insights" }, body);
 }
 
 /** One CSV field: quoted, and defused against spreadsheet formulas (`=`, `+`, `-`, `@` first). */
@@ -394,6 +418,7 @@ export function insightsCsv(report: InsightsPageReport): string {
     ["model", report.byModel],
     ["project", report.byProject],
     ["machine", report.byDevice],
+    ["member", report.byMember ?? []],
   ];
   for (const [name, groups] of parts) {
     for (const g of groups) {

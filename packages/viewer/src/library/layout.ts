@@ -7,7 +7,7 @@ import { escapeHtml } from "../escape.js";
 import { documentHead } from "../head.js";
 
 /** Which part of the library a page belongs to (its navigation link is marked current). */
-export type LibrarySection = "sessions" | "insights" | "shares" | "devices";
+export type LibrarySection = "sessions" | "insights" | "shares" | "teams" | "devices";
 
 /** What the frame needs to know about the request. */
 export interface LibraryChrome {
@@ -31,6 +31,7 @@ const SECTIONS: Array<[LibrarySection, string, string]> = [
   ["sessions", "/", "Sessions"],
   ["insights", "/insights", "Insights"],
   ["shares", "/shares", "Shares"],
+  ["teams", "/teams", "Teams"],
   ["devices", "/devices", "Devices"],
 ];
 
