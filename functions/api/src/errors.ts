@@ -14,7 +14,9 @@ import {
   NotFound,
   OffsetConflict,
   TooLarge,
+  TooMany,
   Unauthorized,
+  UnsupportedMediaType,
 } from "@pisync/core";
 import { codeOfStatus, type ErrorBody, HEADERS } from "@pisync/protocol";
 import { SearchTimeout } from "@pisync/search";
@@ -40,7 +42,7 @@ const STATUS = new Map<
   abstract new (
     ...args: never[]
   ) => DomainError,
-  400 | 401 | 403 | 404 | 409 | 410 | 412 | 413 | 503
+  400 | 401 | 403 | 404 | 409 | 410 | 412 | 413 | 415 | 429 | 503
 >([
   [BadRequest, 400],
   [Unauthorized, 401],
@@ -50,6 +52,8 @@ const STATUS = new Map<
   [Gone, 410],
   [GenerationMismatch, 412],
   [TooLarge, 413],
+  [UnsupportedMediaType, 415],
+  [TooMany, 429],
   [Busy, 503],
 ]);
 
@@ -70,7 +74,7 @@ export function onError(
       c.header("ETag", `"${error.generation}"`);
     }
     if (error instanceof Unauthorized) c.header("WWW-Authenticate", 'Bearer realm="pisync"');
-    if (error instanceof Busy) c.header("Retry-After", String(error.retryAfter));
+    if (error instanceof Busy || error instanceof TooMany) c.header("Retry-After", String(error.retryAfter));
     if ((status === 404 || status === 410) && wantsHtml(c)) return htmlError(c, status, error.message);
     c.header("Cache-Control", "no-store");
     return c.json(body, status);

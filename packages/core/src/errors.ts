@@ -75,6 +75,25 @@ export class Forbidden extends messageError("Forbidden", "csrf_rejected") {}
 /** Something that existed and is no more (an expired or revoked share). */
 export class Gone extends messageError("Gone", "gone") {}
 
+/** A body the route does not take in this form (a compressed upload). */
+export class UnsupportedMediaType extends messageError("UnsupportedMediaType", "upload_encoding") {}
+
+/**
+ * A per-user bound reached (open uploads, live tokens): refused until the user frees some;
+ * `retryAfter` seconds is when trying again may help.
+ */
+export class TooMany extends DomainError {
+  override readonly name = "TooMany";
+  constructor(
+    message: string,
+    code: ErrorCode,
+    readonly retryAfter: number,
+    fields: Record<string, number> = {},
+  ) {
+    super(message, code, fields);
+  }
+}
+
 /** Too much contention right now (an append kept losing the race to others): try again after `retryAfter` seconds. */
 export class Busy extends DomainError {
   override readonly name = "Busy";
