@@ -1,12 +1,13 @@
 /** `npm run install-cli` into a temp npm prefix: `pisync` lands on the PATH, says where, and runs. */
 import { execFileSync, spawnSync } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, expect, it } from "vitest";
 import packageJson from "../packages/cli/package.json" with { type: "json" };
 
-const repo = new URL("..", import.meta.url).pathname;
+const repo = fileURLToPath(new URL("..", import.meta.url));
 const temp = mkdtempSync(join(tmpdir(), "pisync-install-cli-test-"));
 afterAll(() => rmSync(temp, { recursive: true, force: true }));
 
@@ -53,3 +54,30 @@ it.runIf(process.getuid?.() !== 0)(
   },
   180_000,
 );
+
+it("installs from a checkout whose path has a space and non-ASCII letters", () => {
+  // The script and what it reads, copied under such a folder; the bundle's build is a stand-in
+  // writing a bundle that prints the version (the real build is the first case's).
+  const checkout = join(temp, "my repo ü");
+  mkdirSync(join(checkout, "scripts"), { recursive: true });
+  mkdirSync(join(checkout, "packages", "cli"), { recursive: true });
+  copyFileSync(join(repo, "scripts", "install-cli.ts"), join(checkout, "scripts", "install-cli.ts"));
+  copyFileSync(join(repo, "packages", "cli", "package.json"), join(checkout, "packages", "cli", "package.json"));
+  writeFileSync(
+    join(checkout, "packages", "cli", "build.mjs"),
+    `import { mkdirSync, writeFileSync } from "node:fs";
+const dist = new URL("./dist/", import.meta.url);
+mkdirSync(dist, { recursive: true });
+writeFileSync(new URL("pisync.mjs", dist), ${JSON.stringify(`#!/usr/bin/env node\nconsole.log(${JSON.stringify(packageJson.version)});\n`)});
+`,
+  );
+  symlinkSync(join(repo, "node_modules"), join(checkout, "node_modules"));
+  const prefix = join(temp, "prefix ü");
+  const r = spawnSync(process.execPath, ["--import", "tsx", join("scripts", "install-cli.ts")], {
+    cwd: checkout,
+    env: { ...process.env, npm_config_prefix: prefix },
+    encoding: "utf8",
+  });
+  expect(r.status, r.stderr).toBe(0);
+  expect(execFileSync(join(prefix, "bin", "pisync"), [], { encoding: "utf8" })).toBe(`${packageJson.version}\n`);
+}, 180_000);

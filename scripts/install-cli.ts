@@ -20,9 +20,11 @@ import {
 } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import packageJson from "../packages/cli/package.json" with { type: "json" };
 
-const root = new URL("..", import.meta.url).pathname;
+// A path, not a URL's pathname: that one keeps spaces and non-ASCII letters percent-encoded.
+const root = fileURLToPath(new URL("..", import.meta.url));
 const npm = process.platform === "win32" ? "npm.cmd" : "npm";
 
 /** Whether `dir` (or the nearest folder above it that exists) is writable by this user. */

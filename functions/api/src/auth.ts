@@ -17,7 +17,7 @@ export function bearerAuth(tokens: Tokens) {
     const record = await tokens.authenticate(match?.[1]);
     c.set("userId", record.userId);
     c.set("tokenId", record.id);
-    admit(c, "token", record.id);
+    admit(c, "token", record.id, record.userId);
     await next();
   });
 }

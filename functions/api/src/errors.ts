@@ -16,6 +16,7 @@ import {
   TooLarge,
   TooMany,
   Unauthorized,
+  UnsupportedMediaType,
 } from "@pisync/core";
 import { codeOfStatus, type ErrorBody, HEADERS } from "@pisync/protocol";
 import { SearchTimeout } from "@pisync/search";
@@ -41,7 +42,7 @@ const STATUS = new Map<
   abstract new (
     ...args: never[]
   ) => DomainError,
-  400 | 401 | 403 | 404 | 409 | 410 | 412 | 413 | 429 | 503
+  400 | 401 | 403 | 404 | 409 | 410 | 412 | 413 | 415 | 429 | 503
 >([
   [BadRequest, 400],
   [Unauthorized, 401],
@@ -51,6 +52,7 @@ const STATUS = new Map<
   [Gone, 410],
   [GenerationMismatch, 412],
   [TooLarge, 413],
+  [UnsupportedMediaType, 415],
   [TooMany, 429],
   [Busy, 503],
 ]);

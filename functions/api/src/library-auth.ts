@@ -101,7 +101,7 @@ export function signedIn(services: Services) {
       c.set("userId", record.userId);
       c.set("csrfToken", undefined);
       c.set("signedInWith", { tokenId: record.id });
-      admit(c, "token", record.id);
+      admit(c, "token", record.id, record.userId);
       return next();
     }
     const secret = getCookie(c, SESSION_COOKIE);
@@ -124,7 +124,7 @@ export function signedIn(services: Services) {
     c.set("userId", browser.record.userId);
     c.set("csrfToken", browser.csrfToken);
     c.set("signedInWith", { browserId: browser.record.id });
-    admit(c, "token", `browser:${browser.record.id}`);
+    admit(c, "token", `browser:${browser.record.id}`, browser.record.userId);
     await next();
   });
   // Bearer or cookie, a change's body is bounded before it is read (the route parses it too).

@@ -5,8 +5,10 @@
  *
  * Who pays for a request is decided by what vouches for it:
  * - a credential that checks (a bearer token or a signed-in browser: `perToken`; a share link
- *   whose signature checks: `perLink`) is the only budget it uses, whatever address it comes
- *   from: people behind one NAT do not share a budget, and forged links never use up a real one;
+ *   whose signature checks: `perLink`) pays, whatever address it comes from: people behind one
+ *   NAT do not share a budget, and forged links never use up a real one; a token or browser
+ *   also pays into its user's budget (`perUser`), shared by all of them: minting tokens does
+ *   not mint budgets;
  * - a request nothing vouches for (no credential, or one that does not check) is counted
  *   against its client address (`perIp`). Once an address is over, its requests that carry no
  *   credential are refused at once; one that carries a credential is still heard (a neighbour
@@ -14,6 +16,8 @@
  * Credentials are checked where they always were (the auth middlewares, the share routes),
  * which call {@link admit}.
  */
+
+import { USER_LIMITS } from "@pisync/protocol";
 import type { Context, MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
 import { HTTPException } from "hono/http-exception";
@@ -24,6 +28,8 @@ export interface RateLimits {
   perIp: number;
   /** Requests one token or signed-in browser may make per window (default {@link DEFAULT_RATE_LIMITS}'). */
   perToken?: number;
+  /** Requests all tokens and signed-in browsers of one user may make together per window. */
+  perUser?: number;
   /** Requests one share link may serve per window, whoever asks (pages, downloads, live polls). */
   perLink: number;
   /** The window, in milliseconds. */
@@ -38,6 +44,7 @@ export interface RateLimits {
 export const DEFAULT_RATE_LIMITS: Required<RateLimits> = {
   perIp: 3000,
   perToken: 30_000,
+  perUser: USER_LIMITS.requestsPerMinute,
   perLink: 300,
   windowMs: 60_000,
 };
@@ -45,7 +52,7 @@ export const DEFAULT_RATE_LIMITS: Required<RateLimits> = {
 /** What vouches for a request: a token or signed-in browser, or a share link. */
 export type Credential = "token" | "link";
 
-type Admission = (credential: Credential, id: string) => void;
+type Admission = (credential: Credential, id: string, userId?: string) => void;
 
 /** Where the limiter leaves its admission for the credential checks after it. */
 const ADMISSION = "pisyncAdmission";
@@ -61,11 +68,11 @@ function tooMany(retryAfter: number): Response {
 
 /**
  * Records that `credential` `id` checked for this request, and counts the request against its
- * budget (nothing when the server sets no limits).
- * @throws HTTPException 429 with `Retry-After` when the budget is spent
+ * budget and, for a token or browser, its user's `userId` (nothing when the server sets no limits).
+ * @throws HTTPException 429 with `Retry-After` when a budget is spent
  */
-export function admit(c: Context, credential: Credential, id: string): void {
-  (c.get(ADMISSION as never) as Admission | undefined)?.(credential, id);
+export function admit(c: Context, credential: Credential, id: string, userId?: string): void {
+  (c.get(ADMISSION as never) as Admission | undefined)?.(credential, id, userId);
 }
 
 /** Fixed-window counters by key (hono-rate-limiter's store). */
@@ -116,13 +123,17 @@ function carriesCredential(c: Context): boolean {
 export function rateLimits(limits: RateLimits, clientIp: (c: Context) => string): MiddlewareHandler[] {
   const counters = new Counters(limits.windowMs);
   const perToken = limits.perToken ?? DEFAULT_RATE_LIMITS.perToken;
+  const perUser = limits.perUser ?? DEFAULT_RATE_LIMITS.perUser;
   const middleware = createMiddleware(async (c, next) => {
     if (new URL(c.req.url).pathname === "/healthz") return next();
     const address = `ip:${clientIp(c)}`;
     let vouched = false;
-    const admission: Admission = (credential, id) => {
+    const admission: Admission = (credential, id, userId) => {
       vouched = true;
-      const wait = counters.hit(`${credential}:${id}`, credential === "token" ? perToken : limits.perLink);
+      // Both budgets count the request; the longer wait is the answer.
+      const own = counters.hit(`${credential}:${id}`, credential === "token" ? perToken : limits.perLink);
+      const user = userId === undefined ? undefined : counters.hit(`user:${userId}`, perUser);
+      const wait = own === undefined ? user : Math.max(own, user ?? 0);
       if (wait !== undefined) {
         // The error boundary answers it (as `rate_limited`) with these headers.
         c.header("Retry-After", String(wait));

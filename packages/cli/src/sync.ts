@@ -28,7 +28,7 @@ import { readRange } from "./files.js";
 import { headerOf } from "./header.js";
 import { appendWholeLines } from "./local-append.js";
 import type { Logger } from "./log.js";
-import { decideMerge, devicesAt, joinLines, type WriterRun } from "./merge.js";
+import { decideMerge, devicesAt, joinLines, resumeMarker, type WriterRun } from "./merge.js";
 import { type FileState, fingerprint, isCurrentFingerprint, type StateStore } from "./state.js";
 import { putInTeam, type TeamFolder, teamOfFolder } from "./team-folders.js";
 
@@ -295,7 +295,10 @@ class SessionSync {
       if (!cloud || cloud.generation !== base.generation || cloud.offset < base.cloudAt) return undefined;
       const theirs = await api.range(this.sessionId, base.cloudAt, cloud.offset);
       const ours = readRange(this.path, base.sent, this.complete);
-      const decision = decideMerge(ours, theirs);
+      // The file's common part too, when the cloud has lines to take: a cloud line may not reuse
+      // its ids, and names its parents there (a round of this file's own lines reads no more).
+      const common = theirs.length > 0 ? readRange(this.path, 0, base.sent) : undefined;
+      const decision = decideMerge(ours, theirs, { common, marker: resumeMarker });
       if (decision.kind === "generation") {
         let reason = decision.reason;
         if (decision.cloudAt !== undefined) {
@@ -305,6 +308,9 @@ class SessionSync {
         return { state: await this.startGeneration(reason) };
       }
       const { toCloud, toLocal } = decision;
+      // Counted and attributed: entries of the conversation, not resume markers.
+      const sent = toCloud.filter((line) => !line.marker).length;
+      const received = toLocal.filter((line) => !line.marker);
       let head = cloud.offset;
       if (toCloud.length > 0) {
         try {
@@ -317,7 +323,7 @@ class SessionSync {
       }
       const previous = this.ctx.state.get(this.path);
       const counts = previous?.generation === cloud.generation ? previous.merged : undefined;
-      let merged = { fromCloud: counts?.fromCloud ?? 0, toCloud: (counts?.toCloud ?? 0) + toCloud.length };
+      let merged = { fromCloud: counts?.fromCloud ?? 0, toCloud: (counts?.toCloud ?? 0) + sent };
       let devices = counts?.devices ?? [];
       if (toLocal.length > 0) {
         const appended = appendWholeLines(this.path, joinLines(toLocal), this.complete);
@@ -336,10 +342,10 @@ class SessionSync {
         const writers = await writersOf(api, this.sessionId);
         const from = devicesAt(
           writers,
-          toLocal.map((line) => base.cloudAt + line.at),
+          received.map((line) => base.cloudAt + line.at),
         );
         devices = [...new Set([...devices, ...from])];
-        merged = { ...merged, fromCloud: merged.fromCloud + toLocal.length };
+        merged = { ...merged, fromCloud: merged.fromCloud + received.length };
       }
       const changed = toCloud.length > 0 || toLocal.length > 0;
       if (changed) {
@@ -347,20 +353,20 @@ class SessionSync {
           path: this.path,
           sessionId: this.sessionId,
           generation: cloud.generation,
-          fromCloud: toLocal.length,
-          toCloud: toCloud.length,
+          fromCloud: received.length,
+          toCloud: sent,
           ...(devices.length ? { devices: devices.join(",") } : {}),
         });
       }
       // The file's bytes are the cloud's only when it had no lines of its own and was the cloud's before.
-      const sameBytes = ours.length === 0 && !base.differ;
+      const sameBytes = ours.length === 0 && !base.differ && !toLocal.some((line) => line.at < 0);
       const state = this.save({
         sent: this.complete,
         generation: cloud.generation,
         cloudAt: sameBytes ? undefined : head,
         ...(changed ? { merged: { ...merged, ...(devices.length ? { devices } : {}) } } : {}),
       });
-      return { state, merged: changed ? { fromCloud: toLocal.length, toCloud: toCloud.length } : undefined };
+      return { state, merged: changed ? { fromCloud: received.length, toCloud: sent } : undefined };
     }
   }
 

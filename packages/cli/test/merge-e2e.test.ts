@@ -91,10 +91,14 @@ async function startOn(machines: Machine[], cwd: string) {
  */
 function expectPi1Branches(files: string[], writers: SessionManager[]) {
   const leaves = writers.map((w) => w.getLeafId() as string);
-  // pi 1.6.0's getTree() holds every machine's branch: each leaf a node, nothing continuing it.
+  // pi 1.6.0's getTree() holds every machine's branch: each leaf a node, nothing continuing it
+  // but the merge's resume markers (custom entries, outside the model's context).
   for (const [i, tree] of piTree(files.map((f) => ({ text: readFileSync(f, "utf8") }))).entries()) {
     const nodes = new Map(tree.nodes.map((n) => [n.id, n]));
-    for (const leaf of leaves) expect(nodes.get(leaf)?.children, `file ${i}, leaf ${leaf}`).toEqual([]);
+    for (const leaf of leaves) {
+      const after = nodes.get(leaf)?.children.filter((c) => nodes.get(c)?.type !== "custom");
+      expect(after, `file ${i}, leaf ${leaf}`).toEqual([]);
+    }
     expect(new Set(leaves).size).toBe(writers.length);
   }
   for (const file of files) {
@@ -260,6 +264,47 @@ describe("merge, npm start (files + SQLite)", () => {
       expect(b.run(["push"]).code).toBe(0);
       expect(await cloud(server).generation(id)).toBe(4);
       expect(syncOf(b, id)).toEqual({ state: "diverged", reason: "truncated" });
+    } finally {
+      for (const m of machines) await m.cleanup();
+    }
+  }, 120_000);
+
+  it("a forged cloud line (an id this file holds, a dangling parent) is not merged: a generation, and status says why", async () => {
+    const machines = [machine(server.url, server.token), machine(server.url, server.token)];
+    const [a, b] = machines;
+    try {
+      const { id, files } = await startOn(machines, `/home/dev/forged-${randomUUID()}`);
+      const [, first, second] = lines(readFileSync(files[0])).map((l) => JSON.parse(l) as { id: string });
+      // Another device of the account appends the review's line: the first entry's id again,
+      // its parent the second entry (a cycle pi would never finish reading).
+      appendFileSync(files[0], entry(first.id, second.id, "injected"));
+      expect(a.run(["push"]).code).toBe(0);
+      appendFileSync(files[1], entry("b-own", second.id, "B's own"));
+      expect(b.run(["push"]).code).toBe(0);
+      expect(syncOf(b, id)).toEqual({
+        state: "diverged",
+        reason: expect.stringMatching(new RegExp(`^conflict on entry "${first.id}" \\(written on .+\\)$`)),
+      });
+      // B's file has nothing of the forged line: its own bytes are the new generation.
+      expect(readFileSync(files[1], "utf8")).not.toContain("injected");
+      expect((await cloudBytes(id))?.equals(completeBytes(files[1]))).toBe(true);
+      // A dangling parent, then.
+      appendFileSync(files[1], entry("b-more", "b-own", "more on B"));
+      expect(b.run(["push"]).code).toBe(0);
+      const c = machine(server.url, server.token);
+      machines.push(c);
+      const pulled = c.run(["pull", id]);
+      expect(pulled.code, pulled.stderr).toBe(0);
+      const cFile = pulled.stdout.trim();
+      appendFileSync(files[1], entry("dangling", "no-such-entry", "dangling"));
+      expect(b.run(["push"]).code).toBe(0);
+      appendFileSync(cFile, entry("c-own", "b-more", "C's own"));
+      expect(c.run(["push"]).code).toBe(0);
+      expect(syncOf(c, id)).toEqual({
+        state: "diverged",
+        reason: expect.stringMatching(/^no parent for entry "dangling"/),
+      });
+      expect(readFileSync(cFile, "utf8")).not.toContain("dangling");
     } finally {
       for (const m of machines) await m.cleanup();
     }

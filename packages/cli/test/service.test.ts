@@ -158,6 +158,32 @@ describe("--dry-run prints the unit", () => {
   });
 });
 
+describe("a value with a control character", () => {
+  // The review's value: systemd reads `\r` as a line end, so the rest became an ExecStartPre=.
+  const hostile = "/tmp/s dir\rExecStartPre=/usr/bin/touch /tmp/PWNED\r#";
+
+  for (const platform of ["linux", "darwin"] as const) {
+    it(`${platform}: install refuses it (exit 2), naming the value with its controls shown, and writes nothing`, async () => {
+      const { host, calls } = fakeHost(platform);
+      for (const [argv, odd] of [
+        [["install"], { ...env, XDG_STATE_HOME: hostile }],
+        [["install", "--dry-run"], { ...env, PI_CODING_AGENT_DIR: "/a\nb" }],
+        [["install", "--root", "/srv/x\u007fy"], env],
+        [["install", "--dry-run", "--root", "/srv/tab\there"], env],
+      ] as const) {
+        const r = await run([...argv], odd, host);
+        expect(r.code).toBe(2);
+        expect(r.out).toBe("");
+        expect([...r.err].filter((c) => c !== "\n" && isControl(c.charCodeAt(0)))).toEqual([]);
+      }
+      const r = await run(["install"], { ...env, XDG_STATE_HOME: hostile }, host);
+      expect(r.err).toContain("/tmp/s dir\\x0dExecStartPre=/usr/bin/touch /tmp/PWNED\\x0d#");
+      expect(calls).toEqual([]);
+      expect(existsSync(home)).toBe(false);
+    });
+  }
+});
+
 describe("install and uninstall", () => {
   it("Linux: writes the unit under the temp home's XDG_CONFIG_HOME, then asks systemd to enable and start it", async () => {
     const h = join(temp, "linux-home");

@@ -153,7 +153,7 @@ export class DeviceCodes {
       // Approved in time is approved: consuming it is the one-time step, whoever polls twice.
       const consumed = await this.meta.consumeDeviceCode(userCode, "approved");
       if (!consumed?.userId) throw expired();
-      const { token, record: created } = await this.tokens.create(consumed.userId, consumed.name);
+      const { token, record: created } = await this.tokens.mint(consumed.userId, consumed.name);
       return { token, name: created.name, tokenId: created.id };
     }
     if (Date.parse(record.expiresAt) <= now.getTime()) {
@@ -217,7 +217,7 @@ export class DeviceCodes {
     const misses = this.misses.get(userId);
     if (misses && now - misses.since < GUESS_WINDOW_MS && misses.count >= GUESS_LIMIT) {
       const wait = Math.ceil((misses.since + GUESS_WINDOW_MS - now) / 1000);
-      throw new TooMany(`too many unknown codes: try again in ${Math.ceil(wait / 60)} minutes`, wait);
+      throw new TooMany(`too many unknown codes: try again in ${Math.ceil(wait / 60)} minutes`, "rate_limited", wait);
     }
     const userCode = normalizeUserCode(typed);
     const record = userCode ? await this.meta.getDeviceCode(userCode) : undefined;

@@ -75,14 +75,22 @@ export class Forbidden extends messageError("Forbidden", "csrf_rejected") {}
 /** Something that existed and is no more (an expired or revoked share). */
 export class Gone extends messageError("Gone", "gone") {}
 
-/** Too many attempts by one user (guessed codes): try again after `retryAfter` seconds. */
+/** A body the route does not take in this form (a compressed upload). */
+export class UnsupportedMediaType extends messageError("UnsupportedMediaType", "upload_encoding") {}
+
+/**
+ * A per-user bound reached (open uploads, live tokens, guessed device codes): refused until the user frees some;
+ * `retryAfter` seconds is when trying again may help.
+ */
 export class TooMany extends DomainError {
   override readonly name = "TooMany";
   constructor(
     message: string,
+    code: ErrorCode,
     readonly retryAfter: number,
+    fields: Record<string, number> = {},
   ) {
-    super(message, "rate_limited");
+    super(message, code, fields);
   }
 }
 

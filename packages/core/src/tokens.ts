@@ -3,9 +3,9 @@
  * is shown once, when created. Each has a short public id to list and revoke it.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { TOKEN } from "@pisync/protocol";
+import { TOKEN, USER_LIMITS } from "@pisync/protocol";
 import type { MetaStore, TokenRecord } from "@pisync/store";
-import { Unauthorized } from "./errors.js";
+import { TooMany, Unauthorized } from "./errors.js";
 import { checkId } from "./keys.js";
 
 /** Last use is written at most this often per token or browser session (so a request is not a write). */
@@ -53,6 +53,25 @@ export class Tokens {
     };
     await this.meta.putToken(record);
     return { token, record };
+  }
+
+  /**
+   * A token a user asked for (the API, a page): refused while the user holds `max` live tokens,
+   * so that a credential cannot mint budgets and credentials without end. (Creating concurrently
+   * may pass the bound by the few in flight.) @throws TooMany `too_many_tokens`
+   */
+  async mint(
+    userId: string,
+    name: string,
+    max: number = USER_LIMITS.liveTokens,
+  ): Promise<{ token: string; record: TokenRecord }> {
+    checkId("user id", userId);
+    if ((await this.meta.listTokens(userId)).length >= max) {
+      throw new TooMany(`at most ${max} tokens are live at once: revoke one first`, "too_many_tokens", 60, {
+        maxTokens: max,
+      });
+    }
+    return this.create(userId, name);
   }
 
   /**

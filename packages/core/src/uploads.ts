@@ -7,9 +7,9 @@
  * bucket's lifecycle rule).
  */
 import { createHash, randomBytes } from "node:crypto";
-import { UPLOAD_ID } from "@pisync/protocol";
+import { UPLOAD_ID, USER_LIMITS } from "@pisync/protocol";
 import { type BlobStore, NotFoundError, PREFIXES, uploadKey } from "@pisync/store";
-import { BadRequest, NotFound } from "./errors.js";
+import { BadRequest, NotFound, TooMany } from "./errors.js";
 import { checkSessionId } from "./keys.js";
 
 /** How long an upload URL works. */
@@ -43,12 +43,14 @@ export class Uploads {
     /** The largest line an upload may hold. */
     readonly maxBytes: number,
     private readonly clock: () => Date = () => new Date(),
+    /** What one user may hold open at once (tickets, and the bytes they declare). */
+    private readonly bounds: { openUploads: number; openUploadBytes: number } = USER_LIMITS,
   ) {}
 
   /**
    * A new upload of `length` bytes whose SHA-256 is `sha256`, for a line of `sessionId` (which
    * may not exist yet: a large line may be its first).
-   * @throws BadRequest `invalid_session_id`, `upload_too_large`
+   * @throws BadRequest `invalid_session_id`, `upload_too_large`; TooMany `too_many_uploads`
    */
   async create(userId: string, sessionId: string, length: number, sha256: string): Promise<UploadTicket> {
     checkSessionId(sessionId);
@@ -56,6 +58,17 @@ export class Uploads {
       throw new BadRequest(`an upload is at most ${this.maxBytes} bytes`, "upload_too_large", {
         maxBytes: this.maxBytes,
       });
+    }
+    // Each ticket lets bytes be kept for a day: a user holds a bounded number, and bytes, at once.
+    const open = await this.open(userId);
+    const { openUploads, openUploadBytes } = this.bounds;
+    if (open.count + 1 > openUploads || open.bytes + length > openUploadBytes) {
+      throw new TooMany(
+        `at most ${openUploads} uploads of ${openUploadBytes} bytes in all are open at once: append or wait for them, then try again`,
+        "too_many_uploads",
+        60,
+        { maxUploads: openUploads, maxUploadBytes: openUploadBytes },
+      );
     }
     const uploadId = randomBytes(16).toString("hex");
     const now = this.clock().getTime();
@@ -137,6 +150,43 @@ export class Uploads {
     for (const key of keys) if (!tickets.has(key) && !tickets.has(`${key}.ticket`)) old.push(key);
     if (old.length) await this.blobs.delete(old);
     return old.length;
+  }
+
+  /**
+   * The user's open uploads: tickets of the last day whose URL still works or whose bytes are
+   * kept. A ticket that can no longer be filled (its time over, no bytes) is removed on the way:
+   * no append can take it, and the list stays as short as the open ones.
+   */
+  private async open(userId: string): Promise<{ count: number; bytes: number }> {
+    const keys = await this.blobs.list(uploadKey(userId, ""));
+    const present = new Set(keys);
+    const now = this.clock().getTime();
+    const dead: string[] = [];
+    let count = 0;
+    let bytes = 0;
+    await Promise.all(
+      keys
+        .filter((key) => key.endsWith(".ticket"))
+        .map(async (key) => {
+          let ticket: TicketRecord;
+          try {
+            ticket = JSON.parse(new TextDecoder().decode(await this.blobs.get(key))) as TicketRecord;
+          } catch (error) {
+            if (error instanceof NotFoundError || error instanceof SyntaxError) return; // taken meanwhile; not ours
+            throw error;
+          }
+          const filled = present.has(key.slice(0, -".ticket".length));
+          if (Date.parse(ticket.createdAt) < now - UPLOAD_MAX_AGE_MS) return; // the sweep's
+          if (!filled && Date.parse(ticket.expiresAt) < now) {
+            dead.push(key);
+            return;
+          }
+          count++;
+          bytes += Number(ticket.length) || 0;
+        }),
+    );
+    if (dead.length) await this.blobs.delete(dead).catch(() => {});
+    return { count, bytes };
   }
 
   /** A ticket whose URL time lasts. */

@@ -28,6 +28,12 @@ export const ERROR_CODES = {
   expiry_out_of_range: "expiresIn is outside 1..maxSeconds (carries maxSeconds)",
   upload_too_large: "an upload is over the largest line the API takes (carries maxBytes)",
   upload_mismatch: "an upload's bytes are not the length or SHA-256 its ticket declared: nothing was kept",
+  upload_encoding:
+    "an upload's bytes are sent as they are, without Content-Encoding (as S3's presigned PUT takes them): nothing was kept",
+  too_many_uploads:
+    "the user's open uploads (tickets not yet appended) or their declared bytes are at their bound (carries maxUploads, maxUploadBytes): append or wait for them, then try again",
+  too_many_tokens:
+    "the user's live tokens are at their bound (carries maxTokens): revoke one (DELETE /v1/tokens/:id, or /devices) first",
   unauthorized: "the bearer token or browser session is missing, malformed, unknown or expired",
   csrf_rejected:
     "a change made from a browser session came from another origin or without its CSRF token (csrf form field or X-CSRF-Token header)",
@@ -89,6 +95,9 @@ export const ErrorBody = lazySchema(() =>
     maxSeconds: z.optional(z.number()),
     maxBytes: z.optional(z.number()),
     interval: z.optional(z.number()),
+    maxUploads: z.optional(z.number()),
+    maxUploadBytes: z.optional(z.number()),
+    maxTokens: z.optional(z.number()),
   }),
 );
 export type ErrorBody = z.infer<typeof ErrorBody>;

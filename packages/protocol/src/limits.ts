@@ -45,6 +45,24 @@ export const RENDER_LIMITS = {
 } as const;
 
 /**
+ * What one user may hold at once, whatever their credentials: every token and browser session
+ * of a user counts against the same bounds (docs/limits.md).
+ */
+export const USER_LIMITS = {
+  /**
+   * Large-line uploads open at once: tickets not yet taken by an append whose URL still works
+   * or whose bytes are kept (a day at most). Past it: 429 `too_many_uploads`.
+   */
+  openUploads: 16,
+  /** The bytes those open tickets declare together (4 lines of the largest size). */
+  openUploadBytes: 256 * 1024 * 1024,
+  /** Tokens not revoked. Past it `POST /v1/tokens` answers 429 `too_many_tokens`: revoke one first. */
+  liveTokens: 50,
+  /** Requests per minute across all of a user's tokens and browser sessions (`npm start`). */
+  requestsPerMinute: 60_000,
+} as const;
+
+/**
  * `text` cut to `max` characters, the cut marked with `…` (never half a surrogate pair).
  * Non-strings pass as they are.
  */

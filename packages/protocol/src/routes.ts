@@ -743,6 +743,7 @@ const API_ROUTES: readonly RouteSpec[] = [
     answers: {
       201: { description: "where to PUT the bytes", content: json(UploadTicket) },
       400: error("a bad length", "bad_json", "bad_body", "upload_too_large", "invalid_session_id"),
+      429: error("the user's open uploads or their declared bytes at their bound", "too_many_uploads"),
     },
   },
   {
@@ -938,6 +939,7 @@ const API_ROUTES: readonly RouteSpec[] = [
       ),
       404: error("no ticket of this user for this upload, or past its time", "not_found"),
       413: error("over the ticket's length", "too_large"),
+      415: error("a compressed body (Content-Encoding): uploads are sent as they are", "upload_encoding"),
     },
   },
   {
@@ -963,6 +965,7 @@ const API_ROUTES: readonly RouteSpec[] = [
     answers: {
       201: { description: "the token", content: json(CreatedToken) },
       400: error("a bad name", "bad_json", "bad_body"),
+      429: error("the user's live tokens at their bound: revoke one first", "too_many_tokens"),
     },
   },
   {

@@ -60,7 +60,7 @@ export function deviceRoutes(services: Services) {
   app.get("/devices", async (c) => devicesPage(c, parseQuery(DevicesQuery, c).cursor));
   app.post("/devices/tokens", async (c) => {
     const name = nameOf((await parseForm(NameForm, c)).name);
-    const { token, record } = await services.tokens.create(c.get("userId"), name);
+    const { token, record } = await services.tokens.mint(c.get("userId"), name);
     return devicesPage(c, undefined, { id: record.id, name: record.name, token });
   });
   app.post("/devices/tokens/:id/rename", async (c) => {

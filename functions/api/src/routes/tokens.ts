@@ -23,7 +23,8 @@ export function tokenRoutes(services: Services) {
   });
   app.post("/", async (c) => {
     const { name } = await parseJson(CreateToken, c);
-    const { token, record } = await services.tokens.create(c.get("userId"), name);
+    // Bounded per user: each token has its own request budget (see rate-limit.ts).
+    const { token, record } = await services.tokens.mint(c.get("userId"), name);
     return c.json({ id: record.id, name: record.name, token }, 201);
   });
   app.patch("/:id", async (c) => {

@@ -3,6 +3,8 @@
  * `pisync watch` at login, restart it when it fails, and send its log to the system's log.
  * Pure text: `pisync service` writes these, tests read them.
  */
+import { CliError, EXIT } from "../cli-error.js";
+import { replaceControls } from "../sanitize.js";
 
 /** What the service runs, and the environment it needs to find the same login and sessions. */
 export interface ServiceSpec {
@@ -27,13 +29,40 @@ export const SERVICE_ENV = [
   "PI_CODING_AGENT_SESSION_DIR",
 ] as const;
 
+/** C0 controls (`\r`, `\n`, tab…) and DEL: a unit line ends at `\r` or `\n`, and a plist cannot hold C0. */
+function hasControl(value: string): boolean {
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i);
+    if (code < 0x20 || code === 0x7f) return true;
+  }
+  return false;
+}
+
+/**
+ * Refuses a value a unit cannot hold as written: a control character would end the line (systemd
+ * reads `\r` as a line end: what follows becomes a directive of its own) or break the plist.
+ * The value is named with its controls escaped (exit 2: fix the folder or variable and retry).
+ */
+export function assertUnitValues(spec: ServiceSpec): void {
+  const values = [...spec.argv, ...Object.entries(spec.env).flat(), ...(spec.logFile ? [spec.logFile] : [])];
+  for (const value of values) {
+    if (!hasControl(value)) continue;
+    const shown = replaceControls(value, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
+    throw new CliError(
+      `a service cannot hold a control character (line break, tab…): "${shown}"; use a folder or value without one`,
+      EXIT.usage,
+    );
+  }
+}
+
 /** One word of a systemd command line or assignment: quoted, `\` and `"` escaped, `%` doubled (specifiers). */
 function systemdQuote(word: string): string {
-  return `"${word.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/%/g, "%%").replace(/\n/g, "\\n")}"`;
+  return `"${word.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/%/g, "%%")}"`;
 }
 
 /** The systemd user unit: started at login (default.target), restarted on failure, logged to the journal. */
 export function systemdUnit(spec: ServiceSpec): string {
+  assertUnitValues(spec);
   const env = Object.entries(spec.env).map(([k, v]) => `Environment=${systemdQuote(`${k}=${v}`)}\n`);
   return `[Unit]
 Description=pisync: back up pi sessions as they are written
@@ -59,6 +88,7 @@ function xml(text: string): string {
 
 /** The launchd agent: run at load (login), kept alive, its output appended to `logFile`. */
 export function launchdPlist(spec: ServiceSpec): string {
+  assertUnitValues(spec);
   const strings = (values: string[]) => values.map((v) => `\t\t<string>${xml(v)}</string>\n`).join("");
   const env = Object.entries(spec.env)
     .map(([k, v]) => `\t\t<key>${xml(k)}</key>\n\t\t<string>${xml(v)}</string>\n`)

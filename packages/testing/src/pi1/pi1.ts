@@ -21,10 +21,14 @@ export type Op = { kind: string } & Record<string, unknown>;
 /** Which pi answers. */
 export type PiVersion = "0.73.1" | "1.6.0";
 
-function ask<T>(request: { command: string; pi?: PiVersion } & Record<string, unknown>): T {
+function ask<T>(request: { command: string; pi?: PiVersion } & Record<string, unknown>, timeout?: number): T {
   const node = request.pi === "0.73.1" ? process.execPath : node22;
   const out = execFileSync(node, [child], {
     input: JSON.stringify(request),
+    // A guard for files pi might never finish reading (a cycle of parents): the call throws.
+    // SIGKILL: pi's modules handle SIGTERM, which a loop never gets to run.
+    timeout,
+    killSignal: "SIGKILL",
     maxBuffer: 1 << 30,
     stdio: ["pipe", "pipe", "inherit"],
   });
@@ -60,9 +64,9 @@ export interface PiTree {
  */
 export function piTree(
   sessions: { text: string; leaves?: (string | null)[] }[],
-  options: { pi?: PiVersion } = {},
+  options: { pi?: PiVersion; timeoutMs?: number } = {},
 ): PiTree[] {
-  return ask<PiTree[]>({ command: "tree", sessions, pi: options.pi });
+  return ask<PiTree[]>({ command: "tree", sessions, pi: options.pi }, options.timeoutMs);
 }
 
 /** One bucket of pi's cost breakdown (`provider/model` or `Tools/summaries`): its cost and tokens. */
