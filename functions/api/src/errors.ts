@@ -13,6 +13,7 @@ import {
   Gone,
   NotFound,
   OffsetConflict,
+  SlotMismatch,
   TooLarge,
   Unauthorized,
 } from "@pisync/core";
@@ -47,6 +48,7 @@ const STATUS = new Map<
   [Forbidden, 403],
   [NotFound, 404],
   [OffsetConflict, 409],
+  [SlotMismatch, 409],
   [Gone, 410],
   [GenerationMismatch, 412],
   [TooLarge, 413],

@@ -10,10 +10,15 @@ import { started, textStream } from "./stream.js";
 import { loadViewer } from "./viewer.js";
 
 /** The document: its head, the entries, and what was masked in it. */
-async function* markdownText(doc: BranchDocument, source: MarkdownSource, masking: boolean): AsyncGenerator<string> {
+async function* markdownText(
+  doc: BranchDocument,
+  source: MarkdownSource,
+  masking: boolean,
+  blobs: string | undefined,
+): AsyncGenerator<string> {
   const { entriesMarkdown, markdownHead } = await loadViewer();
   yield markdownHead(doc.facts, source);
-  for await (const entries of doc.windows) yield entriesMarkdown(entries);
+  for await (const entries of doc.windows) yield entriesMarkdown(entries, blobs);
   const masked = doc.masked();
   yield masking
     ? `---\n\n_${masked} credential${masked === 1 ? "" : "s"} masked in this document._\n`
@@ -25,14 +30,18 @@ export function wantsMarkdown(c: Context): boolean {
   return /\btext\/markdown\b/.test(c.req.header("Accept") ?? "");
 }
 
-/** A Markdown answer, streamed (what fails before the first byte is still an HTTP error). */
+/**
+ * A Markdown answer, streamed (what fails before the first byte is still an HTTP error).
+ * `blobs`: the absolute URL prefix this origin serves the session's blob images under.
+ */
 export async function markdownResponse(
   c: Context,
   doc: BranchDocument,
   source: MarkdownSource,
   masking: boolean,
+  blobs?: string,
 ): Promise<Response> {
-  const pieces = await started(markdownText(doc, source, masking));
+  const pieces = await started(markdownText(doc, source, masking, blobs));
   c.header("Content-Type", "text/markdown; charset=utf-8");
   c.header("Vary", "Accept");
   return c.body(textStream(pieces));

@@ -47,6 +47,7 @@ export {
 export { Memo } from "./memo.js";
 export { PERSIST_MIN_LINES } from "./persisted-index.js";
 export { DEFAULT_READER_CACHE, Reader, type ReaderCacheLimits } from "./reader.js";
+export { MAX_SLOT_BYTES, type RenameRequest, type RenameResult } from "./rename.js";
 export { type IndexFailure, SearchIndexer, type StepOutcome, storedLines } from "./search-indexer.js";
 export { MAX_SEGMENTS } from "./segments.js";
 export {

@@ -55,5 +55,6 @@ export {
 export type { Problem, ProblemKind } from "./problems.js";
 export * from "./schema.js";
 export { type EntryFacts, type EntryRecord, type IndexParts, SessionIndex } from "./session-index.js";
+export { type TitleSlot, titleSlotLength, titleSlotOf, titleSlotOfValue } from "./title-slot.js";
 export { addUsage, emptyTotals, pathTotals, type Totals, usageKeyOf, usageOfEntry } from "./totals.js";
 export { findCycles, pathTo, type TreePath } from "./tree.js";

@@ -5,7 +5,7 @@ import * as z from "zod/mini";
 import { CliError, EXIT } from "../cli-error.js";
 import { mergeEnabled } from "../config.js";
 import { createLogger } from "../log.js";
-import { defaultRoots } from "../paths.js";
+import { defaultRoots, rootKind, rootOf } from "../paths.js";
 import { describeWait } from "../retry.js";
 import { safeJson, sanitize } from "../sanitize.js";
 import { StateStore } from "../state.js";
@@ -126,7 +126,12 @@ export async function watchCommand(argv: string[], io: Io, signal?: AbortSignal)
   const pollCloud = args["poll-cloud"];
   const watcher = new Watcher(
     { api: client, state, log, merge },
-    { roots, cloudPollMs: pollCloud === undefined ? undefined : Math.round(pollCloud * 1000) },
+    {
+      roots,
+      cloudPollMs: pollCloud === undefined ? undefined : Math.round(pollCloud * 1000),
+      // The default roots grow while it runs (an omp profile made meanwhile); given ones do not.
+      discoverRoots: args.root?.length ? undefined : () => defaultRoots(io.env),
+    },
   );
   log.event("watching", { roots: roots.join(","), files: roots.reduce((n, r) => n + sessionFiles(r).length, 0) });
   watcher.start();
@@ -252,7 +257,8 @@ export async function status(argv: string[], io: Io): Promise<number> {
       offline = error.message; // the server went away meanwhile: the local view still stands
     }
   }
-  const files = new Set([...rootsOf(args, io).flatMap((root) => sessionFiles(root)), ...Object.keys(state.all())]);
+  const roots = rootsOf(args, io);
+  const files = new Set([...roots.flatMap((root) => sessionFiles(root)), ...Object.keys(state.all())]);
   const rows = [...files].sort().map((file) => {
     const known = state.get(file);
     let local: number | undefined;
@@ -261,8 +267,12 @@ export async function status(argv: string[], io: Io): Promise<number> {
     } catch {
       local = undefined;
     }
+    // The root it came from, and what that root is (pi's, omp's, a profile's, collab replicas).
+    const root = rootOf(file, roots);
     return {
       file,
+      root: root ?? null,
+      from: root ? rootKind(root, io.env) : null,
       session: known?.sessionId,
       local: local ?? null,
       stored: known?.sent ?? 0,
@@ -301,7 +311,7 @@ export async function status(argv: string[], io: Io): Promise<number> {
       `${sanitize(r.file)}\n  ${sanitize(
         `${r.session ?? "(not sent yet)"}  stored ${formatBytes(r.stored)} of ${
           r.local === null ? "?" : formatBytes(r.local)
-        }  generation ${r.generation ?? "-"}${flags.length ? `  ${flags.join("; ")}` : ""}`,
+        }  generation ${r.generation ?? "-"}${r.from ? `  from ${r.from}` : ""}${flags.length ? `  ${flags.join("; ")}` : ""}`,
       )}\n`,
     );
   }
