@@ -10,9 +10,14 @@ import { started, textStream } from "./stream.js";
 import { loadViewer } from "./viewer.js";
 
 /** The document: its head, the entries, and what was masked in it. */
-async function* markdownText(doc: BranchDocument, notes: string[], masking: boolean): AsyncGenerator<string> {
+async function* markdownText(
+  doc: BranchDocument,
+  notes: string[],
+  masking: boolean,
+  blobs: string | undefined,
+): AsyncGenerator<string> {
   const { branchMarkdown } = await loadViewer();
-  yield* branchMarkdown(doc, notes, masking);
+  yield* branchMarkdown(doc, notes, masking, blobs);
 }
 
 /** Whether a client asks for Markdown before HTML (`Accept: text/markdown`). */
@@ -23,14 +28,16 @@ export function wantsMarkdown(c: Context): boolean {
 /**
  * A Markdown answer, streamed (what fails before the first byte is still an HTTP error).
  * `notes` are the server's sentences about the view; `masking` whether it masks credentials.
+ * `blobs`: the absolute URL prefix this origin serves the session's blob images under.
  */
 export async function markdownResponse(
   c: Context,
   doc: BranchDocument,
   notes: string[],
   masking: boolean,
+  blobs?: string,
 ): Promise<Response> {
-  const pieces = await started(markdownText(doc, notes, masking));
+  const pieces = await started(markdownText(doc, notes, masking, blobs));
   c.header("Content-Type", "text/markdown; charset=utf-8");
   c.header("Vary", "Accept");
   return c.body(textStream(pieces));

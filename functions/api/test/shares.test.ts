@@ -406,12 +406,21 @@ describeOnEveryStore("share links", (pair, name) => {
     expect((await app.request(`${path}?targetId=nope`)).status).toBe(200);
     expect((await app.request(`${path}?before=x`)).status).toBe(400);
 
+    // No entry with an id: no leaf, an empty branch (a trailing value without an id is no leaf:
+    // docs/format.md; pi would take it and show nothing).
     const emptyId = `share-${name}-empty`;
-    const empty = `${line(sessionHeader(emptyId, "/w"))}${userLine("e1", null, 1, "hello")}{}\n`;
+    const empty = `${line(sessionHeader(emptyId, "/w"))}{}\n`;
     expect((await c.patch(emptyId, 0, empty)).status).toBe(200);
     const made = await c.post(`/v1/sessions/${emptyId}/shares`, {});
     const html = await (await app.request(new URL(((await made.json()) as { url: string }).url).pathname)).text();
     expect(html).toContain("nothing to show on it");
+    const trailingId = `share-${name}-trailing`;
+    const trailing = `${line(sessionHeader(trailingId, "/w"))}${userLine("e1", null, 1, "hello")}{}\n`;
+    expect((await c.patch(trailingId, 0, trailing)).status).toBe(200);
+    const shared = await c.post(`/v1/sessions/${trailingId}/shares`, {});
+    const page = await (await app.request(new URL(((await shared.json()) as { url: string }).url).pathname)).text();
+    expect(page).toContain('id="e-e1"');
+    expect(page).not.toContain("nothing to show on it");
   });
 
   it("a pinned share counts pi 1.x usage entries in its totals and marks a context edit on its target", async () => {

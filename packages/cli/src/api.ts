@@ -17,6 +17,7 @@ import {
   type GenerationList,
   HEADERS,
   isErrorCode,
+  type RenameAnswer,
   type UploadTicket,
 } from "@pisync/protocol";
 import { CliError, EXIT } from "./cli-error.js";
@@ -172,6 +173,19 @@ export class Api {
       body: payload,
     });
     return JSON.parse(this.expectOk(r).body.toString("utf8")) as AppendAnswer;
+  }
+
+  /**
+   * A rename: the session's title slot (its first line) replaced by `slot`, in the current
+   * generation `generation`; every other byte stays. Throws ApiError on 4xx (409: the cloud's
+   * first line is not a title slot of this length).
+   */
+  async rename(sessionId: string, slot: Uint8Array, generation: number): Promise<RenameAnswer> {
+    const r = await this.request("PUT", `/v1/sessions/${encodeURIComponent(sessionId)}/title`, {
+      headers: { "If-Match": `"${generation}"`, "Content-Type": "application/x-ndjson" },
+      body: slot,
+    });
+    return JSON.parse(this.expectOk(r).body.toString("utf8")) as RenameAnswer;
   }
 
   /** Uploads one large line outside the append request; returns the upload id to append. */

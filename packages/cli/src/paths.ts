@@ -2,9 +2,9 @@
  * Where things are: pi's session roots, pi's folder naming, and pisync's own config and state
  * (XDG base directories).
  */
-import { existsSync, readFileSync } from "node:fs";
-import { homedir } from "node:os";
-import { isAbsolute, join, posix, resolve, sep, win32 } from "node:path";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { isAbsolute, join, posix, relative, resolve, sep, win32 } from "node:path";
 import { replaceControls } from "./sanitize.js";
 
 export type Env = NodeJS.ProcessEnv;
@@ -42,19 +42,113 @@ export function settingsSessionDir(env: Env = process.env): string | undefined {
   }
 }
 
+/** oh-my-pi's folder: `~/.omp`. */
+export function ompDir(env: Env = process.env): string {
+  return join(env.HOME || homedir(), ".omp");
+}
+
+/** oh-my-pi's sessions root: `~/.omp/agent/sessions`. */
+export function ompSessionsRoot(env: Env = process.env): string {
+  return join(ompDir(env), "agent", "sessions");
+}
+
+/** The sessions roots of oh-my-pi's profiles present: `~/.omp/profiles/<name>/agent/sessions`. */
+export function ompProfileRoots(env: Env = process.env): string[] {
+  const profiles = join(ompDir(env), "profiles");
+  let names: string[];
+  try {
+    names = readdirSync(profiles, { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .map((d) => d.name)
+      .sort();
+  } catch {
+    return [];
+  }
+  return names.map((name) => join(profiles, name, "agent", "sessions")).filter((root) => existsSync(root));
+}
+
+/** Where oh-my-pi's collab guests keep their replicas of a host's session: `~/.omp/collab`. */
+export function ompCollabRoot(env: Env = process.env): string {
+  return join(ompDir(env), "collab");
+}
+
 /**
  * The roots `watch` and `push` follow by default: pi's sessions directory, the `sessionDir` of
- * pi's settings and `PI_CODING_AGENT_SESSION_DIR` when set, and oh-my-pi's
- * (`~/.omp/agent/sessions`) when present.
+ * pi's settings and `PI_CODING_AGENT_SESSION_DIR` when set, and oh-my-pi's when present: its
+ * sessions (`~/.omp/agent/sessions`), each profile's (`~/.omp/profiles/<name>/agent/sessions`)
+ * and its collab guests' replicas (`~/.omp/collab`).
  */
 export function defaultRoots(env: Env = process.env): string[] {
   const roots = [piSessionsRoot(env)];
   const fromSettings = settingsSessionDir(env);
   if (fromSettings) roots.push(fromSettings);
   if (env.PI_CODING_AGENT_SESSION_DIR) roots.push(expandHome(env.PI_CODING_AGENT_SESSION_DIR, env));
-  const omp = join(env.HOME || homedir(), ".omp", "agent", "sessions");
+  const omp = ompSessionsRoot(env);
   if (existsSync(omp)) roots.push(omp);
+  roots.push(...ompProfileRoots(env));
+  if (existsSync(ompCollabRoot(env))) roots.push(ompCollabRoot(env));
   return [...new Set(roots.map((r) => resolve(r)))];
+}
+
+/**
+ * What a root is, for `status`: `pi`, `omp`, `omp profile <name>`, `omp collab (replicas)` (a
+ * guest's copies of another machine's sessions, not this user's own), or `folder` (one given).
+ */
+export function rootKind(root: string, env: Env = process.env): string {
+  const r = resolve(root);
+  if (r === resolve(piSessionsRoot(env))) return "pi";
+  if (r === resolve(ompSessionsRoot(env))) return "omp";
+  if (r === resolve(ompCollabRoot(env))) return "omp collab (replicas)";
+  const profiles = resolve(ompDir(env), "profiles");
+  const rel = relative(profiles, r).split(sep);
+  if (rel.length === 3 && rel[1] === "agent" && rel[2] === "sessions" && !rel[0].startsWith("..")) {
+    return `omp profile ${rel[0]}`;
+  }
+  return "folder";
+}
+
+/** The root (of `roots`) a file lies in, the innermost when several hold it. */
+export function rootOf(file: string, roots: readonly string[]): string | undefined {
+  return roots
+    .filter((root) => isInside(root, file))
+    .sort((a, b) => b.length - a.length)
+    .at(0);
+}
+
+/**
+ * oh-my-pi's folder name for a working directory (its `getDefaultSessionDirName`): under the
+ * home folder `-<path relative to it>` (`~/proj` → `-proj`, the home folder itself `-`), under
+ * the temp folder `-tmp-<relative path>`, elsewhere pi's `--<absolute path>--`.
+ */
+export function ompFolderName(cwd: string, env: Env = process.env): string {
+  const resolved = resolve(cwd);
+  const under = (base: string) => {
+    const rel = relative(resolve(base), resolved);
+    return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel)) ? rel : undefined;
+  };
+  const encode = (rel: string) => replaceControls(rel.replace(/[/\\:]/g, "-"), () => "-");
+  const home = under(env.HOME || homedir());
+  if (home !== undefined) return `-${encode(home)}`;
+  const temp = under(env.TMPDIR || tmpdir());
+  if (temp !== undefined) return temp ? `-tmp-${encode(temp)}` : "-tmp";
+  return piFolderName(resolved);
+}
+
+/**
+ * Where `pull` files a session: oh-my-pi's tree (`~/.omp/agent/sessions/<omp folder>`) when the
+ * file carries an omp title slot and this machine has `~/.omp`, else pi's
+ * (`<pi sessions>/--<cwd>--`). `root` (`--root`) overrides the tree: named as omp names its folders
+ * when it lies under `~/.omp`, as pi does elsewhere.
+ */
+export function pullFolder(
+  options: { root?: string; cwd: string; omp: boolean },
+  env: Env = process.env,
+): { root: string; folder: string } {
+  const given = options.root === undefined ? undefined : resolve(options.root);
+  // A root given is named as its writer names it: omp's under ~/.omp, pi's elsewhere.
+  const omp = options.omp && (given ? isInside(ompDir(env), given) : existsSync(ompDir(env)));
+  const root = given ?? (omp ? ompSessionsRoot(env) : piSessionsRoot(env));
+  return { root, folder: join(root, omp ? ompFolderName(options.cwd, env) : piFolderName(options.cwd)) };
 }
 
 /**

@@ -33,6 +33,12 @@ export interface FileState {
    * another order once a merge happened; absent: equal to `sent` (the bytes are the same).
    */
   cloudAt?: number;
+  /**
+   * When the file starts with oh-my-pi's title slot: its length, a hash of its bytes and a
+   * fingerprint of the confirmed bytes after it. Confirmed bytes that changed only in the slot
+   * are a rename, not a rewrite.
+   */
+  slot?: { length: number; hash: string; tail: string };
   /** Merges in the current generation: entries appended here from the cloud, entries sent from here. */
   merged?: { fromCloud: number; toCloud: number; devices?: string[] };
   updatedAt: string;
@@ -64,6 +70,11 @@ function fingerprintRanges(n: number): [number, number][] {
  */
 export function fingerprint(path: string, n: number): string {
   return fingerprintFrom((start, end) => readRange(path, start, end), n);
+}
+
+/** The fingerprint of the file's bytes [start, end): the confirmed bytes after a title slot. */
+export function fingerprintBetween(path: string, start: number, end: number): string {
+  return fingerprintFrom((from, to) => readRange(path, start + from, start + to), Math.max(0, end - start));
 }
 
 /** The same fingerprint, from bytes in memory. */

@@ -29,8 +29,9 @@ import { headerOf } from "./header.js";
 import { appendWholeLines } from "./local-append.js";
 import type { Logger } from "./log.js";
 import { decideMerge, devicesAt, joinLines, resumeMarker, type WriterRun } from "./merge.js";
-import { type FileState, fingerprint, isCurrentFingerprint, type StateStore } from "./state.js";
+import { type FileState, fingerprint, fingerprintBetween, isCurrentFingerprint, type StateStore } from "./state.js";
 import { putInTeam, type TeamFolder, teamOfFolder } from "./team-folders.js";
+import { slotHash, slotLengthOf, slotWinner, writeSlot } from "./title-slot.js";
 
 export { Transient, Unauthorized };
 
@@ -39,10 +40,18 @@ class Diverged extends Error {}
 
 /**
  * How a file differs from what the state says was confirmed from it: `shrunk` (shorter than
- * confirmed), `rewritten` (confirmed bytes changed), `replaced` (another inode), `unknown`
- * (no usable state); undefined when it continues the confirmed bytes.
+ * confirmed), `renamed` (only its title slot changed: oh-my-pi renamed the session),
+ * `rewritten` (other confirmed bytes changed), `replaced` (another inode), `unknown` (no usable
+ * state); undefined when it continues the confirmed bytes.
  */
-export type LocalChange = "shrunk" | "rewritten" | "replaced" | "unknown";
+export type LocalChange = "shrunk" | "renamed" | "rewritten" | "replaced" | "unknown";
+
+/** Whether the confirmed bytes changed in the title slot only (same length, the bytes after it as confirmed). */
+function renamedOnly(path: string, known: FileState, complete: number): boolean {
+  const slot = known.slot;
+  if (!slot || slotLengthOf(path, complete) !== slot.length) return false;
+  return fingerprintBetween(path, slot.length, known.sent) === slot.tail;
+}
 
 export function localChange(
   path: string,
@@ -52,7 +61,12 @@ export function localChange(
   if (!known || known.sessionId !== file.sessionId || !isCurrentFingerprint(known.fingerprint)) return "unknown";
   if (known.sent > file.complete) return "shrunk";
   if (known.ino !== undefined && file.ino !== undefined && known.ino !== file.ino) return "replaced";
-  if (fingerprint(path, known.sent) !== known.fingerprint) return "rewritten";
+  if (fingerprint(path, known.sent) !== known.fingerprint) {
+    if (renamedOnly(path, known, file.complete)) return "renamed";
+    // A state from before slots were kept, of a file with one: compared with the cloud past its slot.
+    if (!known.slot && slotLengthOf(path, file.complete) !== undefined) return "unknown";
+    return "rewritten";
+  }
   return undefined;
 }
 
@@ -196,10 +210,19 @@ class SessionSync {
       previous?.generation === change.generation
         ? previous
         : { ...previous, diverged: undefined, reason: undefined, merged: undefined, cloudAt: undefined };
+    const slotLength = slotLengthOf(this.path, change.sent);
     const state: FileState = {
       ...kept,
       ...change,
       sessionId: this.sessionId,
+      slot:
+        slotLength === undefined
+          ? undefined
+          : {
+              length: slotLength,
+              hash: slotHash(readRange(this.path, 0, slotLength)),
+              tail: fingerprintBetween(this.path, slotLength, change.sent),
+            },
       fingerprint: fingerprint(this.path, change.sent),
       local: this.complete,
       ino: this.ino,
@@ -208,6 +231,50 @@ class SessionSync {
     this.ctx.state.set(this.path, state);
     return state;
   }
+
+  /**
+   * Brings the file's title slot and the cloud's to the same bytes, the last rename's (see
+   * `title-slot.ts`): a rename sent (a few hundred bytes, no generation) or the cloud's slot
+   * written into the file in place. `mismatch`: the cloud's first line is no title slot of this
+   * length (the caller falls back to comparing the copies).
+   */
+  async syncSlot(generation: number): Promise<"none" | "same" | "sent" | "adopted" | "mismatch" | "waiting"> {
+    const length = slotLengthOf(this.path, this.complete);
+    if (length === undefined || generation <= 0) return "none";
+    const local = readRange(this.path, 0, length);
+    const cloud = await this.ctx.api.range(this.sessionId, 0, length);
+    const winner = slotWinner(local, cloud);
+    if (winner === "same" || winner === "mismatch") return winner;
+    if (winner === "local") {
+      try {
+        await this.ctx.api.rename(this.sessionId, local, generation);
+      } catch (error) {
+        if (error instanceof ApiError && (error.status === 409 || error.status === 412 || error.status === 404)) {
+          return "mismatch";
+        }
+        throw error;
+      }
+      this.ctx.log.event("renamed", { path: this.path, sessionId: this.sessionId, bytes: length });
+      return "sent";
+    }
+    if (!writeSlot(this.path, local, cloud)) return "waiting";
+    this.ctx.log.event("renamed", { path: this.path, sessionId: this.sessionId, from: "cloud" });
+    return "adopted";
+  }
+
+  /** The offset the copies are compared from: past the title slot when both have one of the same length. */
+  private async comparedFrom(trusted: number, n: number): Promise<number> {
+    const length = slotLengthOf(this.path, this.complete);
+    if (length === undefined || trusted >= length || n < length) return trusted;
+    const winner = slotWinner(readRange(this.path, 0, length), await this.ctx.api.range(this.sessionId, 0, length));
+    if (winner === "mismatch") return trusted;
+    // The slots differ only by a rename: the run brings them together afterwards.
+    if (winner !== "same") this.slotPending = true;
+    return length;
+  }
+
+  /** A title slot that differs from the cloud's: brought together at the end of the run. */
+  private slotPending = false;
 
   /**
    * Where sending should start, after asking the server. May merge, or start a new generation.
@@ -237,7 +304,7 @@ class SessionSync {
         ? previous.sent
         : 0;
     const n = Math.min(cloud.offset, this.complete);
-    const differs = await firstDifference(api, this.path, this.sessionId, trusted, n);
+    const differs = await firstDifference(api, this.path, this.sessionId, await this.comparedFrom(trusted, n), n);
     // A file this machine truncated or rewrote is not merged: it becomes a generation of its own.
     const mergeable = this.merging && change !== "shrunk" && change !== "rewritten";
     if (differs < 0) {
@@ -450,7 +517,18 @@ class SessionSync {
     } catch (error) {
       if (!(error instanceof ApiError) || error.status !== 400) throw error;
       // The committed bytes before the offset are not this file's: it diverged from the cloud.
-      if (error.reason === "dictionary_mismatch") throw new Diverged(error.message);
+      if (error.reason === "dictionary_mismatch") {
+        // A title slot renamed on one side only differs from the cloud's: bring the two
+        // together (a rename, not a divergence), then the dictionary again.
+        const synced = range.start < DICT_BYTES + 4096 ? await this.syncSlot(generation) : "none";
+        if (synced === "sent" || synced === "adopted") {
+          return write(readRange(this.path, Math.max(0, range.start - DICT_BYTES), range.start)).catch((again) => {
+            if (again instanceof ApiError && again.reason === "dictionary_mismatch") throw new Diverged(again.message);
+            throw again;
+          });
+        }
+        throw new Diverged(error.message);
+      }
       // A server without the dictionary encoding: plain gzip.
       if (error.reason === "unsupported_encoding") return write();
       throw error;
@@ -461,7 +539,16 @@ class SessionSync {
     const { ctx } = this;
     let state = ctx.state.get(this.path);
     // Does the file still continue what the server confirmed?
-    const change = localChange(this.path, state, { sessionId: this.sessionId, complete: this.complete, ino: this.ino });
+    let change = localChange(this.path, state, { sessionId: this.sessionId, complete: this.complete, ino: this.ino });
+    if (change === "renamed" && state) {
+      // omp renamed the session: its title slot goes as a rename; the rest is unchanged.
+      const synced = await this.syncSlot(state.generation);
+      if (synced === "mismatch") change = "rewritten";
+      else {
+        state = this.save({ sent: state.sent, generation: state.generation });
+        change = undefined;
+      }
+    }
     let step: Step | undefined;
     if (state && checkServer) {
       // On start: does the server still hold what the state says it confirmed?
@@ -521,6 +608,14 @@ class SessionSync {
         this.save({ sent: current.sent, generation: current.generation, lastError: error.message });
         return { status: "skipped", reason: error.message };
       }
+    }
+    // Lines from the cloud may come with a rename made there; a start, or a compare that
+    // found the slots apart, asks too.
+    if (this.slotPending || checkServer || merged.fromCloud > 0) {
+      this.slotPending = false;
+      const synced = await this.syncSlot(current.generation);
+      if (synced === "sent" || synced === "adopted")
+        current = this.save({ sent: current.sent, generation: current.generation });
     }
     if (merged.fromCloud > 0 || merged.toCloud > 0) {
       return {

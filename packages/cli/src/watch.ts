@@ -32,6 +32,8 @@ export interface WatchOptions {
   pollMs?: number;
   /** How often the cloud is asked for sessions other machines appended to (0: never; default 15 s). */
   cloudPollMs?: number;
+  /** Roots to follow as they appear (asked every `pollMs`): the default roots, which grow with omp's profiles. */
+  discoverRoots?: () => string[];
 }
 
 /** The sessions asked for on each cloud poll: the most recently changed (the list's order). */
@@ -107,6 +109,17 @@ export class Watcher {
     }
     const every = this.options.cloudPollMs ?? 15_000;
     if (every > 0 && this.ctx.merge !== false) this.scheduleCloudPoll(every);
+    if (this.options.discoverRoots) this.startPolling();
+  }
+
+  /** Roots that appeared since the start (an omp profile made meanwhile): followed from now on. */
+  private discover(): void {
+    for (const root of this.options.discoverRoots?.() ?? []) {
+      if (this.options.roots.includes(root)) continue;
+      this.options.roots.push(root);
+      this.ctx.log.event("watching", { root });
+      if (this.follow(root)) for (const path of sessionFiles(root)) this.schedule(path, 0, true);
+    }
   }
 
   private scheduleCloudPoll(every: number): void {
@@ -179,6 +192,7 @@ export class Watcher {
   private startPolling(): void {
     if (this.pollTimer || this.stopped) return;
     this.pollTimer = setInterval(() => {
+      this.discover();
       for (const root of this.options.roots) {
         if (this.watched.has(root)) continue;
         // A root that appeared gets events from now on; one without them is rescanned.

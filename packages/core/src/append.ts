@@ -26,6 +26,7 @@ import { dictionaryBefore } from "./dictionary.js";
 import { BadRequest, Busy, GenerationMismatch, NotFound, OffsetConflict, TooLarge } from "./errors.js";
 import { advanceGeneration, advanceSummary, emptySummary, type IngestedBody, ingestBody } from "./ingest.js";
 import { checkSessionId, segmentKey } from "./keys.js";
+import { type RenameRequest, type RenameResult, renameSlot } from "./rename.js";
 import { MAX_SEGMENTS, mergePlan, nonce, readRange, sameBytes } from "./segments.js";
 import { advanceWriters } from "./writers.js";
 
@@ -276,6 +277,11 @@ export class Appender {
       leafId: next.summary.leafId,
       problems: ingested.problems,
     };
+  }
+
+  /** A rename: the title slot replaced in place, no generation made (see rename.ts). */
+  rename(request: RenameRequest): Promise<RenameResult> {
+    return renameSlot(this.stores, this.clock, request);
   }
 
   /**

@@ -28,6 +28,7 @@ export function boundedSummary(summary: SessionSummary, stored = false): Session
   return {
     ...summary,
     name: bounded(summary.name, long(L.name)),
+    ...(summary.slotTitle !== undefined ? { slotTitle: bounded(summary.slotTitle, long(L.name)) } : {}),
     cwd: bounded(summary.cwd, long(L.cwd)),
     firstMessage: bounded(summary.firstMessage, L.preview),
     startedAt: bounded(summary.startedAt, long(L.timestamp)),

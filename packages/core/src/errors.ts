@@ -66,6 +66,12 @@ export class GenerationMismatch extends DomainError {
   }
 }
 
+/**
+ * A rename whose stored first line is not a title slot of the body's length: the file's change
+ * is not confined to its title slot (a new generation is what carries it).
+ */
+export class SlotMismatch extends messageError("SlotMismatch", "title_slot_mismatch") {}
+
 /** Missing or unknown credentials. */
 export class Unauthorized extends messageError("Unauthorized", "unauthorized") {}
 

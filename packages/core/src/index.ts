@@ -63,6 +63,7 @@ export { Lru } from "./lru.js";
 export { Memo } from "./memo.js";
 export { PERSIST_MIN_LINES } from "./persisted-index.js";
 export { DEFAULT_READER_CACHE, type DeleteReceipt, Reader, type ReaderCacheLimits } from "./reader.js";
+export { MAX_SLOT_BYTES, type RenameRequest, type RenameResult } from "./rename.js";
 export { type IndexFailure, SearchIndexer, type StepOutcome, storedLines } from "./search-indexer.js";
 export { MAX_SEGMENTS } from "./segments.js";
 export { fitUtf8, PAGE_TEXT_BYTES, SessionPages } from "./session-pages.js";

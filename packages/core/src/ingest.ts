@@ -21,6 +21,7 @@ import {
   recordOf,
   recordProblem,
   type SessionHeader,
+  titleSlotOf,
   usageOfEntry,
   v1EntryId,
 } from "@pisync/format";
@@ -53,6 +54,21 @@ export interface IngestedBody {
   values: number;
   /** Parsed entries of the records, in order (for the summary). */
   entries: unknown[];
+  /** The title of oh-my-pi's title slot, when the body starts the file with one. */
+  slotTitle?: string;
+  /** The blobs (`blob:sha256:<hex>`) the body names, each once. */
+  blobRefs: string[];
+}
+
+/** Blobs a summary lists (64 hex digits each: 32 KB at most beside the head). */
+export const MAX_BLOB_REFS = 500;
+const BLOB_MARK = new TextEncoder().encode("blob:sha256:");
+const BLOB_REF = /blob:sha256:([a-f0-9]{64})/g;
+
+/** The blobs a body names, each once (bytes are searched first: most bodies name none). */
+function blobRefsOf(body: Uint8Array): string[] {
+  if (Buffer.from(body.buffer, body.byteOffset, body.byteLength).indexOf(BLOB_MARK) < 0) return [];
+  return [...new Set([...new TextDecoder().decode(body).matchAll(BLOB_REF)].map((m) => m[1]))];
 }
 
 const PREVIEW_LENGTH = FIELD_LIMITS.preview;
@@ -113,6 +129,7 @@ export function ingestBody(body: Uint8Array, start: IngestStart, sessionId: stri
     lines: start.line - 1,
     values: start.values,
     entries: [],
+    blobRefs: blobRefsOf(body),
   };
   // A first body starts the file: the header is found by pi's rule before anything is kept.
   const found = start.offset === 0 ? findHeader(body) : undefined;
@@ -135,6 +152,7 @@ export function ingestBody(body: Uint8Array, start: IngestStart, sessionId: stri
     result.lines = local.line;
     if (found && local.line === found.titleLine) {
       result.problems.push(...found.problems);
+      result.slotTitle = titleSlotOf(body.subarray(local.offset, local.offset + local.length))?.title;
       continue;
     }
     if (found?.header && local.line === found.headerLine) {
@@ -207,8 +225,11 @@ export function advanceSummary(
   source: IngestSource,
 ): SessionSummary {
   const next: SessionSummary = { ...summary, problems: [...summary.problems] };
+  if (body.slotTitle !== undefined) next.slotTitle = body.slotTitle.trim() || undefined;
   if (body.header) {
     next.hasHeader = true;
+    // oh-my-pi keeps the title in the header too.
+    if (typeof body.header.title === "string" && body.header.title.trim()) next.name = body.header.title.trim();
     next.cwd = typeof body.header.cwd === "string" ? body.header.cwd : undefined;
     next.startedAt = typeof body.header.timestamp === "string" ? body.header.timestamp : undefined;
     next.headerVersion = version;
@@ -217,10 +238,15 @@ export function advanceSummary(
   body.records.forEach((record, i) => {
     const entry = body.entries[i];
     next.entries++;
-    next.leafId = version < 2 && record.isObject ? v1EntryId(record.line) : (record.id ?? null);
+    // The default leaf: the last entry with an id (a value without one is on no branch).
+    const id = version < 2 && record.isObject ? v1EntryId(record.line) : record.id;
+    if (id !== undefined) next.leafId = id;
     if (!isObject(entry)) return;
+    // The latest title in file order: pi's session_info name, oh-my-pi's title_change.
     if (record.type === "session_info") {
       next.name = typeof entry.name === "string" ? entry.name.trim() || undefined : undefined;
+    } else if (record.type === "title_change" && typeof entry.title === "string" && entry.title.trim()) {
+      next.name = entry.title.trim();
     }
     if (next.firstMessage === undefined && record.type === "message" && isObject(entry.message)) {
       if (entry.message.role === "user") next.firstMessage = body.previews[record.line] ?? "";
@@ -233,6 +259,8 @@ export function advanceSummary(
       next.models = [...(next.models ?? []), model];
     }
   });
+  // The title slot is rewritten on every rename: when it names one, it is the latest.
+  if (next.slotTitle) next.name = next.slotTitle;
   next.tokens += totals.totalTokens;
   next.cost = Math.round((next.cost + totals.cost) * 1e6) / 1e6;
   if (summary.usage || summary.entries === 0) {
@@ -249,6 +277,12 @@ export function advanceSummary(
     next.usage = advanceRollup(summary.usage, own, source.device, source.now);
     if (through === undefined) delete next.usage.importedThrough;
     else next.usage.importedThrough = through;
+  }
+  const named = body.blobRefs.filter((hash) => !next.blobRefs?.includes(hash));
+  if (named.length) {
+    const kept = [...(next.blobRefs ?? []), ...named];
+    next.blobRefs = kept.slice(0, MAX_BLOB_REFS);
+    if (kept.length > MAX_BLOB_REFS) next.blobRefsCut = true;
   }
   next.problemCount += body.problems.length;
   next.problems.push(...body.problems.slice(0, MAX_PROBLEM_SAMPLES - next.problems.length));

@@ -54,9 +54,13 @@ export async function readRange(
   const parts = segments.filter((s) => s.end > start && s.start < end);
   const chunks = await Promise.all(
     parts.map((s) => {
-      const from = Math.max(start, s.start) - s.start;
-      const to = Math.min(end, s.end) - s.start;
-      return from === 0 && to === s.end - s.start ? blobs.get(s.key) : blobs.get(s.key, { start: from, end: to });
+      // A segment may serve the tail of its object (see Segment.base): offsets within the object.
+      const base = s.base ?? s.start;
+      const from = Math.max(start, s.start) - base;
+      const to = Math.min(end, s.end) - base;
+      return base === s.start && from === 0 && to === s.end - s.start
+        ? blobs.get(s.key)
+        : blobs.get(s.key, { start: from, end: to });
     }),
   );
   const out = new Uint8Array(Math.max(0, end - start));

@@ -201,9 +201,10 @@ export class ShareReading {
    * Answers made for one key may be kept and served again under it.
    */
   versionKey(share: ShareRecord, head: SessionHead): string {
-    const { generation, createdAt, length } = head.current;
+    const { generation, createdAt, length, renames } = head.current;
     const record = `${share.id}/${share.leafId ?? ""}/${share.maskSecrets ? "m" : "u"}/${share.expiresAt}`;
-    return `${record}/${head.createdAt}/${generation}/${createdAt}/${length}`;
+    // A rename changes the title (and the first line) at the same length.
+    return `${record}/${head.createdAt}/${generation}/${createdAt}/${length}/${renames ?? 0}`;
   }
 
   /**
@@ -402,7 +403,7 @@ export class ShareReading {
       empty: path.some((r) => r.id !== undefined)
         ? undefined
         : index.records.length
-          ? "This branch ends where the session starts: pi's last entry is not part of the tree (it has no id), so there is nothing to show on it. The tree and the branch list lead to the entries the session holds."
+          ? "This session holds no entry with an id (a value without one is on no branch), so there is nothing to show on it. Its lines are in the JSONL download."
           : "This session has no entries yet: nothing was said in it.",
       problems: unread
         ? `${unread} line${unread === 1 ? "" : "s"} of this session could not be read (broken or cut JSON) and ${unread === 1 ? "is" : "are"} left out, as pi leaves ${unread === 1 ? "it" : "them"} out.`

@@ -9,7 +9,7 @@ import type { Reader } from "./reader.js";
 
 /** The facts of one path, from its index records (no entry is read). */
 export interface PathFacts {
-  /** The name set by the last `session_info` on the path (empty clears it). */
+  /** The name set by the last `session_info` or oh-my-pi `title_change` on the path (an empty `session_info` clears it). */
   name?: string;
   /** The preview of the first user message on the path. */
   firstMessage?: string;
@@ -33,7 +33,7 @@ export function pathFacts(path: readonly EntryRecord[], previews: Record<number,
   const onPath = new Set(path.map((r) => r.id));
   for (const r of path) {
     bytes += r.length + 1;
-    if (r.type === "session_info") {
+    if (r.type === "session_info" || r.type === "title_change") {
       const value = r.facts?.name;
       name = typeof value === "string" ? value.trim() || undefined : undefined;
     } else if (r.type === "label" && typeof r.facts?.targetId === "string" && onPath.has(r.facts.targetId)) {

@@ -60,7 +60,7 @@ export async function checkSegments(
       parsed.userId !== at.userId ||
       parsed.sessionId !== at.sessionId ||
       parsed.generation !== state.generation ||
-      parsed.start !== segment.start ||
+      parsed.start !== (segment.base ?? segment.start) ||
       parsed.end !== segment.end
     ) {
       problems.push({
@@ -78,10 +78,10 @@ export async function checkSegments(
           key: segment.key,
         });
       }
-    } else if (object.size !== segment.end - segment.start) {
+    } else if (object.size !== segment.end - (segment.base ?? segment.start)) {
       problems.push({
         kind: "size-mismatch",
-        message: `${label}: segment [${segment.start}, ${segment.end}) holds ${object.size} bytes, not ${segment.end - segment.start}`,
+        message: `${label}: segment [${segment.start}, ${segment.end}) holds ${object.size} bytes, not ${segment.end - (segment.base ?? segment.start)}`,
         key: segment.key,
       });
     }

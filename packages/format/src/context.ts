@@ -105,12 +105,21 @@ const entryReader: PathReader<Entry> = {
   entry: (e) => e,
 };
 
-/** pi's walk over a plain entry array: a map by id (last wins), the leaf or the last entry. */
+/** The last entry with an id: the default leaf (entries without one are on no branch; see SessionIndex.defaultLeaf). */
+function lastWithId(entries: readonly unknown[]): Entry | undefined {
+  for (let at = entries.length - 1; at >= 0; at--) {
+    const e = entries[at];
+    if (e && typeof e === "object" && typeof (e as Entry).id === "string") return e as Entry;
+  }
+  return undefined;
+}
+
+/** pi's walk over a plain entry array: a map by id (last wins), the leaf or the last entry with an id. */
 function pathOverArray(entries: readonly unknown[], leafId: string | undefined): { nodes: Entry[]; cycleAt?: string } {
   const byId = new Map<unknown, Entry>();
   for (const e of entries) if (e && typeof e === "object") byId.set((e as Entry).id, e as Entry);
   let leaf = leafId ? byId.get(leafId) : undefined;
-  leaf ??= entries[entries.length - 1] as Entry | undefined;
+  leaf ??= lastWithId(entries);
   const reversed: Entry[] = [];
   const seen = new Set<Entry>();
   let current = leaf && typeof leaf === "object" ? leaf : undefined;
@@ -306,7 +315,8 @@ export interface BuildContextOptions {
  * The context pi would send for `leafId`: `{ messages, thinkingLevel, model }`.
  *
  * `source` is a parsed session (or its index), or an array of entries as pi holds them.
- * Without `leafId`, the default leaf (pi's: the last value in file order); with `null`, the
+ * Without `leafId`, the default leaf (the last entry in file order that has an id: pi's rule,
+ * except that a last value without an id, which pi takes, is on no branch); with `null`, the
  * empty context (pi's position before the first entry). An unknown id falls back to the
  * default leaf, as in pi. Never throws on content and never loops.
  *

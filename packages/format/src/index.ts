@@ -55,6 +55,7 @@ export {
 export type { Problem, ProblemKind } from "./problems.js";
 export * from "./schema.js";
 export { type EntryFacts, type EntryRecord, type IndexParts, SessionIndex } from "./session-index.js";
+export { type TitleSlot, titleSlotLength, titleSlotOf, titleSlotOfValue } from "./title-slot.js";
 export {
   addUsage,
   emptyTotals,

@@ -149,6 +149,9 @@ function factsOf(entry: Json): EntryFacts {
       return { targetId: entry.targetId };
     case "session_info":
       return { name: entry.name };
+    case "title_change":
+      // oh-my-pi's rename: its title is the session's name from here on.
+      return { name: entry.title };
     case "thinking_level_change":
       return { thinkingLevel: entry.thinkingLevel };
     case "model_change":

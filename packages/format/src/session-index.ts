@@ -75,7 +75,11 @@ export class SessionIndex {
    * What is worked out once per index and shared by its views (a view is an object whose
    * prototype is the index: an object held here is the same for all of them).
    */
-  private readonly derived: { children?: Map<string | null, number[]>; leafIds?: readonly string[] } = {};
+  private readonly derived: {
+    children?: Map<string | null, number[]>;
+    leafIds?: readonly string[];
+    defaultLeaf?: { length: number; record: EntryRecord | undefined };
+  } = {};
   /** What the build found; set by {@link SessionIndex.indexing}, in one go or a chunk at a time. */
   private readonly built: {
     parentsFirst: boolean;
@@ -242,12 +246,23 @@ export class SessionIndex {
     return record.parentId === null ? undefined : this.byId(record.parentId);
   }
 
-  /** The value pi continues from on open: the last value in file order, whatever its type. */
+  /**
+   * The entry a session continues from on open: the last entry in file order that has an id.
+   * Values without an id (oh-my-pi's title slot, junk) are on no branch and never a leaf (the
+   * rule rho writes by and that pisync follows: pi would take the last value whatever it is, and
+   * answer an empty context when it has no id). See docs/format.md.
+   */
   get defaultLeaf(): EntryRecord | undefined {
-    return this.records[this.records.length - 1];
+    const n = this.records.length;
+    if (this.derived.defaultLeaf?.length !== n) {
+      let at = n - 1;
+      while (at >= 0 && this.records[at].id === undefined) at--;
+      this.derived.defaultLeaf = { length: n, record: at >= 0 ? this.records[at] : undefined };
+    }
+    return this.derived.defaultLeaf.record;
   }
 
-  /** The default leaf's id; `null` when the file has no entries or ends with a value that has no id. */
+  /** The default leaf's id; `null` when no entry of the file has an id. */
   get defaultLeafId(): string | null {
     return this.defaultLeaf?.id ?? null;
   }

@@ -49,6 +49,9 @@ export const ERROR_CODES = {
   route_not_found: "no route answers this method and path",
   offset_conflict: "Upload-Offset is not where the committed bytes end (carries offset and generation)",
   gone: "the share link expired or was revoked",
+  not_a_title_slot: "a rename's body is not one complete title slot line (an object of type title, without an id)",
+  title_slot_mismatch:
+    "a rename's first line is not where the session's title slot is: the stored first line is no title slot of the body's length (send the file as a new generation)",
   generation_mismatch: "If-Match names another generation than the current one (carries offset and generation)",
   too_large: "a body, its decompressed size or its line count is over a limit",
   range_not_satisfiable: "the Range lies outside the bytes",

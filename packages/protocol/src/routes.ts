@@ -46,6 +46,7 @@ import {
   MemberList,
   PollDeviceCode,
   RawQuery,
+  RenameAnswer,
   RenamedToken,
   SearchPage,
   SearchQuery,
@@ -280,6 +281,18 @@ export const LIBRARY_ROUTES: readonly RouteSpec[] = [
     params: session,
     query: RawQuery,
     answers: { 200: { description: "the JSONL", content: jsonl }, 401: signedOut, 404: missingPage },
+  },
+  {
+    method: "get",
+    path: "/sessions/:id/blobs/:hash",
+    summary: "An image my session names, kept as a blob (oh-my-pi's blob:sha256:), with its raster type",
+    auth: "library",
+    params: { ...session, hash: SHA256_HEX },
+    answers: {
+      200: { description: "the image (PNG, JPEG, GIF or WebP)", content: bytes },
+      401: signedOut,
+      404: error("the session names no such image, the backup lacks it, or it is no image", "not_found"),
+    },
   },
   {
     method: "get",
@@ -716,6 +729,29 @@ const API_ROUTES: readonly RouteSpec[] = [
     headers: appendHeaders.filter((h) => h.name !== HEADERS.uploadOffset),
     body: jsonl,
     answers: { 200: { description: "the new generation", content: json(AppendAnswer) }, ...appendErrors },
+  },
+  {
+    method: "put",
+    path: "/v1/sessions/:id/title",
+    summary:
+      "A rename: replace the title slot (the first line, oh-my-pi's fixed-width title) in place, in the same generation; every other byte stays",
+    auth: "bearer",
+    params: session,
+    headers: [
+      { name: "If-Match", description: 'the generation the client believes is current, as "3"' },
+      { name: "Content-Encoding", description: "gzip, or none" },
+    ],
+    body: jsonl,
+    answers: {
+      200: { description: "renamed, or a retry", content: json(RenameAnswer) },
+      400: error("not one title slot line", "not_a_title_slot", "invalid_if_match", "invalid_session_id", "bad_gzip"),
+      404: missing,
+      409: error(
+        "the stored first line is not a title slot of the body's length: send the file as a new generation",
+        "title_slot_mismatch",
+      ),
+      412: error("another generation is current (carries offset and generation)", "generation_mismatch"),
+    },
   },
   {
     method: "delete",
@@ -1230,6 +1266,15 @@ const API_ROUTES: readonly RouteSpec[] = [
     auth: "link",
     params: link,
     answers: { 200: { description: "the JSONL", content: jsonl }, ...linkErrors },
+  },
+  {
+    method: "get",
+    path: "/s/:token/blobs/:hash",
+    summary:
+      "An image the shared session names, kept as a blob (oh-my-pi's blob:sha256:): no other blob of its owner, raster types only",
+    auth: "link",
+    params: { ...link, hash: SHA256_HEX },
+    answers: { 200: { description: "the image (PNG, JPEG, GIF or WebP)", content: bytes }, ...linkErrors },
   },
   {
     method: "get",

@@ -110,6 +110,20 @@ export const AppendAnswer = lazySchema(() =>
 );
 export type AppendAnswer = z.infer<typeof AppendAnswer>;
 
+/**
+ * The answer to a rename (`PUT /v1/sessions/:id/title`): the title slot replaced in place, in
+ * the same generation at the same length; `retry`: it already held these bytes.
+ */
+export const RenameAnswer = lazySchema(() =>
+  z.looseObject({
+    offset: z.number(),
+    generation: z.number(),
+    retry: z.boolean(),
+    title: z.optional(z.string()),
+  }),
+);
+export type RenameAnswer = z.infer<typeof RenameAnswer>;
+
 /** Where to PUT one large line; `authorization`: send the bearer token (only to this API). */
 export const UploadTicket = lazySchema(() =>
   z.looseObject({

@@ -10,6 +10,8 @@ import {
   MessageEntry,
   SessionInfoEntry,
   TitleChangeEntry,
+  titleSlotLength,
+  titleSlotOf,
 } from "@pisync/format";
 import { filesTouched } from "./files.js";
 import type { IndexBatch, SearchDocument } from "./port.js";
@@ -137,7 +139,13 @@ export function batchOf(
   // The index alone (no tree checks, labels or name of the whole file): entries are read one by one.
   const index = indexSession(bytes);
   const batch: IndexBatch = { ...at0, to: at0.from + bytes.length, documents: [], labels: {} };
-  if (at0.from === 0 && index.header) batch.cwd = index.header.cwd;
+  if (at0.from === 0 && index.header) {
+    batch.cwd = index.header.cwd;
+    // The title a session starts with: oh-my-pi's title slot, else its header's (rho titles it there).
+    const slotLength = titleSlotLength(bytes.subarray(0, 4096));
+    const title = (slotLength ? titleSlotOf(bytes.subarray(0, slotLength))?.title : undefined) || index.header.title;
+    if (typeof title === "string" && title.trim()) batch.name = clean(title.trim());
+  }
   for (const record of index.records) {
     if (!record.isObject) continue;
     const at = { offset: at0.from + record.offset, length: record.length };

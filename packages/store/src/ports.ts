@@ -27,6 +27,12 @@ export interface Segment {
   key: string;
   start: number;
   end: number;
+  /**
+   * The generation offset of the object's first byte, when it holds more than [start, end):
+   * after a rename the object that held the title slot serves only the bytes after it (S3
+   * objects are immutable; the new slot is an object of its own). Absent: `start`.
+   */
+  base?: number;
 }
 
 /** The state of one generation: a complete copy of the file's bytes as of one rewrite. */
@@ -41,6 +47,8 @@ export interface GenerationState {
   createdAt: string;
   /** Why this generation started, when it replaced another. */
   reason?: string;
+  /** Renames (title slot changes) committed in this generation: a rename keeps the length but changes bytes. */
+  renames?: number;
   /**
    * Who wrote what: runs of bytes appended by one device, in offset order (see core's
    * `writers.ts`). Absent in generations committed before runs were kept.
@@ -92,7 +100,16 @@ export interface UsageRollup {
 
 /** What the session list and detail show, kept up to date by each commit. */
 export interface SessionSummary {
+  /** The title shown: the title slot's when it has one, else the latest of the header's `title`, `title_change` and `session_info` names. */
   name?: string;
+  /** oh-my-pi's title slot's current title (a rename changes it in place). */
+  slotTitle?: string;
+  /**
+   * The blobs (`blob:sha256:<hex>`, oh-my-pi's images) the session's lines name, first first:
+   * a share serves only those. At most a bounded number; `blobRefsCut` when more were named.
+   */
+  blobRefs?: string[];
+  blobRefsCut?: boolean;
   cwd?: string;
   /** The first user message, shortened. */
   firstMessage?: string;
@@ -104,7 +121,7 @@ export interface SessionSummary {
   entries: number;
   tokens: number;
   cost: number;
-  /** pi's default leaf: the id of the last value in file order, or null. */
+  /** The default leaf: the id of the last entry with an id in file order, or null. */
   leafId: string | null;
   problemCount: number;
   /** The first problems found (at most 20), for the metadata answer. */

@@ -35,6 +35,12 @@ details.system .body, dl.tools { font-size: .85rem; }
 dl.tools dt { margin-top: .3rem; }
 dl.tools dd { margin-left: 1rem; color: var(--muted); }
 .event { color: var(--muted); font-size: .85rem; margin: 0; }
+.event.reset { font-weight: 600; border-top: 1px dashed var(--muted); padding-top: .3rem; }
+.notice { border-left: 3px solid var(--muted); padding-left: .6rem; font-size: .9rem; }
+.notice .who { display: inline; }
+.notice-error { border-left-color: #c0392b; }
+.notice-aside { font-style: italic; }
+.attachments { margin: .3rem 0; padding-left: 1.2rem; font-size: .9rem; }
 .entry.model_change, .entry.thinking_level_change, .entry.session_info { background: transparent; border-style: dashed; padding: .3rem .9rem; }
 details > summary { cursor: pointer; overflow-wrap: anywhere; }
 details .body { margin-top: .4rem; }

@@ -6,11 +6,21 @@
  */
 
 import { addUsage, emptyTotals } from "@pisync/format";
+import { blobImageSrc, withBlobs } from "./blob-images.js";
 import { cardHead, cardTags } from "./card.js";
 import { escapeHtml, safeImageSrc } from "./escape.js";
 import { documentHead } from "./head.js";
 import { PAGE_BUDGET_CHARS, plainText, renderMarkdown, withBudget } from "./markdown.js";
 import { grouped, shownNumber } from "./numbers.js";
+import {
+  attachmentsHtml,
+  attachmentTextHtml,
+  isAttachmentText,
+  noticeHtml,
+  noticeKind,
+  renderOmpEntry,
+  renderOmpMessage,
+} from "./omp-entries.js";
 import { output } from "./tools/block.js";
 import { renderBashExecution, renderToolBlock, type ToolCallPart } from "./tools/index.js";
 import type { LinkCard, PageEntry, SessionPageView } from "./view.js";
@@ -30,6 +40,11 @@ export interface EntriesInput {
   labels: Map<string, string>;
   /** Entries changed by a later `context_edit`: target id → the edit's id. */
   edits?: Map<string, string>;
+  /**
+   * Where this origin serves the session's blobs (a URL prefix the hash is appended to): images
+   * stored as `blob:sha256:<hex>` load from there. Absent: they are named, not loaded.
+   */
+  blobs?: string;
 }
 
 /** A tool result shown with its call: the result message and its entry. */
@@ -64,9 +79,12 @@ function contentParts(content: unknown): Json[] {
 
 function image(part: Json): string {
   const src = safeImageSrc(part.mimeType, part.data);
-  return src
-    ? `<img class="shot" alt="image" src="${escapeHtml(src)}">`
-    : `<p class="muted">[image not shown: ${escapeHtml(part.mimeType)}]</p>`;
+  if (src) return `<img class="shot" alt="image" src="${escapeHtml(src)}">`;
+  // An image kept as a blob: served from this origin; its alt text shows when the backup lacks it.
+  const blob = blobImageSrc(part.mimeType, part.data);
+  if (blob)
+    return `<img class="shot" alt="${escapeHtml(`[image missing from the backup: ${part.mimeType}]`)}" src="${escapeHtml(blob)}">`;
+  return `<p class="muted">[image not shown: ${escapeHtml(part.mimeType)}]</p>`;
 }
 
 function oneLine(value: string, max = 100): string {
@@ -81,6 +99,8 @@ function details(kind: string, summary: string, body: string, open = false): str
 function renderContent(content: unknown): string {
   return contentParts(content)
     .map((part) => {
+      // rho's attachment envelopes: folded, named by their first line.
+      if (isAttachmentText(part)) return attachmentTextHtml(part);
       if (part.type === "text") return renderMarkdown(text(part.text));
       if (part.type === "image") return image(part);
       return "";
@@ -186,7 +206,7 @@ function renderSystem(message: Json): string {
 function renderMessage(message: Json, pairs: Pairs): string | undefined {
   switch (message.role) {
     case "user":
-      return `<div class="who">User</div>${renderContent(message.content)}`;
+      return `<div class="who">User</div>${renderContent(message.content)}${attachmentsHtml(message)}`;
     case "assistant":
       return renderAssistant(message, pairs);
     case "system":
@@ -203,6 +223,11 @@ function renderMessage(message: Json, pairs: Pairs): string | undefined {
       return `<div class="who">Branch summary</div>${renderMarkdown(text(message.summary))}`;
     case "compactionSummary":
       return `<div class="who">Compacted</div>${renderMarkdown(text(message.summary))}`;
+    case "developer":
+    case "hookMessage":
+    case "pythonExecution":
+    case "fileMention":
+      return renderOmpMessage(message, renderContent);
     default:
       return `<p class="event">A message of a kind this page does not know (${escapeHtml(oneLine(String(message.role ?? "no role"), 40))}): see the JSONL.</p>`;
   }
@@ -243,14 +268,18 @@ function entryBody(item: PageEntry, pairs: Pairs): { body?: string; kind: string
       if (pairs.shown.has(item.id)) return { body: "", kind: "message toolResult paired" };
       return { body: renderMessage(m, pairs), kind: `message ${text(m.role)}` };
     }
-    case "custom_message":
+    case "custom_message": {
+      const notice = noticeKind(e.customType);
       return {
-        kind: item.type,
+        kind: notice ? `${item.type} notice-${notice}` : item.type,
         body:
           e.display === false
             ? undefined
-            : `<div class="who">${escapeHtml(e.customType)}</div>${renderContent(e.content)}`,
+            : notice
+              ? noticeHtml(notice, e.content)
+              : `<div class="who">${escapeHtml(e.customType)}</div>${renderContent(e.content)}`,
       };
+    }
     case "compaction":
       return {
         kind: item.type,
@@ -278,7 +307,8 @@ function entryBody(item: PageEntry, pairs: Pairs): { body?: string; kind: string
     case "context_edit":
       return { kind: item.type, body: renderContextEdit(e) };
     default:
-      return { kind: item.type };
+      // oh-my-pi's kinds (title_change, reset_boundary, mode_change, …); others stay hidden.
+      return { kind: item.type, body: renderOmpEntry(e, item.type) };
   }
 }
 
@@ -333,8 +363,10 @@ function pairsOf(input: EntriesInput): Pairs {
 /** Entries as HTML, with at most {@link PAGE_BUDGET_CHARS} of Markdown parsed and code highlighted in all. */
 export function renderEntries(input: EntriesInput): string {
   const pairs = pairsOf(input);
-  return withBudget(PAGE_BUDGET_CHARS, () =>
-    input.entries.map((e) => renderEntry(e, input.labels, input.edits, pairs) ?? "").join(""),
+  return withBlobs(input.blobs, () =>
+    withBudget(PAGE_BUDGET_CHARS, () =>
+      input.entries.map((e) => renderEntry(e, input.labels, input.edits, pairs) ?? "").join(""),
+    ),
   );
 }
 

@@ -10,8 +10,10 @@
  * session text can open or close a block, forge a heading, hide what follows in a comment, or
  * make a renderer fetch an image: inside a fence or a code span nothing is interpreted.
  */
+import { blobImageSrc, withBlobs } from "./blob-images.js";
 import { plainText } from "./markdown.js";
 import { grouped, shownNumber } from "./numbers.js";
+import { attachmentsMarkdown, type MarkdownTools, ompEntryMarkdown, ompMessageMarkdown } from "./omp-markdown.js";
 import { type DiffLine, diffReplacements, parseDiff, replacementsOf } from "./tools/diff.js";
 import { count, num, obj, resultText, sizeOf, str } from "./tools/fields.js";
 import type { PageEntry, SessionFacts } from "./view.js";
@@ -135,9 +137,21 @@ function toolResult(message: Json): string {
   } else if (text) {
     pieces.push(output(text));
   }
-  if (images) pieces.push(`_(${count(images, "image")} not included)_`);
+  if (images) pieces.push(imagesMarkdown(message.content));
   if (!text && !images) pieces.push("_(no output)_");
   return pieces.join("\n\n");
+}
+
+// Images kept as blobs (oh-my-pi's `blob:sha256:`), linked where this origin serves them.
+/** A message's images: blob images as Markdown images (see `withBlobs`), the others counted as not included. */
+function imagesMarkdown(content: unknown): string {
+  const images = parts(content).filter((p) => p.type === "image");
+  const linked = images.map((p) => blobImageSrc(p.mimeType, p.data)).filter((src) => src !== undefined);
+  const rest = images.length - linked.length;
+  return [
+    ...linked.map((src) => `![image](${src})`),
+    ...(rest ? [`_(${count(rest, "image")} not included)_`] : []),
+  ].join("\n\n");
 }
 
 /** A timestamp as "2026-01-01 09:00:02 UTC". */
@@ -156,7 +170,8 @@ function message(m: Json, at: string): string {
       .map((p) => str(p.text) ?? "")
       .join("\n\n");
     const images = parts(m.content).filter((p) => p.type === "image").length;
-    return `## User${at}\n\n${prose(text)}${images ? `\n\n_(${count(images, "image")} not included)_` : ""}`;
+    const attached = attachmentsMarkdown(m, MD_TOOLS);
+    return `## User${at}\n\n${prose(text)}${images ? `\n\n${imagesMarkdown(m.content)}` : ""}${attached ? `\n\n${attached}` : ""}`;
   }
   if (role === "assistant") {
     const model = str(m.model) ? ` · ${inlineCode(`${str(m.provider) ?? "?"}/${str(m.model)}`, 80)}` : "";
@@ -164,7 +179,10 @@ function message(m: Json, at: string): string {
       if (p.type === "text") return prose(str(p.text) ?? "");
       if (p.type === "thinking") return `**Thinking**\n\n${prose(str(p.thinking) ?? "")}`;
       if (p.type === "toolCall") return toolCall(p);
-      if (p.type === "image") return "_(an image, not included)_";
+      if (p.type === "image") {
+        const src = blobImageSrc(p.mimeType, p.data);
+        return src ? `![image](${src})` : "_(an image, not included)_";
+      }
       return "";
     });
     if (m.stopReason === "error") body.push(`**Error:**\n\n${output(str(m.errorMessage) ?? "the model failed")}`);
@@ -183,9 +201,14 @@ function message(m: Json, at: string): string {
     const text = parts(m.content).map((p) => str(p.text) ?? "");
     return `## System prompt${at}\n\n${output(text.join("\n"))}`;
   }
+  const omp = ompMessageMarkdown(m, at, MD_TOOLS);
+  if (omp !== undefined) return omp;
   const text = parts(m.content).map((p) => str(p.text) ?? "");
   return `## Message ${inlineCode(role, 60)}${at}\n\n${prose(text.join("\n\n"))}`;
 }
+
+// oh-my-pi's and rho's kinds (omp-markdown.ts), written with this document's helpers.
+const MD_TOOLS: MarkdownTools = { output, prose, plainLine, inlineCode };
 
 /** One entry of the path as Markdown ("" for entries a reader needs nothing of). */
 export function entryMarkdown(item: PageEntry): string {
@@ -196,6 +219,8 @@ export function entryMarkdown(item: PageEntry): string {
     const start = item.asText.cut ? " (its start: the JSONL has it whole)" : "";
     return `## Entry ${inlineCode(item.type, 60)}${at}\n\n_This entry is ${item.asText.why}: shown as its text${start}._\n\n${output(item.asText.text, "json")}`;
   }
+  const omp = ompEntryMarkdown(item.type, e, at, MD_TOOLS);
+  if (omp !== undefined) return omp;
   switch (item.type) {
     case "message":
       return message(obj(e.message), at);
@@ -222,12 +247,14 @@ export function entryMarkdown(item: PageEntry): string {
 }
 
 /** The entries of a window as Markdown, each section ending in a blank line. */
-export function entriesMarkdown(entries: readonly PageEntry[]): string {
-  return entries
-    .map(entryMarkdown)
-    .filter(Boolean)
-    .map((s) => `${s}\n\n`)
-    .join("");
+export function entriesMarkdown(entries: readonly PageEntry[], blobs?: string): string {
+  return withBlobs(blobs, () =>
+    entries
+      .map(entryMarkdown)
+      .filter(Boolean)
+      .map((s) => `${s}\n\n`)
+      .join(""),
+  );
 }
 
 /** What the document says of where it comes from. */
@@ -300,9 +327,10 @@ export async function* branchMarkdown(
   doc: MarkdownDocument,
   notes: string[],
   masking: boolean,
+  blobs?: string,
 ): AsyncGenerator<string> {
   yield markdownHead(doc.facts, { leafId: doc.leafId, notes });
-  for await (const entries of doc.windows) yield entriesMarkdown(entries);
+  for await (const entries of doc.windows) yield entriesMarkdown(entries, blobs);
   yield markdownFoot(masking ? doc.masked() : undefined);
 }
 

@@ -74,6 +74,8 @@ export interface PathWindow {
 export interface SessionPageView {
   /** Where the page lives (links are built from it: `<base>?leaf=…`, `<base>/raw`, …). */
   base: string;
+  /** Where this origin serves the session's blobs (see `EntriesInput.blobs`); absent: blob images are named, not loaded. */
+  blobs?: string;
   facts: SessionFacts;
   /** Entries of the shown window of the path, root first. */
   entries: PageEntry[];

@@ -230,6 +230,7 @@ export function libraryRoutes(services: Services, deps: LibraryDeps) {
     const userId = c.get("userId");
     const id = c.req.param("id");
     const view = await library.page(userId, id, `/sessions/${encodeURIComponent(id)}`, pageQuery(c));
+    view.blobs = `/sessions/${encodeURIComponent(id)}/blobs/`;
     const generations = await reader.generations(userId, id);
     view.host = (await libraryPages()).sessionPageHost({
       sessionId: id,
@@ -246,7 +247,21 @@ export function libraryRoutes(services: Services, deps: LibraryDeps) {
   });
   app.get("/sessions/:id/entries", compress(), async (c) => {
     const { share, head } = await session(c);
-    return c.html(await work.renderEntries(await reading.window(share, head, pageQuery(c))));
+    const window = await reading.window(share, head, pageQuery(c));
+    return c.html(
+      await work.renderEntries({ ...window, blobs: `/sessions/${encodeURIComponent(head.sessionId)}/blobs/` }),
+    );
+  });
+  /** An image the session names, kept as a blob (oh-my-pi's `blob:sha256:`). */
+  app.get("/sessions/:id/blobs/:hash", async (c) => {
+    const { head } = await session(c);
+    const image = await services.blobs.sessionImage(
+      head,
+      c.req.param("hash"),
+      async () => (await reader.raw(head.userId, head.sessionId, {})).bytes,
+    );
+    c.header("Content-Type", image.contentType);
+    return c.body(image.bytes as Uint8Array<ArrayBuffer>);
   });
   app.get("/sessions/:id/tree", compress(), async (c) => {
     return c.json(await library.tree(c.get("userId"), c.req.param("id"), pageQuery(c).leaf));

@@ -35,7 +35,8 @@ export async function rawResponse(c: Context, reader: Reader, userId: string, se
   const range = parseRange(c.req.header("Range"), total);
   c.header("Content-Type", "application/x-ndjson");
   c.header("Accept-Ranges", "bytes");
-  c.header("ETag", `"${state.generation}-${total}"`);
+  // A rename keeps the length and changes the first line: it is a version of its own.
+  c.header("ETag", `"${state.generation}-${total}${state.renames ? `-r${state.renames}` : ""}"`);
   c.header("Cache-Control", "private, no-cache");
   if (range === "unsatisfiable") {
     c.header("Content-Range", `bytes */${total}`);

@@ -2,7 +2,7 @@
  * /v1/sessions: the append protocol (HEAD, PATCH, PUT, large-line uploads) and the reads.
  * Protocol rules are quoted next to the code in @pisync/core's append.ts.
  */
-import { BadRequest, boundedProblem, namedWriters, ownerView, viewOf } from "@pisync/core";
+import { BadRequest, boundedProblem, MAX_SLOT_BYTES, namedWriters, ownerView, viewOf } from "@pisync/core";
 import {
   type AppendAnswer,
   ContextQuery,
@@ -13,6 +13,7 @@ import {
   ListSessionsQuery,
   RawQuery,
   ReadPageQuery,
+  type RenameAnswer,
   type SessionMeta,
   type UploadTicket,
 } from "@pisync/protocol";
@@ -80,6 +81,24 @@ export function sessionRoutes(services: Services) {
   };
   app.patch("/:id", write(false));
   app.put("/:id", write(true));
+
+  // A rename: the title slot (the first line) replaced in place; the body is that line (see core's rename.ts).
+  app.put("/:id/title", async (c) => {
+    const generation = ifMatch(c.req.header("If-Match"));
+    const body = await readBody(c, {
+      ...limits,
+      maxRequestBytes: Math.min(limits.maxRequestBytes, MAX_SLOT_BYTES * 2),
+    });
+    const result = await appender.rename({ userId: c.get("userId"), sessionId: c.req.param("id"), body, generation });
+    c.header(HEADERS.uploadOffset, String(result.offset));
+    c.header("ETag", `"${result.generation}"`);
+    return c.json({
+      offset: result.offset,
+      generation: result.generation,
+      retry: result.retry,
+      ...(result.title !== undefined ? { title: result.title } : {}),
+    } satisfies RenameAnswer);
+  });
 
   app.post("/:id/uploads", async (c) => {
     const { length, sha256 } = await parseJson(CreateUpload, c);
@@ -151,7 +170,9 @@ export function sessionRoutes(services: Services) {
     const { leaf } = parseQuery(ContextQuery, c);
     const { share, head } = await ownerView(reader, c.get("userId"), c.req.param("id"));
     const doc = await services.reading.document(share, head, leaf);
-    return markdownResponse(c, doc, ["your session, unmasked"], false);
+    // Images kept as blobs link to the owner's own blob route (the same bearer token reads them).
+    const blobs = `${services.publicUrl ?? new URL(c.req.url).origin}/v1/blobs/`;
+    return markdownResponse(c, doc, ["your session, unmasked"], false, blobs);
   });
 
   /** One page (at most 64 KiB) of the branch as masked Markdown or of its context: what agents read. */

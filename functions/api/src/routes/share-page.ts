@@ -82,9 +82,14 @@ export function sharePageRoutes(services: Services, shares: Shares) {
     const notes = [
       share.leafId === undefined ? "" : "one branch, as of its last entry",
       `link expires ${share.expiresAt.slice(0, 16).replace("T", " ")} UTC`,
+      // Blob images are linked under the share's own address: say so, as the link is a read credential.
+      head.summary.blobRefs?.length || head.summary.blobRefsCut
+        ? "its image links carry this share's read credential: keep the document as private as the link"
+        : "",
     ].filter(Boolean);
     await count(c, () => shares.recordDownload(share));
-    return markdownResponse(c, doc, notes, share.maskSecrets);
+    const token = c.req.param("token") as string;
+    return markdownResponse(c, doc, notes, share.maskSecrets, `${origin(c)}/s/${token}/blobs/`);
   };
 
   app.get("/:token/md", (c) => markdown(c));
@@ -108,6 +113,7 @@ export function sharePageRoutes(services: Services, shares: Shares) {
     const key = `${reading.versionKey(share, head)} ${base} ${JSON.stringify(request)}`;
     const page = await pages.get(key, async () => {
       const view = await reading.page(share, head, base, request);
+      view.blobs = `${base}/blobs/`;
       const absolute = `${origin(c)}${base}`;
       view.card = {
         url: `${absolute}${leafQuery(leaf)}`,
@@ -204,7 +210,20 @@ export function sharePageRoutes(services: Services, shares: Shares) {
   /** A window of a branch (`before`/`from`), or the entries after `after` (live updates), as an HTML fragment. */
   app.get("/:token/entries", compress(), async (c) => {
     const { share, head } = await open(c);
-    return c.html(await work.renderEntries(await reading.window(share, head, pageQuery(c))));
+    const window = await reading.window(share, head, pageQuery(c));
+    return c.html(await work.renderEntries({ ...window, blobs: `/s/${c.req.param("token")}/blobs/` }));
+  });
+
+  /** An image the share's session names, kept as a blob (oh-my-pi's `blob:sha256:`): no other blob of its owner. */
+  app.get("/:token/blobs/:hash", async (c) => {
+    const { head } = await open(c);
+    const image = await services.blobs.sessionImage(
+      head,
+      c.req.param("hash"),
+      async () => (await services.reader.raw(head.userId, head.sessionId, {})).bytes,
+    );
+    c.header("Content-Type", image.contentType);
+    return c.body(image.bytes as Uint8Array<ArrayBuffer>);
   });
 
   /** The compact tree of a whole share (JSON, parallel arrays, masked), for the navigator. */

@@ -2,7 +2,7 @@
 import { randomUUID } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { IMPORTED_LINES_FIELD } from "@pisync/format";
+import { IMPORTED_LINES_FIELD, titleSlotLength } from "@pisync/format";
 import { SESSION_ID, type SessionList, type SessionSummary } from "@pisync/protocol";
 import * as z from "zod/mini";
 import { type Api, ApiError } from "../api.js";
@@ -13,7 +13,7 @@ import { readRange, writeAtomic } from "../files.js";
 import { headerOf } from "../header.js";
 import { httpRequest } from "../http.js";
 import { confirmedState } from "../identity.js";
-import { isInside, piFileName, piFolderName, piSessionsRoot } from "../paths.js";
+import { isInside, piFileName, piFolderName, pullFolder } from "../paths.js";
 import { describeWait, withRetries } from "../retry.js";
 import { safeJson, sanitize } from "../sanitize.js";
 import { fingerprintOf, type StateStore } from "../state.js";
@@ -97,10 +97,14 @@ const SHARE_LINK = /^https?:\/\/[^\s]+\/s\/([A-Za-z0-9_-]+)\.[A-Za-z0-9._-]+$/;
 const PULL_HELP: CommandHelp = {
   usage: "pisync pull ID|LINK [--cwd DIR] [--out FILE] [--root DIR] [--generation N] [--json]",
   args: ["ID|LINK"],
-  help: `Brings a session from the cloud where pi looks for it:
-<sessions>/--<cwd>--/<timestamp>_<id>.jsonl, byte for byte, so that \`pi --resume\` in that
-folder lists it; \`watch\` then continues it from where the cloud copy ends. Never overwrites a
-different file; never writes outside the sessions root.
+  help: `Brings a session from the cloud where its writer looks for it, byte for byte, so that
+\`pi --resume\` (or \`omp --resume\`) in that folder lists it; \`watch\` then continues it
+from where the cloud copy ends. A pi session goes to <pi sessions>/--<cwd>--/. A session whose
+file starts with oh-my-pi's title slot goes to omp's tree when this machine has ~/.omp:
+~/.omp/agent/sessions/<folder>/, the folder named as omp names it (-<path under home>, e.g.
+~/proj → -proj; -tmp-<path> under the temp folder; --<absolute path>-- elsewhere). The file
+is <timestamp>_<id>.jsonl. Never overwrites a different file; never writes outside the
+sessions root.
 
 A share link (https://…/s/…) is imported as a new session of this machine (a fork: a new id,
 its header's parentSession is pisync-share:<share id>; the link itself, a read credential, is
@@ -109,7 +113,8 @@ Needs no login.
 
   --cwd DIR         file it under another project folder (the header keeps the original cwd)
   --out FILE        write it to FILE instead (not tracked by watch)
-  --root DIR        the sessions root (default: pi's, ~/.pi/agent/sessions)
+  --root DIR        the sessions root (default: the writer's, as above; under ~/.omp folders
+                    are named as omp names them, elsewhere as pi does)
   --generation N    an older generation (see \`pisync generations ID\`), imported as a new
                     session forked from it (parentSession pisync-session:<id>@<N>), or with
                     --out its exact bytes; the current copy is not touched
@@ -164,10 +169,13 @@ export interface PullContext {
   state: StateStore;
 }
 
-/** The folder of the sessions root for a working directory. */
-function sessionFolder(args: PullArgs, cwd: string, io: Io): { root: string; folder: string } {
-  const root = resolve(args.root ?? piSessionsRoot(io.env));
-  return { root, folder: join(root, piFolderName(cwd)) };
+/**
+ * The folder of the sessions root for a working directory: where the writer looks (`bytes`
+ * starting with an oh-my-pi title slot: omp's tree when this machine has `~/.omp`; see `pullFolder`).
+ */
+function sessionFolder(args: PullArgs, cwd: string, io: Io, bytes?: Uint8Array): { root: string; folder: string } {
+  const omp = bytes !== undefined && titleSlotLength(bytes.subarray(0, 4096)) !== undefined;
+  return pullFolder({ root: args.root, cwd, omp }, io.env);
 }
 
 /** The header of a session file on disk (read from its start), if it has one. */
@@ -342,7 +350,7 @@ export async function pullCurrent(id: string, args: PullArgs, io: Io, shared?: P
   if (!header || header.id !== id) throw new CliError(`the cloud copy of ${id} has no header naming it`);
   const originalCwd = typeof header.cwd === "string" ? header.cwd : "/";
   const cwd = args.cwd ? resolve(args.cwd) : originalCwd;
-  const { root, folder } = sessionFolder(args, cwd, io);
+  const { root, folder } = sessionFolder(args, cwd, io, bytes);
   const timestamp = typeof header.timestamp === "string" ? header.timestamp : new Date(0).toISOString();
   const target = args.out ? resolve(args.out) : join(folder, piFileName(timestamp, id));
   if (!args.out && !isInside(root, target)) throw new CliError(`refusing to write outside ${root}: ${target}`);

@@ -6,7 +6,7 @@ import { CliError, EXIT } from "../cli-error.js";
 import { mergeEnabled } from "../config.js";
 import { type Confirmed, confirmedState, type Identity, lastKnownState } from "../identity.js";
 import { createLogger } from "../log.js";
-import { defaultRoots } from "../paths.js";
+import { defaultRoots, rootKind, rootOf } from "../paths.js";
 import { describeWait } from "../retry.js";
 import { safeJson, sanitize } from "../sanitize.js";
 import type { StateStore } from "../state.js";
@@ -141,7 +141,12 @@ export async function watchCommand(argv: string[], io: Io, signal?: AbortSignal)
   const pollCloud = args["poll-cloud"];
   const watcher = new Watcher(
     { api: client, state, log, merge, teamFolders: loadTeamFolders(io.env) },
-    { roots, cloudPollMs: pollCloud === undefined ? undefined : Math.round(pollCloud * 1000) },
+    {
+      roots,
+      cloudPollMs: pollCloud === undefined ? undefined : Math.round(pollCloud * 1000),
+      // The default roots grow while it runs (an omp profile made meanwhile); given ones do not.
+      discoverRoots: args.root?.length ? undefined : () => defaultRoots(io.env),
+    },
   );
   log.event("watching", { roots: roots.join(","), files: roots.reduce((n, r) => n + sessionFiles(r).length, 0) });
   watcher.start();
@@ -291,7 +296,8 @@ export async function status(argv: string[], io: Io): Promise<number> {
       offline = error.message; // the server went away meanwhile: the local view still stands
     }
   }
-  const files = new Set([...rootsOf(args, io).flatMap((root) => sessionFiles(root)), ...Object.keys(state.all())]);
+  const roots = rootsOf(args, io);
+  const files = new Set([...roots.flatMap((root) => sessionFiles(root)), ...Object.keys(state.all())]);
   const rows = [...files].sort().map((file) => {
     const known = state.get(file);
     let local: number | undefined;
@@ -304,8 +310,12 @@ export async function status(argv: string[], io: Io): Promise<number> {
     // machine, or before this machine's records): said, never counted as stored.
     const sessionId = known?.sessionId ?? (local ? sessionIdOf(file, local) : undefined);
     const inCloud = sessionId === undefined ? undefined : cloud.get(sessionId);
+    // The root it came from, and what that root is (pi's, omp's, a profile's, collab replicas).
+    const root = rootOf(file, roots);
     return {
       file,
+      root: root ?? null,
+      from: root ? rootKind(root, io.env) : null,
       session: sessionId,
       local: local ?? null,
       stored: known?.sent ?? 0,
@@ -358,7 +368,7 @@ export async function status(argv: string[], io: Io): Promise<number> {
       `${sanitize(r.file)}\n  ${sanitize(
         `${r.session ?? "(no session header)"}  stored ${formatBytes(r.stored)} of ${
           r.local === null ? "?" : formatBytes(r.local)
-        }  generation ${r.generation ?? "-"}${flags.length ? `  ${flags.join("; ")}` : ""}`,
+        }  generation ${r.generation ?? "-"}${r.from ? `  from ${r.from}` : ""}${flags.length ? `  ${flags.join("; ")}` : ""}`,
       )}\n`,
     );
   }

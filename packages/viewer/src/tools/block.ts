@@ -3,6 +3,7 @@
  * that collapse behind a <details> when long (with their size shown), result images. No
  * JavaScript: the page's script only toggles a class on <body> that shows or hides `.output`.
  */
+import { blobImageSrc } from "../blob-images.js";
 import { escapeHtml, safeImageSrc } from "../escape.js";
 import { renderCode } from "../markdown.js";
 import { clip, count, linesOf, sizeOf, toolAttr } from "./fields.js";
@@ -97,7 +98,7 @@ function previewHtml(lines: string[], from: "head" | "tail", lang: string | unde
 export function imagesHtml(images: { mimeType: unknown; data: unknown }[]): string {
   if (images.length === 0) return "";
   const shown = images.map((image) => {
-    const src = safeImageSrc(image.mimeType, image.data);
+    const src = safeImageSrc(image.mimeType, image.data) ?? blobImageSrc(image.mimeType, image.data);
     return src
       ? `<img class="tool-image" src="${escapeHtml(src)}" alt="an image in the tool's result">`
       : mark(
