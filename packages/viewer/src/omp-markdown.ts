@@ -6,11 +6,12 @@
 
 type Json = Record<string, unknown>;
 
-/** The document's helpers: a fenced output, prose with its fences closed, one escaped plain line, inline code. */
+/** The document's helpers: session text fenced as a block (`output`, `prose`) or as a code span (`short`, `inlineCode`). */
 export interface MarkdownTools {
   output(text: string, lang?: string): string;
   prose(text: string): string;
-  plainLine(value: string, max?: number): string;
+  /** One short piece of session text on a line, as a code span (cut at `max` characters). */
+  short(value: string, max?: number): string;
   inlineCode(value: string): string;
 }
 
@@ -42,7 +43,7 @@ export function attachmentsMarkdown(message: Json, md: MarkdownTools): string {
     .slice(0, 50)
     .map((a) => {
       const facts = [str(a.kind), str(a.mimeType), str(a.about)].filter(Boolean).join(" · ");
-      return `- ${md.plainLine(str(a.name) || "a file", 120)}${str(a.path) ? ` ${md.inlineCode(str(a.path))}` : ""}${facts ? ` — ${md.plainLine(facts, 200)}` : ""}`;
+      return `- ${md.short(str(a.name) || "a file", 120)}${str(a.path) ? ` ${md.inlineCode(str(a.path))}` : ""}${facts ? ` — ${md.short(facts, 200)}` : ""}`;
     });
   return items.length ? `**Attachments**\n\n${items.join("\n")}` : "";
 }
@@ -55,7 +56,7 @@ export function ompMessageMarkdown(m: Json, at: string, md: MarkdownTools): stri
     case "hookMessage":
       return m.display === false
         ? ""
-        : `## ${md.plainLine(str(m.customType) || "hook", 60)}${at}\n\n${md.prose(textOf(m.content))}`;
+        : `## ${md.short(str(m.customType) || "hook", 60)}${at}\n\n${md.prose(textOf(m.content))}`;
     case "pythonExecution": {
       const exit = typeof m.exitCode === "number" && m.exitCode !== 0 ? ` (exit ${m.exitCode})` : "";
       return `## Python${at}${exit}\n\n${md.output(str(m.code), "python")}\n\n${md.output(str(m.output))}`;
@@ -67,7 +68,7 @@ export function ompMessageMarkdown(m: Json, at: string, md: MarkdownTools): stri
         .slice(0, 50)
         .map(
           (f) =>
-            `- ${md.inlineCode(str(f.path) || "a file")}${str(f.skippedReason) ? ` (not read: ${md.plainLine(str(f.skippedReason), 20)})` : ""}`,
+            `- ${md.inlineCode(str(f.path) || "a file")}${str(f.skippedReason) ? ` (not read: ${md.short(str(f.skippedReason), 20)})` : ""}`,
         );
       return `## Files mentioned${at}\n\n${items.join("\n")}`;
     }
@@ -81,25 +82,25 @@ export function ompEntryMarkdown(type: string, e: Json, at: string, md: Markdown
   switch (type) {
     case "custom_message": {
       const notice = noticeOf(e.customType);
-      return notice && e.display !== false ? `**${notice}:** ${md.prose(textOf(e.content))}` : undefined;
+      return notice && e.display !== false ? `**${notice}:**\n\n${md.prose(textOf(e.content))}` : undefined;
     }
     case "title_change":
-      return `_Renamed: ${md.plainLine(str(e.title), 200)}_`;
+      return `_Renamed: ${md.short(str(e.title), 200)}_`;
     case "reset_boundary":
       return `---\n\n_/clear: the conversation starts again here${at}_`;
     case "mode_change":
-      return `_Mode: ${md.plainLine(str(e.mode) || "none", 80)}_`;
+      return `_Mode: ${md.short(str(e.mode) || "none", 80)}_`;
     case "service_tier_change":
-      return `_Service tier: ${md.plainLine(e.serviceTier && typeof e.serviceTier === "object" ? JSON.stringify(e.serviceTier) : str(e.serviceTier) || "default", 120)}_`;
+      return `_Service tier: ${md.short(e.serviceTier && typeof e.serviceTier === "object" ? JSON.stringify(e.serviceTier) : str(e.serviceTier) || "default", 120)}_`;
     case "ttsr_injection": {
       const rules = Array.isArray(e.injectedRules) ? e.injectedRules.map(str).filter(Boolean) : [];
-      return `_Rules injected: ${md.plainLine(rules.join(", ") || "none", 200)}_`;
+      return `_Rules injected: ${md.short(rules.join(", ") || "none", 200)}_`;
     }
     case "credential_pin":
       // The pin's hash identifies an account: never written out.
-      return `_Credential pinned for ${md.plainLine(str(e.provider) || "a provider", 60)} (hidden)_`;
+      return `_Credential pinned for ${md.short(str(e.provider) || "a provider", 60)} (hidden)_`;
     case "session_init":
-      return `## Session started${str(e.agent) ? ` as ${md.plainLine(str(e.agent), 60)}` : ""}${at}\n\n${
+      return `## Session started${str(e.agent) ? ` as ${md.short(str(e.agent), 60)}` : ""}${at}\n\n${
         str(e.task) ? `${md.prose(str(e.task))}\n\n` : ""
       }**System prompt**\n\n${md.output(str(e.systemPrompt))}`;
     default:

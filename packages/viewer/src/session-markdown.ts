@@ -208,7 +208,7 @@ function message(m: Json, at: string): string {
 }
 
 // oh-my-pi's and rho's kinds (omp-markdown.ts), written with this document's helpers.
-const MD_TOOLS: MarkdownTools = { output, prose, plainLine, inlineCode };
+const MD_TOOLS: MarkdownTools = { output, prose, short: (value, max) => inlineCode(value, max), inlineCode };
 
 /** One entry of the path as Markdown ("" for entries a reader needs nothing of). */
 export function entryMarkdown(item: PageEntry): string {
