@@ -11,7 +11,7 @@
  * What is handed over, per line (scan_lines' records): where the line is, and whether it was
  * accepted. For an accepted line, its skeleton: a smaller JSON text that JSON.parse reads to the
  * same record. An entry's skeleton holds the members the index reads (type, id, parentId,
- * timestamp, the facts of lines.ts), their values verbatim, `message` with only its role,
+ * timestamp, the facts of lines.ts: oh-my-pi's `title` among them), their values verbatim, `message` with only its role,
  * provider and model, `retainedTail` as [] when it is an array (only whether it is one is
  * read); for a key written twice, the last one, as JSON.parse does. Members come out in one
  * fixed order, so the objects JSON.parse makes share a few shapes and reading them stays fast.
@@ -59,15 +59,27 @@ SMALL static int name_index(const u8 *k, int n, const char *const *names) {
   return found;
 }
 
-/* Entry members the tree index reads (lines.ts: recordOf and factsOf); the last two are read specially. */
+/*
+ * Entry members the tree index reads (lines.ts: recordOf and factsOf); the last two are read
+ * specially. The skeleton scan also keeps oh-my-pi's `title` (a rename's); the span scan's
+ * layout (span-scan.ts reads its slots by index) stays as it is.
+ */
+#if SPANS
 static const char *const ENTRY_FIELDS[] = {"type",     "id",      "parentId",         "timestamp",
                                            "targetId", "label",   "name",             "thinkingLevel",
                                            "provider", "modelId", "firstKeptEntryId", "firstKeptEntryIndex",
                                            "message",  "retainedTail", 0};
+#define ENTRY_COUNT 12
+#else
+static const char *const ENTRY_FIELDS[] = {"type",     "id",      "parentId",         "timestamp",
+                                           "targetId", "label",   "name",             "thinkingLevel",
+                                           "provider", "modelId", "firstKeptEntryId", "firstKeptEntryIndex",
+                                           "title",    "message", "retainedTail",     0};
+#define ENTRY_COUNT 13
+#endif
 /* Members of an entry's message the index reads. */
 static const char *const MESSAGE_FIELDS[] = {"role", "provider", "model", 0};
 
-#define ENTRY_COUNT 12
 #define MESSAGE_COUNT 3
 /* Kinds of entry members past the ENTRY_FIELDS (whose kind is their index). */
 enum { DROP = -1, MESSAGE = ENTRY_COUNT, RETAINED_TAIL = ENTRY_COUNT + 1 };
