@@ -241,7 +241,20 @@ describe.each(["0.73.1", "1.6.0"] as const)("/cloud inside pi %s", (version) => 
       expect(status).toMatchObject({ sync: { state: "merged", fromCloud: 1, devices: ["Desktop"] } });
       expect((status.sync as { toCloud: number }).toCloud).toBeGreaterThanOrEqual(1);
       const merged = readFileSync(path, "utf8");
-      expect(merged.endsWith(half + theirs)).toBe(true);
+      // The desktop's line after the finished one, then a resume marker on this machine's branch
+      // (pi resumes a file on its last line: here, this machine's own last entry).
+      const at = merged.lastIndexOf(half + theirs);
+      expect(at).toBeGreaterThan(0);
+      const after = merged.slice(at + (half + theirs).length);
+      // Only resume markers follow (markers of both copies, bounded), the last on this machine's tip.
+      const markers = after
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { type: string; customType?: string; parentId?: string });
+      expect(markers.length).toBeGreaterThan(0);
+      expect(markers.length).toBeLessThanOrEqual(4);
+      for (const marker of markers) expect(marker).toMatchObject({ type: "custom", customType: "pisync.resume" });
+      expect(markers.at(-1)?.parentId).toBe("half0001");
       // pi keeps writing on its own leaf; every line whole, every entry once.
       await pi.append(assistantMessage("laptop answer"));
       const text = readFileSync(path, "utf8");
