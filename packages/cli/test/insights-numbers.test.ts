@@ -82,7 +82,9 @@ describe("pisync insights on sums that are not numbers", () => {
     async (by) => {
       const { code, out, err } = await run(["insights", "--by", by]);
       expect(code, err).toBe(0);
-      expect(out.split("\n")[0]).toBe("2026-04-01 to 2026-04-30: —, — tokens, — of model time, 1 turns in 1 sessions");
+      expect(out.split("\n")[0]).toBe(
+        "last 30 days (2026-04-01 to 2026-04-30, UTC): —, — tokens, — of model time, 1 turns in 1 sessions",
+      );
       expect(out).not.toMatch(/Infinity|NaN|null/);
     },
   );

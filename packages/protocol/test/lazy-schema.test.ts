@@ -38,6 +38,6 @@ describe("lazySchema", () => {
     expect(SearchQuery.safeParse({ q: "" }).success).toBe(false);
     expect(CreateShare.safeParse({ expiresIn: 1.5 }).success).toBe(false);
     expect(ErrorBody.safeParse({ error: "x", code: "not_a_code" }).success).toBe(false);
-    expect(Object.keys(SearchQuery.shape)).toEqual(["q", "limit", "cursor"]);
+    expect(Object.keys(SearchQuery.shape)).toEqual(["q", "limit", "cursor", "team"]);
   });
 });
