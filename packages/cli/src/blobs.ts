@@ -48,6 +48,34 @@ export async function sendBlobs(api: Api, state: StateStore, sessionFile: string
   }
 }
 
+/**
+ * Sends the blobs an append's answer says the server lacks (`missingBlobs`: a delete of the last
+ * session naming one raced this append, or the state remembered one the server no longer has),
+ * and returns the answer.
+ */
+export async function resendMissing<T extends { missingBlobs?: string[] }>(
+  api: Api,
+  state: StateStore,
+  sessionFile: string,
+  answer: T,
+  log: Logger,
+): Promise<T> {
+  const dir = blobsDirFor(sessionFile);
+  const missing = (answer.missingBlobs ?? []).filter((hash) => /^[a-f0-9]{64}$/.test(hash));
+  if (!dir || !missing.length) return answer;
+  for (const hash of missing) {
+    state.forgetBlob(hash);
+    const path = join(dir, hash);
+    if (!existsSync(path)) continue;
+    const data = readFileSync(path);
+    if (createHash("sha256").update(data).digest("hex") !== hash) continue;
+    await api.putBlob(hash, data);
+    log.event("blob", { hash, bytes: data.length, resent: true });
+    state.addBlob(hash);
+  }
+  return answer;
+}
+
 /** Brings back the blobs a pulled session names, into `<agent>/blobs`. */
 export async function fetchBlobs(api: Api, sessionFile: string, bytes: Uint8Array): Promise<number> {
   const dir = blobsDirFor(sessionFile);

@@ -139,6 +139,12 @@ export class StateStore {
     this.scheduleSave();
   }
 
+  /** Forgets that the server holds a blob (it said it lacks it: a delete removed it). */
+  forgetBlob(hash: string): void {
+    delete this.blobs[hash];
+    this.scheduleSave();
+  }
+
   update(path: string, change: Partial<FileState>): void {
     const current = this.files[path];
     if (current) this.set(path, { ...current, ...change });

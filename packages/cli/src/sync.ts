@@ -23,7 +23,7 @@ import { statSync } from "node:fs";
 import { DICT_BYTES } from "@pisync/protocol";
 import * as z from "zod/mini";
 import { type Api, ApiError, Transient, Unauthorized } from "./api.js";
-import { sendBlobs } from "./blobs.js";
+import { resendMissing, sendBlobs } from "./blobs.js";
 import { readRange } from "./files.js";
 import { headerOf } from "./header.js";
 import { appendWholeLines } from "./local-append.js";
@@ -84,6 +84,13 @@ export interface SyncContext {
   merge?: boolean;
   /** Folder rules: a session first backed up from under one goes in its team (see team-folders.ts). */
   teamFolders?: readonly TeamFolder[];
+  /**
+   * What the server holds, by session id, from its session list read once (a push to a server
+   * or account that confirmed little of this machine's files): a file's first look takes its
+   * cloud length and generation from here instead of one request of its own; a session not
+   * listed is not in the cloud. A stale entry only costs a conflict, which asks the server.
+   */
+  listed?: ReadonlyMap<string, { offset: number; generation: number }>;
 }
 
 export type SyncResult =
@@ -282,8 +289,12 @@ class SessionSync {
    */
   async reconcile(change: LocalChange | "conflict"): Promise<Step> {
     if (++this.reconciles > 4) throw new Transient("the server kept changing under this file; trying later");
-    const { api } = this.ctx;
-    const cloud = await api.head(this.sessionId);
+    const { api, listed } = this.ctx;
+    // The first look may come from the list read for the whole push; a conflict asks afresh.
+    const cloud =
+      listed && change !== "conflict" && this.reconciles === 1
+        ? listed.get(this.sessionId)
+        : await api.head(this.sessionId);
     if (!cloud || cloud.offset === 0) return { state: this.save({ sent: 0, generation: 0, diverged: false }) };
     const previous = this.ctx.state.get(this.path);
     const same =
@@ -485,7 +496,8 @@ class SessionSync {
     await sendBlobs(api, this.ctx.state, this.path, bytes, this.ctx.log);
     const uploadId =
       bytes.length > (this.ctx.uploadOver ?? 3 * MiB) ? await api.upload(this.sessionId, bytes) : undefined;
-    return api.write(this.sessionId, bytes, { offset: at, generation, uploadId });
+    const answer = await api.write(this.sessionId, bytes, { offset: at, generation, uploadId });
+    return resendMissing(api, this.ctx.state, this.path, answer, this.ctx.log);
   }
 
   /**
@@ -503,14 +515,20 @@ class SessionSync {
     // Blobs first: an entry never reaches the cloud before the image it names.
     await sendBlobs(api, this.ctx.state, this.path, bytes, this.ctx.log);
     const uploadId = range.upload ? await api.upload(this.sessionId, bytes) : undefined;
-    const write = (dictionary?: Uint8Array) =>
-      api.write(this.sessionId, bytes, {
-        offset: at,
-        generation: generation > 0 && !options.replace ? generation : undefined,
-        replace: options.replace,
-        uploadId,
-        dictionary,
-      });
+    const write = async (dictionary?: Uint8Array) =>
+      resendMissing(
+        api,
+        this.ctx.state,
+        this.path,
+        await api.write(this.sessionId, bytes, {
+          offset: at,
+          generation: generation > 0 && !options.replace ? generation : undefined,
+          replace: options.replace,
+          uploadId,
+          dictionary,
+        }),
+        this.ctx.log,
+      );
     if (uploadId || options.replace || range.start === 0 || options.merged) return write();
     try {
       return await write(readRange(this.path, Math.max(0, range.start - DICT_BYTES), range.start));

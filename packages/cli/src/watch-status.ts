@@ -28,6 +28,8 @@ export interface WatchStatus {
   lastSynced?: StatusEvent;
   /** The last failure (`error`, `retry`, `offline`). */
   lastError?: StatusEvent;
+  /** The last time the server at the address turned out to be another server's data or account (`server-changed`). */
+  serverChanged?: StatusEvent;
   /** Set when the watcher ended, with its exit code. */
   stoppedAt?: string;
   exitCode?: number;
@@ -89,6 +91,7 @@ export function statusLogger(
       status.last = event;
       if (type === "synced") status.lastSynced = event;
       if (ERRORS.has(type)) status.lastError = event;
+      if (type === "server-changed") status.serverChanged = event;
       if (timer) return;
       const wait = lastWrite + WRITE_EVERY_MS - Date.now();
       if (wait <= 0) write();

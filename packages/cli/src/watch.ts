@@ -17,6 +17,7 @@
  */
 import { type FSWatcher, readdirSync, statSync, watch } from "node:fs";
 import { join } from "node:path";
+import type { StateStore } from "./state.js";
 import { cloudAtOf, type SyncContext, syncFile, Transient, Unauthorized } from "./sync.js";
 
 /** The longest wait between two probes of a server that does not answer. */
@@ -34,6 +35,22 @@ export interface WatchOptions {
   cloudPollMs?: number;
   /** Roots to follow as they appear (asked every `pollMs`): the default roots, which grow with omp's profiles. */
   discoverRoots?: () => string[];
+  /**
+   * Asks the server who it is (`GET /v1/whoami`): undefined when it is the server's data and
+   * account the watcher confirmed with, else what is confirmed with the new one (nothing yet)
+   * and what to log. Asked before every cloud poll (else every `identityPollMs`) and after
+   * every outage.
+   */
+  rescope?: () => Promise<Rescoped | undefined>;
+  /** How often the server's identity is asked when the cloud is not polled (default 60 s; 0: only after an outage). */
+  identityPollMs?: number;
+}
+
+/** Another server's data or account at the watched address: what is confirmed there (nothing yet). */
+export interface Rescoped {
+  state: StateStore;
+  /** For the log and the status file: the address, the server's id, the account. */
+  fields: Record<string, unknown>;
 }
 
 /** The sessions asked for on each cloud poll: the most recently changed (the list's order). */
@@ -75,6 +92,9 @@ export class Watcher {
   private active = 0;
   private pollTimer?: NodeJS.Timeout;
   private cloudTimer?: NodeJS.Timeout;
+  private identityTimer?: NodeJS.Timeout;
+  /** The identity check under way (one at a time). */
+  private rechecking?: Promise<void>;
   private stopped = false;
   /** Set while the server does not answer: files wait in `waiting` for the probe. */
   private offline = false;
@@ -108,8 +128,49 @@ export class Watcher {
       for (const path of sessionFiles(root)) this.schedule(path, 0, true);
     }
     const every = this.options.cloudPollMs ?? 15_000;
-    if (every > 0 && this.ctx.merge !== false) this.scheduleCloudPoll(every);
+    const polling = every > 0 && this.ctx.merge !== false;
+    if (polling) this.scheduleCloudPoll(every);
     if (this.options.discoverRoots) this.startPolling();
+    // Without cloud polls (which ask it first), the server's identity is asked on its own.
+    const identityEvery = this.options.identityPollMs ?? 60_000;
+    if (!polling && this.options.rescope && identityEvery > 0) this.scheduleIdentityCheck(identityEvery);
+  }
+
+  private scheduleIdentityCheck(every: number): void {
+    if (this.stopped) return;
+    this.identityTimer = setTimeout(async () => {
+      if (!this.offline) await this.recheckIdentity();
+      this.scheduleIdentityCheck(every);
+    }, every);
+    this.identityTimer.unref();
+  }
+
+  /**
+   * Asks the server who it is; when its data or the account changed (a server started afresh
+   * at the same address, another token), what was confirmed no longer counts: the log says so
+   * and every file is looked at again, so what the new server lacks is sent.
+   */
+  recheckIdentity(): Promise<void> {
+    this.rechecking ??= this.rescope().finally(() => {
+      this.rechecking = undefined;
+    });
+    return this.rechecking;
+  }
+
+  private async rescope(): Promise<void> {
+    let next: Rescoped | undefined;
+    try {
+      next = await this.options.rescope?.();
+    } catch (error) {
+      if (error instanceof Unauthorized) this.refuse(error);
+      return; // unreachable: asked again after the outage
+    }
+    if (!next || this.stopped) return;
+    this.ctx.state.flush();
+    this.ctx.state = next.state;
+    this.ctx.log.event("server-changed", next.fields);
+    const files = new Set([...this.options.roots.flatMap((root) => sessionFiles(root)), ...this.tasks.keys()]);
+    for (const path of files) this.schedule(path, 0, true);
   }
 
   /** Roots that appeared since the start (an omp profile made meanwhile): followed from now on. */
@@ -126,7 +187,11 @@ export class Watcher {
     if (this.stopped) return;
     this.cloudTimer = setTimeout(async () => {
       // An unanswered poll waits for the next: the files' own syncs handle outages.
-      if (!this.offline) await this.pollCloud().catch(() => {});
+      if (!this.offline) {
+        // Who the server is first: the poll's answer only counts for the same server's data.
+        await this.recheckIdentity();
+        await this.pollCloud().catch(() => {});
+      }
       this.scheduleCloudPoll(every);
     }, every);
     this.cloudTimer.unref();
@@ -313,8 +378,11 @@ export class Watcher {
         return;
       }
       const outage = this.probeFailures > 0;
-      this.offline = false;
       if (outage) this.ctx.log.event("online", { endpoint: this.ctx.api.login.endpoint, files: this.waiting.size });
+      // Back after an outage: the same server's data, or one started afresh at this address?
+      if (outage) await this.recheckIdentity();
+      if (this.stopped) return;
+      this.offline = false;
       const files = [...this.waiting];
       const failed = new Set(this.failed);
       this.waiting.clear();
@@ -343,6 +411,7 @@ export class Watcher {
     for (const watcher of this.watchers) watcher.close();
     if (this.pollTimer) clearInterval(this.pollTimer);
     if (this.cloudTimer) clearTimeout(this.cloudTimer);
+    if (this.identityTimer) clearTimeout(this.identityTimer);
     if (this.probeTimer) clearTimeout(this.probeTimer);
     for (const task of this.tasks.values()) if (task.timer) clearTimeout(task.timer);
     this.ctx.state.flush();

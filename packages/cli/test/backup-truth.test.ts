@@ -6,10 +6,18 @@
  * push sends everything the server lacks and status says what is not confirmed.
  */
 import { randomUUID } from "node:crypto";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Tokens } from "@pisync/core";
-import { buildCli, machine, type Server, startServerOn, storesBeside } from "@pisync/testing/cli";
+import { hashToken, Tokens } from "@pisync/core";
+import {
+  buildCli,
+  hookedProxy,
+  machine,
+  type Server,
+  startServerOn,
+  storesBeside,
+  switchableProxy,
+} from "@pisync/testing/cli";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { piFileName, piFolderName } from "../src/paths.js";
 
@@ -40,6 +48,15 @@ async function held(url: string, token: string, id: string): Promise<Buffer | un
 }
 
 type Store = "embedded" | "aws";
+
+/** Asks until `done` holds (at most 30 s). */
+async function waitFor(done: () => Promise<boolean>, why: () => string = () => ""): Promise<void> {
+  const until = Date.now() + 30_000;
+  while (!(await done())) {
+    if (Date.now() > until) throw new Error(`timed out waiting ${why()}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
 
 for (const store of ["embedded", "aws"] as Store[]) {
   describe(`the truth about backups, npm start on ${store}`, () => {
@@ -129,6 +146,110 @@ for (const store of ["embedded", "aws"] as Store[]) {
         }
         expect(m.run(["push"], anew).stderr).toContain("nothing to send: all 4 files are backed up");
       } finally {
+        await m.cleanup();
+      }
+    }, 180_000);
+
+    it("a push of many files never confirmed with this account reads the session list once, not a HEAD per file", async () => {
+      await server?.stop(); // the server of the test before
+      const running = await start();
+      const m = machine(running.server.url, running.server.token);
+      const stores = storesBeside(running);
+      const bob = (await new Tokens(stores.meta).create("bob", "bob's desk")).token;
+      stores.close?.();
+      const requests: string[] = [];
+      const proxy = await hookedProxy(running.server.url, async (req) => {
+        requests.push(`${req.method} ${(req.url ?? "").replace(/\?.*$/, "")}`);
+      });
+      try {
+        const ids = Array.from({ length: 40 }, (_, i) => `many-${store}-${i}-${randomUUID().slice(0, 8)}`);
+        const paths = ids.map((id) => writeSession(m.sessionsRoot, id));
+        expect(m.run(["push"]).code).toBe(0);
+        // Bob already holds five of them (sent from another machine): compared, not sent again.
+        const other = machine(running.server.url, bob);
+        try {
+          expect(other.run(["push", ...paths.slice(0, 5)]).code).toBe(0);
+        } finally {
+          await other.cleanup();
+        }
+        const toBob = await m.start(["push"], { PISYNC_TOKEN: bob, PISYNC_ENDPOINT: proxy.url });
+        expect(toBob.code, toBob.stderr).toBe(0);
+        expect(toBob.stderr).toContain("of 35 files");
+        const heads = requests.filter((r) => /^HEAD \/v1\/sessions\//.test(r));
+        const lists = requests.filter((r) => r === "GET /v1/sessions");
+        expect(heads).toEqual([]);
+        expect(lists.length).toBeLessThanOrEqual(2); // one page (and a reachability check at most)
+        for (const [i, id] of ids.entries())
+          expect(await held(running.server.url, bob, id)).toEqual(readFileSync(paths[i]));
+        expect(m.run(["push"], { PISYNC_TOKEN: bob }).stderr).toContain("nothing to send: all 40 files are backed up");
+      } finally {
+        await proxy.close();
+        await m.cleanup();
+      }
+    }, 180_000);
+
+    it("a running watch finds the server started afresh at its address after the outage, says so, and sends it everything", async () => {
+      await server?.stop(); // the server of the test before
+      const first = await start();
+      const port = new URL(first.server.url).port;
+      // The token the watch holds, kept to be made again on the fresh server (a new install
+      // would give a new one; the watcher keeps its own).
+      const before = storesBeside(first);
+      const record = await before.meta.findToken(hashToken(first.server.token));
+      before.close?.();
+      const proxy = await switchableProxy(first.server.url);
+      const m = machine(proxy.url, first.server.token);
+      try {
+        const ids = Array.from({ length: 3 }, (_, i) => `watched-${store}-${i}-${randomUUID().slice(0, 8)}`);
+        const paths = ids.map((id) => writeSession(m.sessionsRoot, id));
+        // Each cloud poll (every second here; 15 s by default) asks who the server is first.
+        const watch = m.watch(["--poll-cloud", "1"]);
+        await waitFor(
+          async () => (await held(first.server.url, first.server.token, ids[2])) !== undefined,
+          () => watch.log(),
+        );
+
+        proxy.setDown(true);
+        await first.server.stop();
+        // pi writes on during the outage: the watcher finds the server gone, and probes.
+        const more = {
+          type: "message",
+          id: "e0000001",
+          parentId: "e0000000",
+          timestamp: "2026-02-01T00:00:02.000Z",
+          message: { role: "user", content: "written while the server was away", timestamp: 2 },
+        };
+        appendFileSync(paths[0], `${JSON.stringify(more)}\n`);
+        const fresh = await start(port);
+        const stores = storesBeside(fresh);
+        await stores.meta.putToken(record as NonNullable<typeof record>);
+        stores.close?.();
+        expect(await held(fresh.server.url, first.server.token, ids[0])).toBeUndefined();
+        proxy.setDown(false);
+
+        await waitFor(
+          async () => {
+            for (const [i, id] of ids.entries()) {
+              const bytes = await held(fresh.server.url, first.server.token, id);
+              if (!bytes?.equals(readFileSync(paths[i]))) return false;
+            }
+            return true;
+          },
+          () => watch.log(),
+        );
+        const events = watch
+          .log()
+          .split("\n")
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as { event?: string; type?: string; server?: string });
+        const changed = events.find((e) => (e.event ?? e.type) === "server-changed");
+        expect(changed, watch.log()).toBeDefined();
+        const whoFresh = await fetch(`${fresh.server.url}/v1/whoami`, {
+          headers: { Authorization: `Bearer ${first.server.token}` },
+        });
+        expect(changed?.server).toBe(((await whoFresh.json()) as { server: { id: string } }).server.id);
+      } finally {
+        await proxy.close();
         await m.cleanup();
       }
     }, 180_000);

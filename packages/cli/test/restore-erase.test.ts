@@ -7,9 +7,9 @@
  * did you mean, Ctrl-C during push).
  */
 import { spawn } from "node:child_process";
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { Tokens } from "@pisync/core";
 import { assistantMessage, usage } from "@pisync/testing";
 import {
@@ -208,11 +208,19 @@ for (const store of ["embedded", "aws"] as const) {
       try {
         const word = `zebracorn${randomUUID().slice(0, 6)}`;
         const id = `erase-${store}-${randomUUID()}`;
+        // An image kept as a blob (oh-my-pi's way) that only this session names.
+        const image = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, ...Buffer.from(id)]);
+        const hash = createHash("sha256").update(image).digest("hex");
+        mkdirSync(join(dirname(m.sessionsRoot), "blobs"), { recursive: true });
+        writeFileSync(join(dirname(m.sessionsRoot), "blobs", hash), image);
+        const named = `${word} blob:sha256:${hash}`;
         // The costliest session of the day: among insights' top sessions.
-        const w = writeSession(m.sessionsRoot, id, "/home/dev/erase", new Date(), word, 99);
+        const w = writeSession(m.sessionsRoot, id, "/home/dev/erase", new Date(), named, 99);
         expect(m.run(["push"]).code).toBe(0);
+        const blobAt = `${server.url}/v1/blobs/${hash}`;
+        expect((await fetch(blobAt, { method: "HEAD", headers: auth })).status).toBe(200);
         // A second generation: the file rewritten here.
-        writeSession(m.sessionsRoot, id, "/home/dev/erase", new Date(), `${word} again`, 99);
+        writeSession(m.sessionsRoot, id, "/home/dev/erase", new Date(), `${named} again`, 99);
         expect(m.run(["push"]).code).toBe(0);
         const shared = m.run(["share", id.slice(0, 14)]);
         expect(shared.code, shared.stderr).toBe(0);
@@ -250,6 +258,8 @@ for (const store of ["embedded", "aws"] as const) {
         expect(receipt).toMatchObject({ id, generations: 2 });
         expect(receipt.sharesRevoked).toHaveLength(1);
         expect(receipt.objects).toBeGreaterThan(0);
+        expect(receipt.blobs).toBe(1);
+        expect((await fetch(blobAt, { method: "HEAD", headers: auth })).status).toBe(404);
         expect(receipt.bytes).toBeGreaterThan(readFileSync(w.path).length);
 
         for (const path of [`/v1/sessions/${id}`, `/v1/sessions/${id}/generations`, `/v1/sessions/${id}/raw`]) {
@@ -262,6 +272,12 @@ for (const store of ["embedded", "aws"] as const) {
         ).toBeUndefined();
         const again = m.run(["rm", id, "--yes"]);
         expect(again.code).toBe(4);
+        // This machine remembers it sent the image; a new session naming it is answered that
+        // the server lacks it, and push sends it again.
+        writeSession(m.sessionsRoot, `${id}-again`, "/home/dev/erase", new Date(), named);
+        const resent = m.run(["push"]);
+        expect(resent.code, resent.stderr).toBe(0);
+        expect((await fetch(blobAt, { method: "HEAD", headers: auth })).status).toBe(200);
       } finally {
         await m.cleanup();
       }

@@ -21,6 +21,7 @@
 import type { LineRecord } from "@pisync/format";
 import type { GenerationState, IndexPage, SessionHead, Stores } from "@pisync/store";
 import { changedUsageDays, NotFoundError } from "@pisync/store";
+import { missingBlobs } from "./blob-release.js";
 import { commitAndResolve } from "./commit.js";
 import { dictionaryBefore } from "./dictionary.js";
 import { BadRequest, Busy, GenerationMismatch, NotFound, OffsetConflict, TooLarge } from "./errors.js";
@@ -64,6 +65,8 @@ export interface AppendResult {
   leafId: string | null;
   /** What was wrong in this body's lines (kept verbatim all the same). */
   problems: IngestedBody["problems"];
+  /** Blobs the body newly names that the store lacks: the client sends them (see blob-release.ts). */
+  missingBlobs: string[];
 }
 
 const PAGE_BYTES = 300_000;
@@ -171,6 +174,7 @@ export class Appender {
       entries: head.summary.entries,
       leafId: head.summary.leafId,
       problems: [],
+      missingBlobs: [],
     };
   }
 
@@ -276,6 +280,9 @@ export class Appender {
       entries: next.summary.entries,
       leafId: next.summary.leafId,
       problems: ingested.problems,
+      missingBlobs: ingested.blobRefs.length
+        ? await missingBlobs(this.stores.blobs, userId, summary, ingested.blobRefs)
+        : [],
     };
   }
 

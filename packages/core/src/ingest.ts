@@ -279,6 +279,10 @@ export function advanceSummary(
     else next.usage.importedThrough = through;
   }
   const named = body.blobRefs.filter((hash) => !next.blobRefs?.includes(hash));
+  // A list kept from the generation's first body names every blob (an empty one says "none");
+  // a head kept before lists were gets one marked cut: its older lines were never listed.
+  if (summary.blobRefs === undefined && summary.entries === 0) next.blobRefs = [];
+  else if (summary.blobRefs === undefined && named.length) next.blobRefsCut = true;
   if (named.length) {
     const kept = [...(next.blobRefs ?? []), ...named];
     next.blobRefs = kept.slice(0, MAX_BLOB_REFS);

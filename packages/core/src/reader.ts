@@ -19,6 +19,7 @@ import {
 } from "@pisync/format";
 import { bounded, FIELD_LIMITS } from "@pisync/protocol";
 import type { GenerationState, SessionHead, Stores, TokenRecord } from "@pisync/store";
+import { namedBlobs, releaseBlobs } from "./blob-release.js";
 import { boundedNode } from "./bounds.js";
 import { BadRequest, NotFound } from "./errors.js";
 import { type BuiltIndex, IndexCache } from "./index-cache.js";
@@ -98,6 +99,8 @@ export interface DeleteReceipt {
   objects: number;
   /** Share links of the session revoked (their ids); expired or revoked ones were dead already. */
   sharesRevoked: string[];
+  /** Blobs (images) it named that no other session of the user names, removed with it (see `releaseBlobs`). */
+  blobs: number;
 }
 
 /**
@@ -573,13 +576,17 @@ export class Reader {
     const generations = [...archived, head.current];
     const segments = [...new Set(generations.flatMap((state) => state.segments.map((segment) => segment.key)))];
     const objects = [...segments, ...(await this.persisted.listLife(head))];
+    // Read before the segments go; released once the head is gone (see blob-release.ts).
+    const named = await namedBlobs(this.stores.blobs, head, generations);
     await this.stores.blobs.delete(objects);
+    const blobs = await releaseBlobs(this.stores, userId, named);
     return {
       id: sessionId,
       generations: generations.length,
       bytes: generations.reduce((n, g) => n + g.length, 0),
       objects: objects.length,
       sharesRevoked: links.map((s) => s.id),
+      blobs,
     };
   }
 }

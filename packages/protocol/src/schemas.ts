@@ -106,6 +106,11 @@ export const AppendAnswer = lazySchema(() =>
     leafId: z.nullable(z.string()),
     retry: z.boolean(),
     problems: z.array(Problem),
+    /**
+     * Blobs (`blob:sha256:`) the body newly names that the server lacks (a delete of the last
+     * session naming one raced it): the client sends them. Absent when none is.
+     */
+    missingBlobs: z.optional(z.array(z.string())),
   }),
 );
 export type AppendAnswer = z.infer<typeof AppendAnswer>;
@@ -280,6 +285,8 @@ export const DeleteReceipt = lazySchema(() =>
     bytes: z.number(),
     objects: z.number(),
     sharesRevoked: z.array(z.string()),
+    /** Blobs (images) removed with it: those no other session of the account names (absent from older servers). */
+    blobs: z.optional(z.number()),
   }),
 );
 export type DeleteReceipt = z.infer<typeof DeleteReceipt>;

@@ -77,6 +77,7 @@ export function sessionRoutes(services: Services) {
       leafId: result.leafId,
       retry: result.retry,
       problems: result.problems.map(boundedProblem),
+      ...(result.missingBlobs.length ? { missingBlobs: result.missingBlobs } : {}),
     } satisfies AppendAnswer);
   };
   app.patch("/:id", write(false));

@@ -12,12 +12,13 @@ const RM_HELP: CommandHelp = {
   args: ["ID..."],
   help: `Deletes sessions from the cloud for good: every generation, the stored objects, the
 tree index, its usage in insights and its search entries; its share links stop working. The
+images (blobs) it names that no other session of the account names go too. The
 files on this machine stay (\`watch\` would send a session again if it changes here). An id may
 be a unique prefix (6 characters or more). Asks before it deletes on a terminal; elsewhere it
 needs --yes. Prints a receipt of what went. Another account's id is "no session" (exit 4).
 
   --yes    delete without asking
-  --json   the receipts as JSON: { deleted: [{ id, generations, bytes, objects, sharesRevoked }] }
+  --json   the receipts as JSON: { deleted: [{ id, generations, bytes, objects, blobs, sharesRevoked }] }
 
 examples:
   pisync rm 0196a1b2-c3d4-…
@@ -88,9 +89,12 @@ export async function rm(argv: string[], io: Io): Promise<number> {
     deleted.push(receipt);
     if (!args.json) {
       const links = receipt.sharesRevoked.length;
+      const images = receipt.blobs
+        ? `, ${receipt.blobs} image${receipt.blobs === 1 ? "" : "s"} no other session names`
+        : "";
       io.err(
         `${sanitize(
-          `deleted ${receipt.id}: ${receipt.generations} generation${receipt.generations === 1 ? "" : "s"} (${formatBytes(receipt.bytes)}, ${receipt.objects} stored object${receipt.objects === 1 ? "" : "s"}), its tree index, insights usage and search entries; ${links ? `${links} share link${links === 1 ? "" : "s"} revoked (${receipt.sharesRevoked.join(", ")})` : "no live share link"}`,
+          `deleted ${receipt.id}: ${receipt.generations} generation${receipt.generations === 1 ? "" : "s"} (${formatBytes(receipt.bytes)}, ${receipt.objects} stored object${receipt.objects === 1 ? "" : "s"}${images}), its tree index, insights usage and search entries; ${links ? `${links} share link${links === 1 ? "" : "s"} revoked (${receipt.sharesRevoked.join(", ")})` : "no live share link"}`,
         )}\n`,
       );
     }

@@ -233,6 +233,7 @@ function status(platform: Platform, host: ServiceHost, io: Io, json: boolean): n
   io.out(`  last event: ${describeEvent(watch.last)}\n`);
   io.out(`  last sent:  ${describeEvent(watch.lastSynced)}\n`);
   if (watch.lastError) io.out(`  last error: ${describeEvent(watch.lastError)}\n`);
+  if (watch.serverChanged) io.out(`  new server: ${describeEvent(watch.serverChanged)} (its files sent again)\n`);
   return EXIT.ok;
 }
 

@@ -4,16 +4,24 @@ import { resolve } from "node:path";
 import * as z from "zod/mini";
 import { CliError, EXIT } from "../cli-error.js";
 import { mergeEnabled } from "../config.js";
-import { type Confirmed, confirmedState, type Identity, lastKnownState } from "../identity.js";
+import {
+  type Confirmed,
+  confirmedState,
+  type Identity,
+  lastKnownState,
+  rememberIdentity,
+  scopeOf,
+  whoami,
+} from "../identity.js";
 import { createLogger } from "../log.js";
 import { defaultRoots, rootKind, rootOf } from "../paths.js";
 import { describeWait } from "../retry.js";
 import { safeJson, sanitize } from "../sanitize.js";
-import type { StateStore } from "../state.js";
+import { StateStore } from "../state.js";
 import { completeLengthOf, sessionIdOf, syncFile, Transient, Unauthorized } from "../sync.js";
 import { describeSyncStatus, sessionSyncStatus } from "../sync-status.js";
 import { loadTeamFolders } from "../team-folders.js";
-import { sessionFiles, Watcher } from "../watch.js";
+import { type Rescoped, sessionFiles, Watcher } from "../watch.js";
 import { statusLogger } from "../watch-status.js";
 import { api, type CommandHelp, formatBytes, type Io, parse, refusedToken } from "./common.js";
 import { type Progress, ProgressBar } from "./progress.js";
@@ -131,13 +139,29 @@ export async function watchCommand(argv: string[], io: Io, signal?: AbortSignal)
   const client = api(io, { onWait: (wait) => log.event("waiting", { ...wait }) });
   // What was confirmed with this server's data and this account (asked once, at the start; a
   // server not up yet: what this machine last knew of it, each file being asked about anyway).
-  let state: StateStore;
+  let confirmed: Confirmed;
   try {
-    state = (await confirmedState(client, io.env)).state;
+    confirmed = await confirmedState(client, io.env);
   } catch (error) {
     if (!(error instanceof Transient)) throw error;
-    state = lastKnownState(client.login.endpoint, io.env).state;
+    confirmed = lastKnownState(client.login.endpoint, io.env);
   }
+  const { state } = confirmed;
+  const endpoint = client.login.endpoint;
+  // Asked again while it runs (and after every outage): a server started afresh at this
+  // address, or another account, confirmed nothing of what this machine sent.
+  let scope = scopeOf(confirmed.identity, endpoint);
+  const rescope = async (): Promise<Rescoped | undefined> => {
+    const now = await whoami(client);
+    const next = scopeOf(now, endpoint);
+    if (next === scope) return undefined;
+    scope = next;
+    if (now) rememberIdentity(endpoint, now, io.env);
+    return {
+      state: new StateStore(next, io.env),
+      fields: { endpoint, server: now?.server.id ?? null, user: now?.user ?? null },
+    };
+  };
   const pollCloud = args["poll-cloud"];
   const watcher = new Watcher(
     { api: client, state, log, merge, teamFolders: loadTeamFolders(io.env) },
@@ -146,6 +170,7 @@ export async function watchCommand(argv: string[], io: Io, signal?: AbortSignal)
       cloudPollMs: pollCloud === undefined ? undefined : Math.round(pollCloud * 1000),
       // The default roots grow while it runs (an omp profile made meanwhile); given ones do not.
       discoverRoots: args.root?.length ? undefined : () => defaultRoots(io.env),
+      rescope,
     },
   );
   log.event("watching", { roots: roots.join(","), files: roots.reduce((n, r) => n + sessionFiles(r).length, 0) });
@@ -181,6 +206,7 @@ export async function push(argv: string[], io: Io): Promise<number> {
   // confirmed (each file is then asked about, and what the server lacks is sent).
   const { state, previous } = await confirmedState(client, io.env);
   if (previous && !args.json) bar.say(sanitize(anotherScope(client.login.endpoint, previous)));
+  const listed = await listedWhenUnconfirmed(client, state, files);
   const teamFolders = loadTeamFolders(io.env);
   const progress: Progress = {
     bytes: 0,
@@ -219,6 +245,7 @@ export async function push(argv: string[], io: Io): Promise<number> {
           log,
           merge,
           teamFolders,
+          listed,
           onProgress: (bytes) => {
             progress.bytes += bytes;
             bar.update(progress);
@@ -260,6 +287,25 @@ export async function push(argv: string[], io: Io): Promise<number> {
     );
   }
   return failed ? EXIT.failed : EXIT.ok;
+}
+
+/** Files never confirmed with this server and account from which the session list is read instead of one request each. */
+export const LIST_OVER = 8;
+
+/**
+ * The server's sessions by id (their current length and generation), read 100 a page, when many
+ * files were never confirmed with this server and account (another account, a server started
+ * afresh): one look for all of them instead of a request per file. Undefined when few were.
+ */
+async function listedWhenUnconfirmed(
+  client: ReturnType<typeof api>,
+  state: StateStore,
+  files: readonly string[],
+): Promise<Map<string, { offset: number; generation: number }> | undefined> {
+  if (files.filter((file) => state.get(file) === undefined).length < LIST_OVER) return undefined;
+  const listed = new Map<string, { offset: number; generation: number }>();
+  for (const s of await cloudSessions(client)) listed.set(s.id, { offset: s.bytes, generation: s.generation });
+  return listed;
 }
 
 /** Per file: bytes stored vs local size, generation, pending bytes, last error. */
