@@ -24,6 +24,23 @@ const PREVIEW_FILES = [
   "@fontsource/inter/files/inter-latin-700-normal.woff",
 ].map((asset) => apiRequire.resolve(asset));
 
+/**
+ * The MCP SDK's zod (`zod`, `zod/v4`, `zod/v4-mini`, `zod/v3`: classic zod and JSON Schema),
+ * from zod's CommonJS files: other files than the ES modules of `zod/mini` the API validates
+ * with. esbuild splits chunks by file, so the SDK's use of zod's shared ES modules would put
+ * the parts it needs into the chunk every cold start reads (about 36 KB); apart, they stay in
+ * the MCP chunk. zod keeps its registry and config on `globalThis`, shared by both copies.
+ * `zod/mini` is named too, since an alias of `zod` also takes its subpaths.
+ */
+const zodRequire = createRequire(apiRequire.resolve("@modelcontextprotocol/sdk/server/mcp.js"));
+const MCP_ZOD = {
+  zod: zodRequire.resolve("zod"),
+  "zod/v4": zodRequire.resolve("zod/v4"),
+  "zod/v4-mini": zodRequire.resolve("zod/v4-mini"),
+  "zod/v3": zodRequire.resolve("zod/v3"),
+  "zod/mini": zodRequire.resolve("zod/mini").replace(/\.cjs$/, ".js"),
+};
+
 export const LAMBDA_BUNDLE = {
   target: "node22",
   minify: true,
@@ -55,6 +72,7 @@ export const LAMBDA_BUNDLE = {
     "@aws-sdk/credential-provider-node": fileURLToPath(
       new URL("../../functions/api/src/lambda-credentials.ts", import.meta.url),
     ),
+    ...MCP_ZOD,
   } as Record<string, string>,
   /**
    * Where the AWS SDK comes from: bundled (pinned, minified) starts faster than the runtime's

@@ -29,10 +29,32 @@ function inputsReadFrom(metafile: Metafile, from: string): Set<string> {
   return new Set([...outputs].flatMap((path) => Object.keys(metafile.outputs[path]?.inputs ?? {})));
 }
 
+/** Bytes of each source file in the outputs `from` imports statically (`from` included). */
+function bytesReadFrom(metafile: Metafile, from: string): Map<string, number> {
+  const outputs = new Set<string>();
+  const visit = (path: string) => {
+    if (outputs.has(path)) return;
+    outputs.add(path);
+    for (const imported of metafile.outputs[path]?.imports ?? []) {
+      if (imported.kind === "import-statement" && !imported.external) visit(imported.path);
+    }
+  };
+  visit(from);
+  const bytes = new Map<string, number>();
+  for (const path of outputs) {
+    for (const [file, { bytesInOutput }] of Object.entries(metafile.outputs[path]?.inputs ?? {})) {
+      bytes.set(file, (bytes.get(file) ?? 0) + bytesInOutput);
+    }
+  }
+  return bytes;
+}
+
 describe("the Lambda bundle's cold start", () => {
   let out: string;
   let cold: Set<string>;
   let all: Set<string>;
+  /** Bytes each source file takes in the outputs a cold start reads. */
+  let coldBytes: Map<string, number>;
 
   beforeAll(async () => {
     out = mkdtempSync(join(tmpdir(), "pisync-bundle-cold-"));
@@ -41,6 +63,7 @@ describe("the Lambda bundle's cold start", () => {
     const entryOutput = Object.keys(metafile.outputs).find((path) => path.endsWith("/index.mjs"));
     if (!entryOutput) throw new Error("no entry among the outputs");
     cold = inputsReadFrom(metafile, entryOutput);
+    coldBytes = bytesReadFrom(metafile, entryOutput);
     all = new Set(Object.values(metafile.outputs).flatMap((output) => Object.keys(output.inputs)));
   });
   afterAll(() => rmSync(out, { recursive: true, force: true }));
@@ -65,6 +88,13 @@ describe("the Lambda bundle's cold start", () => {
 
   it("leaves express out: the MCP SDK is imported by the subpaths the server needs only", () => {
     expect(matching(all, /node_modules\/(express|express-rate-limit|cors)\//)).toEqual([]);
+  });
+
+  it("keeps the MCP SDK's zod (classic zod, JSON Schema) out of the cold start's zod", () => {
+    // The API's zod/mini takes about 52 KB; the SDK's use of the same files made it 88 KB.
+    const zod = [...coldBytes].filter(([file]) => /node_modules\/zod\//.test(file));
+    expect(zod.filter(([file]) => file.endsWith(".cjs"))).toEqual([]);
+    expect(zod.reduce((sum, [, bytes]) => sum + bytes, 0)).toBeLessThan(60 * 1024);
   });
 
   it("reads what an append needs at a cold start", () => {

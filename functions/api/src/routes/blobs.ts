@@ -2,7 +2,7 @@
  * /v1/blobs/:hash: content-addressed blobs (oh-my-pi's images); `@pisync/core`'s `Blobs` holds
  * the rules, this only translates HTTP.
  */
-import { Hono } from "hono";
+import { Hono } from "hono/quick";
 import type { Services } from "../app.js";
 import type { AuthEnv } from "../auth.js";
 import { readBody } from "../body.js";

@@ -6,7 +6,8 @@
  */
 import { type DeviceCodes, NotFound, TooMany } from "@pisync/core";
 import { PollDeviceCode, StartDeviceCode } from "@pisync/protocol";
-import { type Context, Hono } from "hono";
+import type { Context } from "hono";
+import { Hono } from "hono/quick";
 import * as z from "zod/mini";
 import type { Services } from "../app.js";
 import { LIBRARY_SECURITY_HEADERS } from "../html.js";

@@ -6,7 +6,8 @@
 import { BadRequest, DEVICES_PAGE, NotFound } from "@pisync/core";
 import { DEVICE_ID } from "@pisync/protocol";
 import type { MintedToken } from "@pisync/viewer/library";
-import { type Context, Hono } from "hono";
+import type { Context } from "hono";
+import { Hono } from "hono/quick";
 import * as z from "zod/mini";
 import type { Services } from "../app.js";
 import { LIBRARY_SECURITY_HEADERS } from "../html.js";

@@ -4,7 +4,7 @@
  */
 import { insightsRange, NotFound } from "@pisync/core";
 import { InsightsQuery } from "@pisync/protocol";
-import { Hono } from "hono";
+import { Hono } from "hono/quick";
 import type { Services } from "../app.js";
 import type { AuthEnv } from "../auth.js";
 import { parseQuery } from "../validate.js";

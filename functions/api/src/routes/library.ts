@@ -21,8 +21,9 @@ import {
 import { InsightsQuery, SESSION_ID, SharePageQuery, TreeFindQuery } from "@pisync/protocol";
 import { parseQuery as parseSearch, QueryError, type SearchPage } from "@pisync/search";
 import type { ShareRow } from "@pisync/viewer/library";
-import { type Context, Hono } from "hono";
+import type { Context } from "hono";
 import { compress } from "hono/compress";
+import { Hono } from "hono/quick";
 import * as z from "zod/mini";
 import type { Services } from "../app.js";
 import { LIBRARY_SECURITY_HEADERS, wantsHtml } from "../html.js";

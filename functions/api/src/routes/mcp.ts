@@ -7,7 +7,7 @@
 import { boundedSearchPage } from "@pisync/core";
 import { type McpSource, registerMcpTools } from "@pisync/protocol";
 import { parseQuery } from "@pisync/search";
-import { Hono } from "hono";
+import { Hono } from "hono/quick";
 import type { Services } from "../app.js";
 import type { AuthEnv } from "../auth.js";
 import { lazy } from "../lazy.js";

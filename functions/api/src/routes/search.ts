@@ -5,7 +5,8 @@
 import { boundedSearchPage, NotFound, type SearchIndexer, type TeamSearch, type Teams } from "@pisync/core";
 import { SearchQuery } from "@pisync/protocol";
 import { parseQuery, QueryError, type SearchIndex, type SearchPage } from "@pisync/search";
-import { type Context, Hono, type MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
+import { Hono } from "hono/quick";
 import * as z from "zod/mini";
 import type { AuthEnv } from "../auth.js";
 import { loadViewer } from "../viewer.js";

@@ -17,7 +17,7 @@ import {
   type SessionMeta,
   type UploadTicket,
 } from "@pisync/protocol";
-import { Hono } from "hono";
+import { Hono } from "hono/quick";
 import type { Services } from "../app.js";
 import type { AuthEnv } from "../auth.js";
 import { readBody } from "../body.js";

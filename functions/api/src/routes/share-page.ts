@@ -8,8 +8,9 @@
 import { Busy, Gone, Lru, Memo, type Shares } from "@pisync/core";
 import { SharePageQuery, TreeFindQuery } from "@pisync/protocol";
 import type { SessionHead, ShareRecord } from "@pisync/store";
-import { type Context, Hono } from "hono";
+import type { Context } from "hono";
 import { compress } from "hono/compress";
+import { Hono } from "hono/quick";
 import type { Services } from "../app.js";
 import { SECURITY_HEADERS, wantsHtml } from "../html.js";
 import { KeptBodies } from "../kept-bodies.js";

@@ -2,7 +2,7 @@
 import { type Shares, shareSession } from "@pisync/core";
 import { CreateShare, type ShareView } from "@pisync/protocol";
 import type { ShareRecord } from "@pisync/store";
-import { Hono } from "hono";
+import { Hono } from "hono/quick";
 import type { Services } from "../app.js";
 import type { AuthEnv } from "../auth.js";
 import { publicOrigin } from "../library-auth.js";

@@ -6,8 +6,9 @@
  */
 import { Forbidden, Gone, NotFound } from "@pisync/core";
 import { CreateLoginLink, LOGIN_SECRET } from "@pisync/protocol";
-import { type Context, Hono } from "hono";
+import type { Context } from "hono";
 import { deleteCookie, setCookie } from "hono/cookie";
+import { Hono } from "hono/quick";
 import type { Services } from "../app.js";
 import type { AuthEnv } from "../auth.js";
 import { LIBRARY_SECURITY_HEADERS, wantsHtml } from "../html.js";

@@ -7,8 +7,9 @@
 import { BadRequest, NotFound, type Teams, titleOf } from "@pisync/core";
 import { INVITE_TOKEN, SharePageQuery, TreeFindQuery } from "@pisync/protocol";
 import { parseQuery as parseSearch, QueryError } from "@pisync/search";
-import { type Context, Hono } from "hono";
+import type { Context } from "hono";
 import { compress } from "hono/compress";
+import { Hono } from "hono/quick";
 import * as z from "zod/mini";
 import type { Services } from "../app.js";
 import { LIBRARY_SECURITY_HEADERS } from "../html.js";

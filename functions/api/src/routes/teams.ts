@@ -4,7 +4,8 @@
  */
 import { type Teams, titleOf } from "@pisync/core";
 import { ContextQuery, CreateInvite, CreateTeam, SetSessionTeam, TeamPageQuery, TeamPolicy } from "@pisync/protocol";
-import { type Context, Hono, type MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
+import { Hono } from "hono/quick";
 import type { Services } from "../app.js";
 import type { AuthEnv } from "../auth.js";
 import { markdownResponse } from "../markdown.js";

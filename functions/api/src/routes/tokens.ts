@@ -1,7 +1,7 @@
 /** /v1/tokens: a user's device tokens (their hashes only): list, create, revoke. */
 import { NotFound } from "@pisync/core";
 import { CreateToken, DEVICE_ID } from "@pisync/protocol";
-import { Hono } from "hono";
+import { Hono } from "hono/quick";
 import type { Services } from "../app.js";
 import type { AuthEnv } from "../auth.js";
 import { parseJson } from "../validate.js";

@@ -3,7 +3,7 @@
  * embedded store). On AWS the client PUTs straight to S3 instead, past Lambda's 6 MB request limit.
  */
 import { UnsupportedMediaType } from "@pisync/core";
-import { Hono } from "hono";
+import { Hono } from "hono/quick";
 import type { Services } from "../app.js";
 import type { AuthEnv } from "../auth.js";
 import { readBody } from "../body.js";

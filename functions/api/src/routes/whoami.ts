@@ -1,5 +1,5 @@
 /** /v1/whoami: the account, the device and the server's id, as the token in use sees them. */
-import { Hono } from "hono";
+import { Hono } from "hono/quick";
 import type { Services } from "../app.js";
 import type { AuthEnv } from "../auth.js";
 
