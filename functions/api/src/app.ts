@@ -8,9 +8,8 @@ import {
   BrowserSessions,
   DEFAULT_APPEND_LIMITS,
   DEFAULT_SHARE_LIMITS,
-  DeviceCodes,
   Identities,
-  Insights,
+  type Insights,
   Library,
   Reader,
   type ReaderCacheLimits,
@@ -18,7 +17,7 @@ import {
   type ShareKeys,
   ShareReading,
   Shares,
-  Teams,
+  type Teams,
   Tokens,
   Uploads,
 } from "@pisync/core";
@@ -32,6 +31,7 @@ import { type AuthEnv, bearerAuth } from "./auth.js";
 import type { BodyLimits } from "./body.js";
 import { onError, redact } from "./errors.js";
 import { htmlError, wantsHtml } from "./html.js";
+import { lazyService } from "./lazy-service.js";
 import type { PreviewRenderer } from "./preview/card.js";
 import { type RateLimits, rateLimits } from "./rate-limit.js";
 import { blobRoutes } from "./routes/blobs.js";
@@ -155,6 +155,7 @@ export function createApp(deps: AppDeps) {
     // Only share routes mask single texts, and they run behind `viewerLoaded`.
     maskText: (t) => viewer().maskText(t).text,
   });
+  const teamStore = deps.stores.teams;
   const services: Services = {
     appender: new Appender(deps.stores, clock, { maxLines: limits.maxLines }),
     reader,
@@ -165,13 +166,17 @@ export function createApp(deps: AppDeps) {
     blobs: new Blobs(deps.stores.blobs),
     reading,
     pages: new SessionPages(reader, reading),
-    insights: new Insights(deps.stores.meta),
+    // Loaded on first use: a cold start (an append) reads none of these modules.
+    insights: lazyService(async () => new (await import("@pisync/core/insights")).Insights(deps.stores.meta)),
     identities: new Identities(deps.stores.meta),
-    teams: deps.stores.teams
-      ? new Teams(deps.stores.teams, deps.stores.meta, clock, {
-          moved: (teamId, owner, sessionId) => deps.search?.teams?.moved(teamId, owner, sessionId),
-          maskText: async (text) => (await loadViewer()).maskText(text).text,
-        })
+    teams: teamStore
+      ? lazyService(
+          async () =>
+            new (await import("@pisync/core/teams")).Teams(teamStore, deps.stores.meta, clock, {
+              moved: (teamId, owner, sessionId) => deps.search?.teams?.moved(teamId, owner, sessionId),
+              maskText: async (text) => (await loadViewer()).maskText(text).text,
+            }),
+        )
       : undefined,
     limits,
     clock,
@@ -210,7 +215,9 @@ export function createApp(deps: AppDeps) {
   app.route("/", signInRoutes(services));
   app.route("/", deviceRoutes(services));
   // A machine signing in from the browser has no token yet: these come before the bearer check.
-  const deviceCodes = new DeviceCodes(deps.stores.meta, services.tokens, clock);
+  const deviceCodes = lazyService(
+    async () => new (await import("@pisync/core/device-codes")).DeviceCodes(deps.stores.meta, services.tokens, clock),
+  );
   app.route("/", devicePageRoutes(services, deviceCodes));
   app.route("/v1/device", deviceCodeRoutes(services, deviceCodes));
   app.use("/v1/*", bearerAuth(services.tokens));

@@ -3,7 +3,8 @@
  * `ROUTES` (paths, parameters, bodies and answers; JSON schemas from the zod contract).
  * README.md has the prose.
  */
-import { type Content, ERROR_CODES, ROUTES, type RouteSpec } from "@pisync/protocol";
+import { type Content, ERROR_CODES, type RouteSpec } from "@pisync/protocol";
+import { ROUTES } from "@pisync/protocol/routes";
 import * as z from "zod/mini";
 
 type Json = Record<string, unknown>;

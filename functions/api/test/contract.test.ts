@@ -12,7 +12,6 @@ import {
   ErrorBody,
   type ErrorCode,
   GenerationList,
-  ROUTES,
   SessionList,
   SessionMeta,
   ShareList,
@@ -20,6 +19,7 @@ import {
   TokenList,
   UploadTicket,
 } from "@pisync/protocol";
+import { ROUTES } from "@pisync/protocol/routes";
 import { openPair, type Pair } from "@pisync/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type * as z from "zod/mini";

@@ -6,7 +6,7 @@
  * the machine, once. Guessing codes is refused after ten misses. Also the devices page's new
  * token (shown once) and renames, on the page and over `PATCH /v1/tokens/:id`, for their owner only.
  */
-import { GUESS_LIMIT } from "@pisync/core";
+import { GUESS_LIMIT } from "@pisync/core/device-codes";
 import { DeviceCode, DeviceToken, type ErrorCode, LoginLink } from "@pisync/protocol";
 import { describeOnEveryStore } from "@pisync/testing";
 import { beforeAll, expect, it } from "vitest";

@@ -18,35 +18,27 @@ export {
   safeNextPath,
   userAgentLabel,
 } from "./browser-sessions.js";
-export {
-  DEVICE_CODE_SECONDS,
-  DEVICE_POLL_SECONDS,
-  DeviceCodes,
-  formatUserCode,
-  GUESS_LIMIT,
-  GUESS_WINDOW_MS,
-  machineName,
-  normalizeUserCode,
-  type PendingDeviceCode,
-  type StartedDeviceCode,
-} from "./device-codes.js";
+// The device-code flow's class and constants: `@pisync/core/device-codes` (loaded on first use).
+export type { DeviceCodes, PendingDeviceCode, StartedDeviceCode } from "./device-codes.js";
 export * from "./errors.js";
 export { Identities, type Identity } from "./identity.js";
 export { contentText, isCutPreview, previewOf } from "./ingest.js";
+export type {
+  Insights,
+  InsightsReport,
+  ToolGroup,
+  TopSession,
+  UsageGroup,
+  UsageSums,
+} from "./insights.js";
 export {
   FIT_AFTER_DAYS,
   fitRange,
-  Insights,
   type InsightsRange,
-  type InsightsReport,
   insightsRange,
   MAX_INSIGHTS_DAYS,
   sinceDay,
-  type ToolGroup,
-  type TopSession,
-  type UsageGroup,
-  type UsageSums,
-} from "./insights.js";
+} from "./insights-range.js";
 export { blobKey, checkId, checkSessionId, SAFE_ID, SESSION_ID, uploadKey } from "./keys.js";
 export {
   checkFilter,

@@ -19,7 +19,7 @@ import {
   TEAM_SESSION_REF,
   UPLOAD_ID,
 } from "./ids.js";
-import { McpMessage, ReadPage, ReadPageQuery } from "./mcp.js";
+import { McpMessage, ReadPage, ReadPageQuery } from "./mcp-pages.js";
 import {
   AppendAnswer,
   AuditList,

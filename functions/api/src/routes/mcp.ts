@@ -5,7 +5,7 @@
  * event stream) and DELETE (ending a session) answer 405: a stateless server has neither.
  */
 import { boundedSearchPage } from "@pisync/core";
-import { type McpSource, registerMcpTools } from "@pisync/protocol";
+import type { McpSource } from "@pisync/protocol";
 import { parseQuery } from "@pisync/search";
 import { Hono } from "hono/quick";
 import type { Services } from "../app.js";
@@ -14,13 +14,14 @@ import { lazy } from "../lazy.js";
 import { loadViewer } from "../viewer.js";
 import type { SearchDeps } from "./search.js";
 
-/** The SDK's server half, loaded on the first MCP request (an API cold start never needs it). */
+/** The SDK's server half and the tools, loaded on the first MCP request (an API cold start never needs it). */
 const sdk = lazy(async () => {
-  const [{ McpServer }, { WebStandardStreamableHTTPServerTransport }] = await Promise.all([
+  const [{ McpServer }, { WebStandardStreamableHTTPServerTransport }, { registerMcpTools }] = await Promise.all([
     import("@modelcontextprotocol/sdk/server/mcp.js"),
     import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"),
+    import("@pisync/protocol/mcp"),
   ]);
-  return { McpServer, WebStandardStreamableHTTPServerTransport };
+  return { McpServer, WebStandardStreamableHTTPServerTransport, registerMcpTools };
 });
 
 /** The largest MCP request body: a tool call's arguments are small. */
@@ -47,7 +48,7 @@ export function serverSource(services: Services, search: SearchDeps | undefined,
 export function mcpRoutes(services: Services, search: SearchDeps | undefined) {
   const app = new Hono<AuthEnv>();
   app.post("/", async (c) => {
-    const { McpServer, WebStandardStreamableHTTPServerTransport } = await sdk.load();
+    const { McpServer, WebStandardStreamableHTTPServerTransport, registerMcpTools } = await sdk.load();
     const server = new McpServer({ name: "pisync", version: "0.1.0" }, { capabilities: { tools: {} } });
     registerMcpTools(server, serverSource(services, search, c.get("userId")));
     const transport = new WebStandardStreamableHTTPServerTransport({

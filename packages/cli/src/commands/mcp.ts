@@ -10,15 +10,8 @@
 // other modules then use before it is set up (the CLI is one file either way).
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import {
-  MCP_TOOLS,
-  type McpSource,
-  ReadPage,
-  registerMcpTools,
-  SESSION_ID,
-  type SearchPage,
-  type SessionList,
-} from "@pisync/protocol";
+import { type McpSource, ReadPage, SESSION_ID, type SearchPage, type SessionList } from "@pisync/protocol";
+import { MCP_TOOLS, registerMcpTools } from "@pisync/protocol/mcp";
 import type * as z from "zod/mini";
 import * as zm from "zod/mini";
 import packageJson from "../../package.json" with { type: "json" };
