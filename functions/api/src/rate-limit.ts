@@ -32,6 +32,11 @@ export interface RateLimits {
   perUser?: number;
   /** Requests one share link may serve per window, whoever asks (pages, downloads, live polls). */
   perLink: number;
+  /**
+   * Requests all share links of one owner may serve together per window: a link is a credential
+   * its owner makes at will, so many links are not many budgets.
+   */
+  perOwnerLinks?: number;
   /** The window, in milliseconds. */
   windowMs: number;
 }
@@ -46,6 +51,7 @@ export const DEFAULT_RATE_LIMITS: Required<RateLimits> = {
   perToken: 30_000,
   perUser: USER_LIMITS.requestsPerMinute,
   perLink: 300,
+  perOwnerLinks: 3000,
   windowMs: 60_000,
 };
 
@@ -68,7 +74,8 @@ function tooMany(retryAfter: number): Response {
 
 /**
  * Records that `credential` `id` checked for this request, and counts the request against its
- * budget and, for a token or browser, its user's `userId` (nothing when the server sets no limits).
+ * budget and its user's `userId` (a token's or browser's user; a link's owner, whose links share
+ * one budget); nothing when the server sets no limits.
  * @throws HTTPException 429 with `Retry-After` when a budget is spent
  */
 export function admit(c: Context, credential: Credential, id: string, userId?: string): void {
@@ -124,6 +131,7 @@ export function rateLimits(limits: RateLimits, clientIp: (c: Context) => string)
   const counters = new Counters(limits.windowMs);
   const perToken = limits.perToken ?? DEFAULT_RATE_LIMITS.perToken;
   const perUser = limits.perUser ?? DEFAULT_RATE_LIMITS.perUser;
+  const perOwnerLinks = limits.perOwnerLinks ?? DEFAULT_RATE_LIMITS.perOwnerLinks;
   const middleware = createMiddleware(async (c, next) => {
     if (new URL(c.req.url).pathname === "/healthz") return next();
     const address = `ip:${clientIp(c)}`;
@@ -132,7 +140,13 @@ export function rateLimits(limits: RateLimits, clientIp: (c: Context) => string)
       vouched = true;
       // Both budgets count the request; the longer wait is the answer.
       const own = counters.hit(`${credential}:${id}`, credential === "token" ? perToken : limits.perLink);
-      const user = userId === undefined ? undefined : counters.hit(`user:${userId}`, perUser);
+      // A link's reads pay into its owner's links' budget; a token's or browser's into its user's.
+      const user =
+        userId === undefined
+          ? undefined
+          : credential === "link"
+            ? counters.hit(`links-of:${userId}`, perOwnerLinks)
+            : counters.hit(`user:${userId}`, perUser);
       const wait = own === undefined ? user : Math.max(own, user ?? 0);
       if (wait !== undefined) {
         // The error boundary answers it (as `rate_limited`) with these headers.

@@ -127,6 +127,22 @@ describe("per token, per verified link, per address for the rest", () => {
   });
 });
 
+describe("per owner of links", () => {
+  const running = serverWith({ perIp: 200, perToken: 200, perLink: 5, perOwnerLinks: 8, windowMs: 60_000 });
+
+  it("one owner's links share one budget: making more links does not make more budget", async () => {
+    const { server } = running;
+    const [first, second] = [
+      await shareOf(server, server.token, "owned-a"),
+      await shareOf(server, server.token, "owned-b"),
+    ];
+    // Each link's own 5, but the owner's 8 in all.
+    expect(await statuses(5, () => fetch(first))).toEqual([200, 200, 200, 200, 200]);
+    expect(await statuses(3, () => fetch(second))).toEqual([200, 200, 200]);
+    await expectTooMany(await fetch(second));
+  });
+});
+
 describe("the default limits", () => {
   const running = serverWith(DEFAULT_RATE_LIMITS);
 

@@ -53,7 +53,7 @@ export function sharePageRoutes(services: Services, shares: Shares) {
    */
   const open = async (c: Context) => {
     const opened = await shares.open(c.req.param("token") as string);
-    admit(c, "link", opened.share.id);
+    admit(c, "link", opened.share.id, opened.share.userId);
     return opened;
   };
 
