@@ -20,7 +20,9 @@ it("push of 400 files waits out 429, 503 and 507 as asked: exit 0, every file se
   expect(result.code, result.stderr.slice(-2000)).toBe(0);
   expect(result.summary).toMatchObject({ files: 400, failed: 0 });
   expect(result.mismatched).toEqual([]);
-  expect(result.throttled).toBeGreaterThan(100);
+  // One request in five is refused: at least one per five files (a push asks a server it has not
+  // confirmed from the session list, so each file is about one request: its append).
+  expect(result.throttled).toBeGreaterThanOrEqual(400 / 5);
   // Never sooner than the server said, and the waits of a second or more were announced.
   expect(result.early).toBe(0);
   expect(result.waits).toBeGreaterThanOrEqual(5);
