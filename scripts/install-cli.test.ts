@@ -33,6 +33,25 @@ it("installs pisync into npm's global prefix, says where, and `pisync --version`
     encoding: "utf8",
   });
   expect(version).toBe(`${packageJson.version}\n`);
+  // Every file of the build came along: a command split into a chunk, and `pisync mcp` (its own
+  // bundle) answering an MCP client's first request.
+  const installed = { PATH: [bin, dirname(process.execPath)].join(delimiter), HOME: temp };
+  expect(execFileSync("pisync", ["team", "--help"], { env: installed, encoding: "utf8" })).toContain(
+    "usage: pisync team",
+  );
+  const initialize = {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "install-test", version: "1" } },
+  };
+  const served = spawnSync("pisync", ["mcp"], {
+    env: { ...installed, PISYNC_ENDPOINT: "http://127.0.0.1:9", PISYNC_TOKEN: `pst_${"a".repeat(43)}` },
+    input: `${JSON.stringify(initialize)}\n`,
+    encoding: "utf8",
+  });
+  expect(served.status, served.stderr).toBe(0);
+  expect(JSON.parse(served.stdout.split("\n")[0])).toMatchObject({ id: 1, result: { serverInfo: { name: "pisync" } } });
   // Installed again (an update): still one command, the same answer.
   expect(installCli(prefix).status).toBe(0);
 }, 180_000);

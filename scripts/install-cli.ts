@@ -2,8 +2,9 @@
  * `npm run install-cli`: builds the `pisync` command and installs it with `npm install -g`, so it
  * is on the PATH like any global npm command (and `npm uninstall -g @pisync/cli` removes it).
  *
- * What is installed is a package of one file, the bundle (no dependency beyond Node), packed in a
- * temp folder: the workspace package names others that are not published. It goes into npm's
+ * What is installed is a package of the bundle's files (no dependency beyond Node): `pisync.mjs`,
+ * the chunks it imports (its commands loaded on use) and `pisync-mcp.mjs`, packed in a temp
+ * folder: the workspace package names others that are not published. It goes into npm's
  * global prefix (`npm prefix -g`; `npm_config_prefix` moves it) when that is writable by you, else
  * into `~/.local` (its `bin` is on the PATH of most Linux desktops): never with sudo.
  */
@@ -15,11 +16,12 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readFileSync,
   rmSync,
   writeFileSync,
 } from "node:fs";
 import { homedir, tmpdir } from "node:os";
-import { delimiter, dirname, join } from "node:path";
+import { delimiter, dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import packageJson from "../packages/cli/package.json" with { type: "json" };
 
@@ -44,6 +46,23 @@ function binOf(prefix: string): string {
   return process.platform === "win32" ? prefix : join(prefix, "bin");
 }
 
+/**
+ * The files of the build in `dist`: `pisync.mjs`, `pisync-mcp.mjs` and every chunk they name,
+ * transitively (chunks of older builds, kept a while for a `pisync` still running, are left out).
+ */
+function bundleFiles(dist: string): string[] {
+  const found = new Set<string>();
+  const add = (path: string) => {
+    if (found.has(path) || !existsSync(path)) return;
+    found.add(path);
+    for (const named of readFileSync(path, "utf8").matchAll(/["'](\.\/(?:chunks\/)?[\w-]+\.mjs)["']/g)) {
+      add(join(dirname(path), named[1]));
+    }
+  };
+  for (const entry of ["pisync.mjs", "pisync-mcp.mjs"]) add(join(dist, entry));
+  return [...found].map((path) => relative(dist, path));
+}
+
 execFileSync(process.execPath, [join(root, "packages/cli/build.mjs")], { stdio: "inherit" });
 
 const stage = mkdtempSync(join(tmpdir(), "pisync-install-cli-"));
@@ -64,7 +83,11 @@ try {
       2,
     )}\n`,
   );
-  copyFileSync(join(root, "packages/cli/dist/pisync.mjs"), join(stage, "pisync.mjs"));
+  const dist = join(root, "packages/cli/dist");
+  for (const file of bundleFiles(dist)) {
+    mkdirSync(dirname(join(stage, file)), { recursive: true });
+    copyFileSync(join(dist, file), join(stage, file));
+  }
   const tarball = execFileSync(npm, ["pack", "--silent", "--pack-destination", stage], { cwd: stage, encoding: "utf8" })
     .trim()
     .split("\n")

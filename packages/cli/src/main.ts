@@ -5,22 +5,9 @@
 import packageJson from "../package.json" with { type: "json" };
 import { ApiError, Transient } from "./api.js";
 import { CliError, EXIT } from "./cli-error.js";
-import { logout, whoami } from "./commands/account.js";
 import { defaultIo, type Io, refusedToken } from "./commands/common.js";
-import { context } from "./commands/context.js";
-import { device } from "./commands/device.js";
-import { generations } from "./commands/generations.js";
-import { insights } from "./commands/insights.js";
-import { login } from "./commands/login.js";
-import { mcp } from "./commands/mcp.js";
-import { open } from "./commands/open.js";
-import { ls, pull } from "./commands/remote.js";
-import { rm } from "./commands/rm.js";
-import { search } from "./commands/search.js";
-import { service } from "./commands/service.js";
-import { share, shares, unshare } from "./commands/share.js";
+import { mcp } from "./commands/mcp-load.js";
 import { push, status, watchCommand } from "./commands/sync-commands.js";
-import { team } from "./commands/team.js";
 import { requestTimeoutMs, resolveLogin } from "./config.js";
 import { safeJson, sanitizeLines } from "./sanitize.js";
 import { closest } from "./suggest.js";
@@ -65,28 +52,44 @@ Environment: PISYNC_ENDPOINT, PISYNC_TOKEN, PISYNC_TIMEOUT, PI_CODING_AGENT_DIR,
 Exit codes: 0 ok, 1 failed, 2 usage, 3 not logged in or token refused, 4 not found.
 `;
 
-const COMMANDS: Record<string, (argv: string[], io: Io) => Promise<number>> = {
-  login,
-  logout,
-  whoami,
+/** A command: its arguments (after its name) and the terminal; resolves to the exit code. */
+type Command = (argv: string[], io: Io) => Promise<number>;
+
+/**
+ * A command whose module is imported when it runs: the bundle splits it into a file of its own,
+ * so what every start reads (and `pisync watch` holds all day) is the backup engine and no more.
+ */
+function lazy<K extends string>(load: () => Promise<Record<K, Command>>, name: K): Command {
+  return async (argv, io) => (await load())[name](argv, io);
+}
+
+const account = () => import("./commands/account.js");
+const remote = () => import("./commands/remote.js");
+const sharing = () => import("./commands/share.js");
+
+const COMMANDS: Record<string, Command> = {
+  login: lazy(() => import("./commands/login.js"), "login"),
+  logout: lazy(account, "logout"),
+  whoami: lazy(account, "whoami"),
   watch: watchCommand,
   push,
   status,
-  ls,
-  search,
-  insights,
-  open,
-  pull,
-  generations,
-  rm,
-  context,
-  share,
-  shares,
-  unshare,
-  service: (argv, io) => service(argv, io),
+  ls: lazy(remote, "ls"),
+  search: lazy(() => import("./commands/search.js"), "search"),
+  insights: lazy(() => import("./commands/insights.js"), "insights"),
+  open: lazy(() => import("./commands/open.js"), "open"),
+  pull: lazy(remote, "pull"),
+  generations: lazy(() => import("./commands/generations.js"), "generations"),
+  rm: lazy(() => import("./commands/rm.js"), "rm"),
+  context: lazy(() => import("./commands/context.js"), "context"),
+  share: lazy(sharing, "share"),
+  shares: lazy(sharing, "shares"),
+  unshare: lazy(sharing, "unshare"),
+  service: lazy(() => import("./commands/service.js"), "service"),
+  // A bundle of its own (the MCP SDK and its zod), not a chunk: see commands/mcp-load.ts.
   mcp,
-  device,
-  team,
+  device: lazy(() => import("./commands/device.js"), "device"),
+  team: lazy(() => import("./commands/team.js"), "team"),
 };
 
 /** The endpoint in effect, for messages (the command already checked there is one). */

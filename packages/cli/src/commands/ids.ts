@@ -7,7 +7,7 @@ import type { ShareView } from "@pisync/protocol";
 import { type Api, ApiError } from "../api.js";
 import { CliError, EXIT } from "../cli-error.js";
 import { sanitize } from "../sanitize.js";
-import { cloudSessions } from "./remote.js";
+import { cloudSessions } from "./cloud-sessions.js";
 
 /** The shortest prefix taken for an id. */
 export const MIN_PREFIX = 6;

@@ -6,8 +6,10 @@
  * else: what the CLI says goes to stderr.
  */
 
-// Imported statically: a dynamic import of the SDK makes esbuild wrap zod, which the bundle's
-// other modules then use before it is set up (the CLI is one file either way).
+// Imported statically: a dynamic import of the SDK inside one bundle makes esbuild wrap zod, which
+// the bundle's other modules then use before it is set up, and as a chunk of the main bundle it
+// would keep all of zod in the engine's start. This module is the entry of its own bundle instead
+// (mcp-entry.ts): the main one loads it when `pisync mcp` runs (commands/mcp-load.ts).
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { type McpSource, ReadPage, SESSION_ID, type SearchPage, type SessionList } from "@pisync/protocol";

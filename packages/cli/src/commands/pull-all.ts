@@ -14,9 +14,10 @@ import { CliError, EXIT } from "../cli-error.js";
 import { confirmedState } from "../identity.js";
 import { safeJson, sanitize } from "../sanitize.js";
 import type { StateStore } from "../state.js";
+import { cloudSessions } from "./cloud-sessions.js";
 import { api, type CommandHelp, type Io, parse } from "./common.js";
 import { type Progress, ProgressBar } from "./progress.js";
-import { cloudSessions, pullCurrent } from "./remote.js";
+import { pullCurrent } from "./remote.js";
 import { CwdPrefix, FolderMap, filterSessions, mapFolder, Since } from "./session-filters.js";
 
 export const PULL_ALL_HELP: CommandHelp = {

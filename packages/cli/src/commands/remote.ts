@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { IMPORTED_LINES_FIELD, titleSlotLength } from "@pisync/format";
-import { SESSION_ID, type SessionList, type SessionSummary } from "@pisync/protocol";
+import { SESSION_ID } from "@pisync/protocol";
 import * as z from "zod/mini";
 import { type Api, ApiError } from "../api.js";
 import { blobsDirFor, fetchBlobs } from "../blobs.js";
@@ -17,6 +17,7 @@ import { isInside, piFileName, piFolderName, pullFolder } from "../paths.js";
 import { describeWait, withRetries } from "../retry.js";
 import { safeJson, sanitize } from "../sanitize.js";
 import { fingerprintOf, type StateStore } from "../state.js";
+import { cloudSessions } from "./cloud-sessions.js";
 import { api, type CommandHelp, formatBytes, type Io, parse } from "./common.js";
 import { resolveSessionId } from "./ids.js";
 import { pullAll } from "./pull-all.js";
@@ -39,20 +40,6 @@ examples:
   pisync ls --cwd ~/src/app --limit 20
   pisync ls --json | jq -r '.sessions[0].id'`,
 };
-
-/** Every session of the user in the cloud, newest first (read 100 a page). */
-export async function cloudSessions(client: Api): Promise<SessionSummary[]> {
-  const sessions: SessionSummary[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await client.json<SessionList>(
-      `/v1/sessions?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
-    );
-    sessions.push(...page.sessions);
-    cursor = page.cursor;
-  } while (cursor);
-  return sessions;
-}
 
 /** The sessions in the cloud, newest first. */
 export async function ls(argv: string[], io: Io): Promise<number> {

@@ -23,9 +23,9 @@ import { describeSyncStatus, sessionSyncStatus } from "../sync-status.js";
 import { loadTeamFolders } from "../team-folders.js";
 import { type Rescoped, sessionFiles, Watcher } from "../watch.js";
 import { statusLogger } from "../watch-status.js";
+import { cloudSessions } from "./cloud-sessions.js";
 import { api, type CommandHelp, formatBytes, type Io, parse, refusedToken } from "./common.js";
 import { type Progress, ProgressBar } from "./progress.js";
-import { cloudSessions } from "./remote.js";
 
 const rootsOption = { root: { type: "string" as const, multiple: true }, json: { type: "boolean" as const } };
 const RootArgs = z.object({
