@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { Appender } from "@pisync/core";
 import { type Stores, segmentKey } from "@pisync/store";
-import { awsStores } from "@pisync/store/aws";
+import { awsStores, ensureBucket } from "@pisync/store/aws";
 import { testAwsConfig } from "@pisync/testing";
 import type { LambdaContext } from "hono/aws-lambda";
 import { expect, it } from "vitest";
@@ -33,7 +33,10 @@ async function sessionWithHeadBehind(stores: Stores): Promise<string> {
 }
 
 it("the sweep event rolls a head behind its stored segment forward and leaves a young orphan", async () => {
-  const config = await testAwsConfig();
+  // A bucket of its own: the sweep lists its whole bucket within a budget, and the shared one
+  // holds every other test's objects.
+  const config = { ...(await testAwsConfig()), bucket: `sweep-${randomUUID()}` };
+  await ensureBucket(config, config.bucket);
   const stores = awsStores(config);
   const handler = createSearchingHandler(stores, { connection: config, table: config.table });
   try {
@@ -51,7 +54,10 @@ it("the sweep event rolls a head behind its stored segment forward and leaves a 
 });
 
 it("the sweep event keeps inside the invocation's time: what it could not visit is left for the next run", async () => {
-  const config = await testAwsConfig();
+  // A bucket of its own: the sweep lists its whole bucket within a budget, and the shared one
+  // holds every other test's objects.
+  const config = { ...(await testAwsConfig()), bucket: `sweep-${randomUUID()}` };
+  await ensureBucket(config, config.bucket);
   const stores = awsStores(config);
   const handler = createSearchingHandler(stores, { connection: config, table: config.table });
   try {

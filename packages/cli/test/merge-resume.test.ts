@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { assistantMessage } from "@pisync/testing";
+import { bunPath } from "@pisync/testing/omp";
 import { type PiVersion, piTree } from "@pisync/testing/pi1";
 import { afterAll, describe, expect, it } from "vitest";
 import { decideMerge, joinLines, RESUME_MARKER, resumeMarker } from "../src/merge.js";
@@ -97,16 +98,12 @@ const repo = fileURLToPath(new URL("../../..", import.meta.url));
 
 /** oh-my-pi (under Bun, with a time guard) resuming each file: its leaf and its context's message texts. */
 function openInOmp(files: string[]): { leaf: string; texts: (string | null)[] }[] {
-  const r = spawnSync(
-    join(repo, "node_modules", ".bin", "bun"),
-    [join(repo, "packages/cli/test/omp-probe.mjs"), ...files],
-    {
-      encoding: "utf8",
-      timeout: 60_000,
-      killSignal: "SIGKILL",
-      env: { ...process.env, OMP_PROBE_DIR: temp },
-    },
-  );
+  const r = spawnSync(bunPath, [join(repo, "packages/cli/test/omp-probe.mjs"), ...files], {
+    encoding: "utf8",
+    timeout: 60_000,
+    killSignal: "SIGKILL",
+    env: { ...process.env, OMP_PROBE_DIR: temp },
+  });
   if (r.status !== 0) throw new Error(`omp: ${r.error?.message ?? r.stderr}`);
   return r.stdout
     .trim()
