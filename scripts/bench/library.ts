@@ -9,6 +9,13 @@
  * target; on the AWS pair with the day items it read) with its API (`/v1/insights`).
  * `LIBRARY_STORES=embedded` or `=aws` runs one pair only.
  *
+ * A team (`LIBRARY_STORES=team`, in the default run too): 10 members × 1,000 sessions each
+ * (`TEAM_MEMBERS`, `TEAM_SESSIONS`), all in one team, on the embedded store with search. One
+ * member's requests, p95: the team's first page (`GET /v1/teams/T/sessions?limit=50`) and a
+ * team search (`GET /v1/search?q=…&team=T`), each against the same member's own first page and
+ * own search of the same words, taken in turns (the machine's load meets both), with the ratio
+ * (target ≤ 1.5). Generated once into `.bench/` (about 4 minutes here, with its indexes).
+ *
  * The library is generated cheaply: 10,000 small sessions (a header, a user message, an
  * assistant reply; 20 folders, 6 models, a year of dates), appended through core's `Appender`
  * straight into the store (no HTTP, no search index): once into `.bench/` for the embedded
@@ -18,7 +25,8 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { createApp } from "@pisync/api";
-import { Appender, Tokens } from "@pisync/core";
+import { Appender, SearchIndexer, storedLines, TeamSearch, Teams, Tokens, teamLines } from "@pisync/core";
+import { SqliteSearchIndex } from "@pisync/search/embedded";
 import { StorageUnavailableError, type Stores } from "@pisync/store";
 import { awsStores, type DynamoMetaStore } from "@pisync/store/aws";
 import { embeddedStores } from "@pisync/store/embedded";
@@ -162,7 +170,7 @@ function report(title: string, results: Result[], targets: string[]) {
   }
 }
 
-const pairs = (process.env.LIBRARY_STORES ?? "embedded,aws").split(",");
+const pairs = (process.env.LIBRARY_STORES ?? "embedded,aws,team").split(",");
 const TARGETS = [
   "GET / (first page)",
   "GET /?cwd=/home/dev/project-2",
@@ -278,4 +286,120 @@ if (pairs.includes("aws")) {
     report("AWS pair: DynamoDB Local + s3rver", results, [...TARGETS, "GET /insights (all of 2025)"]);
     console.log(`items read per request include the filters' choices (the latest 200 sessions); never the ${SESSIONS}`);
   });
+}
+
+const TEAM_MEMBERS = Number(process.env.TEAM_MEMBERS ?? 10);
+const TEAM_SESSIONS = Number(process.env.TEAM_SESSIONS ?? 1_000);
+
+if (pairs.includes("team")) {
+  const members = Array.from({ length: TEAM_MEMBERS }, (_, m) => `member-${m}`);
+  const dataDir = join(process.cwd(), ".bench", `library-team-v1-${TEAM_MEMBERS}x${TEAM_SESSIONS}`);
+  const fresh = !existsSync(dataDir);
+  mkdirSync(dataDir, { recursive: true });
+  const stores = embeddedStores(dataDir);
+  const teams = new Teams(stores.teams, stores.meta);
+  const index = new SqliteSearchIndex(join(dataDir, "search.sqlite"), storedLines(stores));
+  const teamIndex = new SqliteSearchIndex(join(dataDir, "search-teams.sqlite"), teamLines(stores, stores.teams));
+  const teamSearch = new TeamSearch(stores, stores.teams, teamIndex);
+  const indexer = new SearchIndexer(stores, index, { users: async () => members });
+  const [first] = members as [string];
+  let teamId = (await teams.list(first))[0]?.id;
+  if (fresh || !teamId) {
+    const t = performance.now();
+    teamId = (await teams.create(first, "bench")).id;
+    for (const member of members.slice(1)) {
+      const { token } = await teams.invite(first, teamId);
+      await teams.join(member, token);
+    }
+    const appender = new Appender(stores);
+    for (const [m, member] of members.entries()) {
+      for (let i = 0; i < TEAM_SESSIONS; i++) {
+        // Each member's sessions spread over the year as the library's do, interleaved with the others'.
+        const n = i * TEAM_MEMBERS + m;
+        const sessionId = `team-${String(n).padStart(6, "0")}`;
+        await appender.append({ userId: member, sessionId, offset: 0, body: session(n, sessionId) });
+        await teams.setSessionTeam(member, sessionId, teamId);
+      }
+    }
+    console.log(
+      `\nteam: generated ${TEAM_MEMBERS} members × ${TEAM_SESSIONS} sessions in ${((performance.now() - t) / 1000).toFixed(1)} s`,
+    );
+    const indexed = performance.now();
+    await indexer.rebuild(members);
+    await teamSearch.indexer.rebuild([teamId]);
+    console.log(
+      `team: indexed (each member's own, and the team's) in ${((performance.now() - indexed) / 1000).toFixed(1)} s`,
+    );
+  }
+  const { token } = await new Tokens(stores.meta).create(first, "bench");
+  const app = createApp({ stores, search: { index, indexer, teams: teamSearch }, log: () => {} });
+  const headers = { Authorization: `Bearer ${token}` };
+  /**
+   * The member's own request and the team's, taken in turns (this machine's load moves: both
+   * meet the same), 40 of each after 5 to warm up; p95 and median in ms.
+   */
+  const paired = async (
+    own: string,
+    team: string,
+    check: (text: string) => boolean,
+  ): Promise<[Result[1], Result[1]]> => {
+    const runs: [number[], number[]] = [[], []];
+    for (let i = 0; i < 45; i++) {
+      for (const [k, path] of [own, team].entries()) {
+        const t = performance.now();
+        const r = await app.request(path, { headers });
+        const text = await r.text();
+        const ms = performance.now() - t;
+        if (r.status !== 200 || !check(text)) throw new Error(`${path}: ${r.status} ${text.slice(0, 200)}`);
+        if (i >= 5) runs[k]?.push(ms);
+      }
+    }
+    const stats = (list: number[]) => {
+      list.sort((a, b) => a - b);
+      return {
+        p95: list[Math.ceil(list.length * 0.95) - 1] as number,
+        median: list[Math.floor(list.length / 2)] as number,
+      };
+    };
+    return [stats(runs[0]), stats(runs[1])];
+  };
+  const query = encodeURIComponent("fix module");
+  const [ownPage, teamPage] = await paired(
+    "/v1/sessions?limit=50",
+    `/v1/teams/${teamId}/sessions?limit=50`,
+    (t) => JSON.parse(t).sessions.length === Math.min(50, TEAM_SESSIONS),
+  );
+  const [ownSearch, teamFound] = await paired(
+    `/v1/search?q=${query}`,
+    `/v1/search?q=${query}&team=${teamId}`,
+    (t) => JSON.parse(t).sessions.length > 0,
+  );
+  const all = TEAM_MEMBERS * TEAM_SESSIONS;
+  const results: Result[] = [
+    [`GET /v1/sessions?limit=50 (own first page, ${TEAM_SESSIONS} sessions)`, ownPage],
+    [`GET /v1/teams/T/sessions?limit=50 (the team's, ${all} sessions)`, teamPage],
+    [`GET /v1/search?q=fix module (own, ${TEAM_SESSIONS} sessions)`, ownSearch],
+    [`GET /v1/search?q=fix module&team=T (${all} sessions)`, teamFound],
+  ];
+  console.log(
+    `\nteam of ${TEAM_MEMBERS} members × ${TEAM_SESSIONS} sessions (embedded store), one member's requests in turns with the team's, server time of 40 warm requests each:`,
+  );
+  console.log("| request | median ms | p95 ms |");
+  console.log("|---|---|---|");
+  for (const [name, r] of results) console.log(`| ${name} | ${r.median.toFixed(1)} | ${r.p95.toFixed(1)} |`);
+  for (const [what, team, mine] of [
+    ["first page", teamPage, ownPage],
+    ["search", teamFound, ownSearch],
+  ] as const) {
+    const r = team.p95 / mine.p95;
+    const median = team.median / mine.median;
+    console.log(
+      `target: the team's ${what} p95 / own ${what} p95 ≤ 1.5: ${r.toFixed(2)} — ${r <= 1.5 ? "met" : "NOT met"} (medians: ${median.toFixed(2)})`,
+    );
+  }
+  await indexer.flush();
+  await teamSearch.indexer.flush();
+  index.close();
+  teamIndex.close();
+  stores.close();
 }

@@ -149,6 +149,36 @@ describeOnEveryStore("team library", (pair) => {
     expect((await member.get(`/v1/teams/${teamId}/sessions?cursor=garbage`)).status).toBe(400);
   });
 
+  it("GET /v1/teams/:team/sessions: a write moves a session up the list; a foreign or bad cursor 400, an outsider's 404", async () => {
+    const ids = async (c: Client, query = "") =>
+      (await json(await c.get(`/v1/teams/${teamId}/sessions${query}`))).body.sessions.map(
+        (s: { owner: string; id: string }) => `${s.owner}:${s.id}`,
+      );
+    expect(await ids(member)).toEqual(["mia:m1", "olivia:o1"]);
+    // olivia writes on in o1: a later entry than any of mia's, so o1 comes first for every member.
+    const offset = new TextEncoder().encode(
+      header("o1") + userLine("o1e1", "owner's notes on the deploy", "2026-02-01T10:00:01.000Z"),
+    ).length;
+    const append = await owner.patch("o1", offset, userLine("o1e2", "and the rollback", "2026-02-09T10:00:00.000Z"));
+    expect(append.status).toBeLessThan(300);
+    expect(await ids(member)).toEqual(["olivia:o1", "mia:m1"]);
+    const first = await json(await member.get(`/v1/teams/${teamId}/sessions?limit=1`));
+    expect(first.body.sessions[0]).toMatchObject({ id: "o1", lastAt: "2026-02-09T10:00:00.000Z" });
+    expect(await ids(member, `?limit=1&cursor=${first.body.cursor}`)).toEqual(["mia:m1"]);
+    // A cursor is the team's own: another team's list, or a forged one, is refused with a code.
+    const other = (await json(await admin.post("/v1/teams", { name: "Other" }))).body.id as string;
+    const foreign = await json(await admin.get(`/v1/teams/${other}/sessions?cursor=${first.body.cursor}`));
+    expect(foreign).toMatchObject({ status: 400, body: { code: "bad_query" } });
+    const forged = Buffer.from(JSON.stringify([1, `team:${teamId}`, "9999", "no-colon"])).toString("base64url");
+    expect(await json(await member.get(`/v1/teams/${teamId}/sessions?cursor=${forged}`))).toMatchObject({
+      status: 400,
+      body: { code: "bad_query" },
+    });
+    // Someone outside the team learns nothing, a valid cursor in hand or not.
+    expect((await outsider.get(`/v1/teams/${teamId}/sessions?cursor=${first.body.cursor}`)).status).toBe(404);
+    expect((await outsider.get(`/v1/teams/${other}/sessions`)).status).toBe(404);
+  });
+
   it("GET /v1/teams/:team/sessions/:id/md: masked Markdown for members, by {id} or {owner}:{id}; 404 otherwise", async () => {
     for (const ref of ["m1", "mia:m1"]) {
       const response = await admin.get(`/v1/teams/${teamId}/sessions/${ref}/md`);

@@ -20,7 +20,7 @@
  */
 import type { LineRecord } from "@pisync/format";
 import type { GenerationState, IndexPage, SessionHead, Stores } from "@pisync/store";
-import { changedUsageDays, NotFoundError } from "@pisync/store";
+import { cardOf, changedUsageDays, NotFoundError } from "@pisync/store";
 import { missingBlobs } from "./blob-release.js";
 import { commitAndResolve } from "./commit.js";
 import { dictionaryBefore } from "./dictionary.js";
@@ -271,6 +271,7 @@ export class Appender {
     };
     // A lost race leaves the segment for the sweep: a late sending could still name it.
     if ((await commitAndResolve(this.stores.meta, commit, key)) === "lost") return undefined;
+    await this.teamActivity(next);
     if (next.current.segments.length > MAX_SEGMENTS) await this.mergeSegments(next).catch(() => {});
     return {
       offset: end,
@@ -284,6 +285,15 @@ export class Appender {
         ? await missingBlobs(this.stores.blobs, userId, summary, ingested.blobRefs)
         : [],
     };
+  }
+
+  /**
+   * A session in a team moves up the team's list as it is written (a read, for a session in no
+   * team). The append is committed already: a failure here costs the list's order until the
+   * session's next write, never the append.
+   */
+  private async teamActivity(head: SessionHead): Promise<void> {
+    await this.stores.teams?.touchTeamSession(head.userId, head.sessionId, cardOf(head).lastAt).catch(() => {});
   }
 
   /** A rename: the title slot replaced in place, no generation made (see rename.ts). */

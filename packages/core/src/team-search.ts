@@ -98,11 +98,16 @@ export class TeamSearch {
     page: { limit: number; cursor?: string },
   ): Promise<Omit<SearchPage, "sessions"> & { sessions: Array<SearchPage["sessions"][number] & { owner: string }> }> {
     const found = await this.index.search(teamId, query, page);
-    const inTeam = new Set((await this.teams.teamSessions(teamId)).map((r) => teamRef(r.owner, r.sessionId)));
-    const sessions = found.sessions.flatMap((hit) => {
-      const at = parseTeamRef(hit.sessionId);
-      return at && inTeam.has(hit.sessionId) ? [{ ...hit, sessionId: at.sessionId, owner: at.owner }] : [];
-    });
+    // Each hit's team, one read per hit of the page (bounded by its limit), never the whole team's.
+    const checked = await Promise.all(
+      found.sessions.map(async (hit) => {
+        const at = parseTeamRef(hit.sessionId);
+        return at && (await this.teams.sessionTeam(at.owner, at.sessionId)) === teamId
+          ? [{ ...hit, sessionId: at.sessionId, owner: at.owner }]
+          : [];
+      }),
+    );
+    const sessions = checked.flat();
     return { ...found, sessions };
   }
 }

@@ -17,12 +17,14 @@ import type {
   TeamPolicy,
   TeamRecord,
   TeamRole,
+  TeamSessionEntry,
+  TeamSessionPage,
   TeamSessionRecord,
   TeamStore,
 } from "@pisync/store";
-import { InvalidCursorError, MAX_TEAM_MEMBERS, MAX_USER_TEAMS } from "@pisync/store";
+import { cardOf, InvalidCursorError, MAX_TEAM_MEMBERS, MAX_USER_TEAMS } from "@pisync/store";
 import { BadRequest, Forbidden, Gone, NotFound } from "./errors.js";
-import { checkId, checkSessionId } from "./keys.js";
+import { checkId, checkSessionId, SAFE_ID, SESSION_ID } from "./keys.js";
 
 /** How long an invite link works. */
 export const INVITE_SECONDS = 7 * 86400;
@@ -45,43 +47,6 @@ export interface TeamSessionCard extends SessionCard {
 const hashOf = (secret: string) => createHash("sha256").update(secret).digest("hex");
 const ADMINS: ReadonlySet<TeamRole> = new Set(["owner", "admin"]);
 const noTeam = () => new NotFound("no such team");
-
-/** A cursor of the team's session list: the last card's position, base64url JSON. */
-function encodeCursor(teamId: string, card: TeamSessionCard): string {
-  return Buffer.from(JSON.stringify([teamId, card.lastAt, card.owner, card.sessionId])).toString("base64url");
-}
-
-function decodeCursor(teamId: string, cursor: string): [string, string, string] {
-  try {
-    const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown;
-    if (
-      Array.isArray(value) &&
-      value.length === 4 &&
-      value[0] === teamId &&
-      value.every((v) => typeof v === "string")
-    ) {
-      return [value[1], value[2], value[3]];
-    }
-  } catch {}
-  throw new BadRequest("the cursor is not one this list gave", "bad_query");
-}
-
-/** Newest conversation first; owner then id break ties, so a cursor names one place. */
-function newestFirst(a: TeamSessionCard, b: TeamSessionCard): number {
-  return a.lastAt !== b.lastAt
-    ? a.lastAt < b.lastAt
-      ? 1
-      : -1
-    : a.owner !== b.owner
-      ? a.owner < b.owner
-        ? 1
-        : -1
-      : a.sessionId < b.sessionId
-        ? 1
-        : a.sessionId > b.sessionId
-          ? -1
-          : 0;
-}
 
 /**
  * The team use cases over the teams port and the session metadata (for a session's existence
@@ -242,7 +207,14 @@ export class Teams {
     const { role } = await this.membership(userId, teamId);
     const team = await this.teams.getTeam(teamId);
     if (!team) throw noTeam();
-    const record: TeamSessionRecord = { teamId, owner: userId, sessionId, addedAt: this.now() };
+    // Its place in the team's list: its last activity, moved up by its writes (see `Appender`).
+    const record: TeamSessionRecord = {
+      teamId,
+      owner: userId,
+      sessionId,
+      addedAt: this.now(),
+      lastAt: cardOf(head).lastAt,
+    };
     const before = await this.teams.setSessionTeam(userId, sessionId, record);
     this.moved(teamId, userId, sessionId);
     if (before !== teamId) this.moved(before, userId, sessionId);
@@ -269,52 +241,62 @@ export class Teams {
     return teamId ? this.teams.getTeam(teamId) : undefined;
   }
 
-  /** The team's sessions whose owners are still members, with their cards. */
-  private async cards(teamId: string): Promise<TeamSessionCard[]> {
-    const records = await this.teams.teamSessions(teamId);
-    const byOwner = new Map<string, TeamSessionRecord[]>();
-    for (const record of records) byOwner.set(record.owner, [...(byOwner.get(record.owner) ?? []), record]);
-    const lists = await Promise.all(
-      [...byOwner].map(async ([owner, owned]) => {
-        const added = new Map(owned.map((r) => [r.sessionId, r.addedAt]));
-        const cards = await this.meta.getCards(
-          owner,
-          owned.map((r) => r.sessionId),
-        );
-        return cards.map((card) => ({ ...card, owner, addedAt: added.get(card.sessionId) ?? "" }));
+  /** The cards of a page's entries, in the page's order; a session gone meanwhile is left out. */
+  private async cards(entries: TeamSessionEntry[]): Promise<TeamSessionCard[]> {
+    const byOwner = new Map<string, string[]>();
+    for (const e of entries) byOwner.set(e.owner, [...(byOwner.get(e.owner) ?? []), e.sessionId]);
+    const found = new Map<string, SessionCard>();
+    await Promise.all(
+      [...byOwner].map(async ([owner, ids]) => {
+        for (const card of await this.meta.getCards(owner, ids)) found.set(`${owner}:${card.sessionId}`, card);
       }),
     );
-    return lists.flat();
+    return entries.flatMap((e) => {
+      const card = found.get(`${e.owner}:${e.sessionId}`);
+      return card ? [{ ...card, owner: e.owner, addedAt: e.addedAt }] : [];
+    });
   }
 
   /** A card as members see it: what it shows of the session's text masked as on share pages. */
-  private async masked(card: TeamSessionCard): Promise<TeamSessionCard> {
+  private async masked(card: TeamSessionCard, memo?: Map<string, Promise<string>>): Promise<TeamSessionCard> {
     const mask = this.options.maskText;
     if (!mask) return card;
+    // A page's sessions share folders (and often names): each text is masked once per page.
+    const once = (text: string) => {
+      let masked = memo?.get(text);
+      if (!masked) {
+        masked = mask(text);
+        memo?.set(text, masked);
+      }
+      return masked;
+    };
     const [name, firstMessage, cwd] = await Promise.all(
-      [card.name, card.firstMessage, card.cwd].map((text) => (text === undefined ? undefined : mask(text))),
+      [card.name, card.firstMessage, card.cwd].map((text) => (text === undefined ? undefined : once(text))),
     );
     return { ...card, name, firstMessage, cwd };
   }
 
-  /** A page of the team's sessions, latest conversation first (members). */
+  /**
+   * A page of the team's sessions, most recently active first (members): one bounded read of
+   * the team's list, then the page's cards. @throws BadRequest `bad_query` for a cursor the
+   * list did not give
+   */
   async sessions(
     userId: string,
     teamId: string,
     page: { limit: number; cursor?: string },
   ): Promise<{ sessions: TeamSessionCard[]; cursor?: string }> {
     await this.membership(userId, teamId);
-    const after = page.cursor ? decodeCursor(teamId, page.cursor) : undefined;
-    const all = (await this.cards(teamId)).sort(newestFirst);
-    const start = after
-      ? all.findIndex(
-          (c) => newestFirst(c, { lastAt: after[0], owner: after[1], sessionId: after[2] } as TeamSessionCard) > 0,
-        )
-      : 0;
-    const rest = start < 0 ? [] : all.slice(start);
-    const sessions = await Promise.all(rest.slice(0, page.limit).map((card) => this.masked(card)));
-    const last = sessions[sessions.length - 1];
-    return rest.length > page.limit && last ? { sessions, cursor: encodeCursor(teamId, last) } : { sessions };
+    let entries: TeamSessionPage;
+    try {
+      entries = await this.teams.teamSessionPage(teamId, page);
+    } catch (error) {
+      if (error instanceof InvalidCursorError) throw new BadRequest(error.message, "bad_query");
+      throw error;
+    }
+    const memo = new Map<string, Promise<string>>();
+    const sessions = await Promise.all((await this.cards(entries.sessions)).map((card) => this.masked(card, memo)));
+    return entries.cursor ? { sessions, cursor: entries.cursor } : { sessions };
   }
 
   /**
@@ -324,11 +306,16 @@ export class Teams {
   async resolveSession(userId: string, teamId: string, ref: string): Promise<{ owner: string; sessionId: string }> {
     await this.membership(userId, teamId);
     const colon = ref.indexOf(":");
-    const records = await this.teams.teamSessions(teamId);
+    const [owner, sessionId] = [ref.slice(0, colon), ref.slice(colon + 1)];
+    // `{owner}:{id}` is one read of the session's team; `{id}` alone looks through the team's sessions.
     const found =
       colon >= 0
-        ? records.filter((r) => r.owner === ref.slice(0, colon) && r.sessionId === ref.slice(colon + 1))
-        : records.filter((r) => r.sessionId === ref);
+        ? SAFE_ID.test(owner) &&
+          SESSION_ID.test(sessionId) &&
+          (await this.teams.sessionTeam(owner, sessionId)) === teamId
+          ? [{ owner, sessionId }]
+          : []
+        : (await this.teams.teamSessions(teamId)).filter((r) => r.sessionId === ref);
     const [one] = found;
     if (found.length !== 1 || !one) throw new NotFound("no such session in this team");
     // The owner must still be a member (their removal takes their sessions out, but a read may race it).

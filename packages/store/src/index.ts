@@ -31,7 +31,7 @@ export {
 } from "./listing.js";
 export type * from "./ports.js";
 export type * from "./ports-teams.js";
-export { MAX_TEAM_MEMBERS, MAX_USER_TEAMS } from "./ports-teams.js";
+export { MAX_TEAM_MEMBERS, MAX_TEAM_PAGE, MAX_USER_TEAMS } from "./ports-teams.js";
 export {
   changedUsageDays,
   type DayUsage,

@@ -52,6 +52,23 @@ export interface TeamSessionRecord {
   owner: string;
   sessionId: string;
   addedAt: string;
+  /**
+   * The session's last activity when it is put in (its card's `lastAt`): where the team's list
+   * places it until {@link TeamStore.touchTeamSession} moves it. Kept as the list's key, not in
+   * the record `teamSessions` reads back.
+   */
+  lastAt?: string;
+}
+
+/** A team session as the team's list reads it: with its last activity, the list's order. */
+export interface TeamSessionEntry extends TeamSessionRecord {
+  lastAt: string;
+}
+
+/** A page of a team's sessions, most recently active first; `cursor` is absent at the end. */
+export interface TeamSessionPage {
+  sessions: TeamSessionEntry[];
+  cursor?: string;
 }
 
 /** One event of a team's audit log; events are only ever added. */
@@ -78,6 +95,8 @@ export interface AuditPage {
 export const MAX_TEAM_MEMBERS = 200;
 /** Most teams one user belongs to. */
 export const MAX_USER_TEAMS = 100;
+/** Most sessions one page of a team's list holds (a larger limit is read as this). */
+export const MAX_TEAM_PAGE = 100;
 
 /** Teams, memberships, invites, team sessions and the audit log (SQLite, or DynamoDB). */
 export interface TeamStore {
@@ -113,8 +132,24 @@ export interface TeamStore {
   setSessionTeam(owner: string, sessionId: string, record: TeamSessionRecord | null): Promise<string | undefined>;
   /** The team a session is in; `undefined` when none. */
   sessionTeam(owner: string, sessionId: string): Promise<string | undefined>;
-  /** Every session in a team, in no particular order (one bounded query). */
+  /**
+   * Every session in a team, in no particular order (one query, as long as the team): for what
+   * needs them all (a team's search catch-up, its insights). A list pages {@link teamSessionPage}.
+   */
   teamSessions(teamId: string): Promise<TeamSessionRecord[]>;
+  /**
+   * A page of a team's sessions, most recently active first (`lastAt`, then owner, then session
+   * id, all descending), read from an index on that order: `limit` (1 to {@link MAX_TEAM_PAGE})
+   * entries at most, after the place `cursor` names. @throws InvalidCursorError for a cursor this
+   * team's list did not give
+   */
+  teamSessionPage(teamId: string, page: { limit: number; cursor?: string }): Promise<TeamSessionPage>;
+  /**
+   * A session was written and its last activity is now `lastAt`: if it is in a team and `lastAt`
+   * is later than the activity recorded, the team's list moves it up. Nothing for a session in no
+   * team (the common case: a read, no write).
+   */
+  touchTeamSession(owner: string, sessionId: string, lastAt: string): Promise<void>;
   /** Adds an event to a team's audit log. */
   appendAudit(event: AuditEvent): Promise<void>;
   /** A page of a team's audit log, newest first. @throws InvalidCursorError for a cursor it did not give */

@@ -4,7 +4,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import { InvalidCursorError, type TeamRecord, type TeamStore } from "../src/index.js";
+import { InvalidCursorError, MAX_TEAM_PAGE, type TeamRecord, type TeamStore } from "../src/index.js";
 
 const at = (minute: number) => new Date(Date.UTC(2026, 0, 1, 0, minute)).toISOString();
 
@@ -114,6 +114,145 @@ export function describeTeamContract(name: string, makeTeams: () => Promise<Team
       expect(await teams.sessionTeam(leaving, "theirs")).toBeUndefined();
       expect(await teams.memberships({ teamId: t, userId: leaving })).toEqual([]);
       expect(await teams.memberships({ userId: leaving })).toEqual([]);
+    });
+
+    it("a team's list reads most recently active first, a page at a time; a cursor of another team is refused", async () => {
+      const [t, other] = [id(), id()];
+      const [mia, ann] = [user(), user()];
+      const put = (owner: string, sessionId: string, lastAt?: string) =>
+        teams.setSessionTeam(owner, sessionId, { teamId: t, owner, sessionId, addedAt: at(0), lastAt });
+      await put(mia, "a", at(10));
+      await put(mia, "b", at(30));
+      await put(ann, "c", at(20));
+      // The same instant: the owner, then the id, break the tie (both descending).
+      await put(ann, "d", at(30));
+      await put(mia, "e", at(30));
+      // No activity known (a session from before the list kept it): last.
+      await put(ann, "f");
+      await teams.setSessionTeam(mia, "x", {
+        teamId: other,
+        owner: mia,
+        sessionId: "x",
+        addedAt: at(0),
+        lastAt: at(59),
+      });
+      const order = [`${mia}:e`, `${mia}:b`, `${ann}:d`, `${ann}:c`, `${mia}:a`, `${ann}:f`].sort((x, y) => {
+        // Owners are random: the expected order is the tuple's, computed the same way.
+        const key = (ref: string) => {
+          const [owner, s] = ref.split(":") as [string, string];
+          const lastAt = { a: at(10), b: at(30), c: at(20), d: at(30), e: at(30), f: "" }[s] ?? "";
+          return [lastAt, owner, s].join("\u0000");
+        };
+        return key(x) < key(y) ? 1 : -1;
+      });
+      const refs: string[] = [];
+      let cursor: string | undefined;
+      let pages = 0;
+      do {
+        const page = await teams.teamSessionPage(t, { limit: 4, cursor });
+        expect(page.sessions.length).toBeLessThanOrEqual(4);
+        for (const s of page.sessions) {
+          expect(s.teamId).toBe(t);
+          expect(s.addedAt).toBe(at(0));
+          refs.push(`${s.owner}:${s.sessionId}`);
+        }
+        cursor = page.cursor;
+        pages++;
+      } while (cursor);
+      expect(pages).toBe(2);
+      expect(refs).toEqual(order);
+      const first = await teams.teamSessionPage(t, { limit: 2 });
+      expect(first.sessions.map((s) => s.lastAt)).toEqual([at(30), at(30)]);
+      expect((await teams.teamSessionPage(t, { limit: 6 })).cursor).toBeUndefined();
+      await expect(teams.teamSessionPage(other, { limit: 2, cursor: first.cursor })).rejects.toBeInstanceOf(
+        InvalidCursorError,
+      );
+      for (const bad of ["", "x", Buffer.from("[1,2]").toString("base64url"), "%%%"]) {
+        if (bad)
+          await expect(teams.teamSessionPage(t, { limit: 2, cursor: bad })).rejects.toBeInstanceOf(InvalidCursorError);
+      }
+      expect(await teams.teamSessionPage(id(), { limit: 2 })).toEqual({ sessions: [] });
+      // What teamSessions reads back is the record, without the list's key.
+      expect((await teams.teamSessions(other))[0]).toEqual({
+        teamId: other,
+        owner: mia,
+        sessionId: "x",
+        addedAt: at(0),
+      });
+    });
+
+    it("a page holds 1 to MAX_TEAM_PAGE sessions, whatever the limit asked", async () => {
+      const t = id();
+      const owner = user();
+      await Promise.all(
+        Array.from({ length: MAX_TEAM_PAGE + 1 }, (_, i) =>
+          teams.setSessionTeam(owner, `s${i}`, {
+            teamId: t,
+            owner,
+            sessionId: `s${i}`,
+            addedAt: at(0),
+            lastAt: at(i % 60),
+          }),
+        ),
+      );
+      const most = await teams.teamSessionPage(t, { limit: 10_000 });
+      expect(most.sessions).toHaveLength(MAX_TEAM_PAGE);
+      expect(most.cursor).toBeDefined();
+      expect((await teams.teamSessionPage(t, { limit: 10_000, cursor: most.cursor })).sessions).toHaveLength(1);
+      expect((await teams.teamSessionPage(t, { limit: 0 })).sessions).toHaveLength(1);
+      expect((await teams.teamSessionPage(t, { limit: -5 })).sessions).toHaveLength(1);
+    });
+
+    it("activity moves a session up its team's list, never down; a session in no team is left alone", async () => {
+      const t = id();
+      const owner = user();
+      for (const [s, minute] of [
+        ["old", 1],
+        ["mid", 2],
+        ["new", 3],
+      ] as const) {
+        await teams.setSessionTeam(owner, s, { teamId: t, owner, sessionId: s, addedAt: at(0), lastAt: at(minute) });
+      }
+      const list = async () => (await teams.teamSessionPage(t, { limit: 10 })).sessions.map((s) => s.sessionId);
+      expect(await list()).toEqual(["new", "mid", "old"]);
+      await teams.touchTeamSession(owner, "old", at(4));
+      expect(await list()).toEqual(["old", "new", "mid"]);
+      expect((await teams.teamSessionPage(t, { limit: 1 })).sessions[0]?.lastAt).toBe(at(4));
+      // An earlier activity (a late write racing a newer one) does not move it back.
+      await teams.touchTeamSession(owner, "old", at(2));
+      expect(await list()).toEqual(["old", "new", "mid"]);
+      // The session stays in its team, with its record.
+      expect(await teams.sessionTeam(owner, "old")).toBe(t);
+      expect((await teams.teamSessions(t)).map((s) => s.sessionId).sort()).toEqual(["mid", "new", "old"]);
+      // Not in a team: nothing is made.
+      await teams.touchTeamSession(owner, "loose", at(9));
+      expect(await teams.sessionTeam(owner, "loose")).toBeUndefined();
+      expect(await list()).toEqual(["old", "new", "mid"]);
+    });
+
+    it("a session that leaves its team leaves its list: taken out, moved, or its owner removed", async () => {
+      const [t, other] = [id(), id()];
+      const [owner, leaving] = [user(), user()];
+      await teams.createTeam(team(t), { teamId: t, userId: owner, role: "owner", joinedAt: at(0) });
+      await teams.putMembership({ teamId: t, userId: leaving, role: "member", joinedAt: at(1) });
+      const put = (who: string, s: string, teamId = t) =>
+        teams.setSessionTeam(who, s, { teamId, owner: who, sessionId: s, addedAt: at(2), lastAt: at(5) });
+      await put(owner, "kept");
+      await put(owner, "out");
+      await put(owner, "moved");
+      await put(leaving, "theirs");
+      const list = async (teamId = t) =>
+        (await teams.teamSessionPage(teamId, { limit: 10 })).sessions.map((s) => s.sessionId).sort();
+      expect(await list()).toEqual(["kept", "moved", "out", "theirs"]);
+      await teams.setSessionTeam(owner, "out", null);
+      await put(owner, "moved", other);
+      await teams.removeMembership(t, leaving);
+      expect(await list()).toEqual(["kept"]);
+      expect(await list(other)).toEqual(["moved"]);
+      // A touch of a session gone from the team brings nothing back.
+      await teams.touchTeamSession(owner, "out", at(50));
+      await teams.touchTeamSession(leaving, "theirs", at(50));
+      expect(await list()).toEqual(["kept"]);
     });
 
     it("the audit log reads newest first, a page at a time; a foreign cursor is refused", async () => {

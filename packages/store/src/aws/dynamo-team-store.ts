@@ -7,7 +7,10 @@
  * - member:       pk `TM#<team>`, sk `M#<user>`; gsi1 `UTM#<user>` / `<team>`: a team's members
  *                 are one partition's `M#` items, a user's teams one `gsi1` partition
  * - team session: pk `TM#<team>`, sk `S#<owner>#<session>`, beside the session's pointer
- *                 pk `U#<owner>`, sk `TS#<session>` (`team`), written in one transaction
+ *                 pk `U#<owner>`, sk `TS#<session>` (`team`), written in one transaction; the
+ *                 pointer is the team's list entry too: gsi1 `TMS#<team>` /
+ *                 `<lastAt>#<owner>#<session>`, so the list is one Query of `gsi1`, most
+ *                 recently active first, and a write moves it by updating the pointer alone
  * - invite:       pk `TI#<hash>`, sk `TI`; TTL a day after its expiry (redeeming marks it `redeemedBy`)
  * - audit event:  pk `TA#<team>`, sk `<at>#<nonce>`, put only if new: the log is only added to
  */
@@ -30,9 +33,12 @@ import type {
   MembershipRecord,
   TeamPolicy,
   TeamRecord,
+  TeamSessionEntry,
+  TeamSessionPage,
   TeamSessionRecord,
   TeamStore,
 } from "../ports-teams.js";
+import { decodeTeamCursor, encodeTeamCursor, teamPageLimit } from "../team-listing.js";
 import { type AwsConnection, documentClient, queryAll } from "./client.js";
 
 type Item = Record<string, unknown>;
@@ -43,8 +49,27 @@ const teamSessionKey = (teamId: string, owner: string, sessionId: string) => ({
   sk: `S#${owner}#${sessionId}`,
 });
 const pointerKey = (owner: string, sessionId: string) => ({ pk: `U#${owner}`, sk: `TS#${sessionId}` });
+const listPk = (teamId: string) => `TMS#${teamId}`;
+/** A team list entry's sort key: ids hold only characters above `#`, so the order is the tuple's. */
+const listSk = (lastAt: string, owner: string, sessionId: string) => `${lastAt}#${owner}#${sessionId}`;
 const dataOf = <T>(item: Item): T => JSON.parse(item.data as string) as T;
 const DAY_SECONDS = 24 * 3600;
+/** The record as stored: its last activity is a key of the list, kept apart. */
+const withoutLastAt = ({ lastAt: _lastAt, ...record }: TeamSessionRecord): TeamSessionRecord => record;
+
+/** A team session pointer as the list reads it (one from before the list had only its keys and team). */
+function entryOf(item: Item): TeamSessionEntry {
+  const record: TeamSessionRecord =
+    typeof item.data === "string"
+      ? dataOf<TeamSessionRecord>(item)
+      : {
+          teamId: item.team as string,
+          owner: (item.pk as string).slice("U#".length),
+          sessionId: (item.sk as string).slice("TS#".length),
+          addedAt: "",
+        };
+  return { ...record, lastAt: typeof item.lastAt === "string" ? item.lastAt : "" };
+}
 
 /** The teams port on one DynamoDB table of `TABLE_SCHEMA`. */
 export class DynamoTeamStore implements TeamStore {
@@ -200,7 +225,7 @@ export class DynamoTeamStore implements TeamStore {
         {
           Put: {
             TableName: this.table,
-            Item: { ...pointerKey(owner, sessionId), team: record.teamId },
+            Item: this.pointerItem(record),
             // The pointer read above is still the stored one: a racing change fails this one.
             ...(before === undefined
               ? { ConditionExpression: "attribute_not_exists(pk)" }
@@ -210,7 +235,7 @@ export class DynamoTeamStore implements TeamStore {
         {
           Put: {
             TableName: this.table,
-            Item: { ...teamSessionKey(record.teamId, owner, sessionId), data: JSON.stringify(record) },
+            Item: { ...teamSessionKey(record.teamId, owner, sessionId), data: JSON.stringify(withoutLastAt(record)) },
           },
         },
       );
@@ -219,6 +244,19 @@ export class DynamoTeamStore implements TeamStore {
     }
     if (items.length) await this.client.send(new TransactWriteCommand({ TransactItems: items }));
     return before;
+  }
+
+  /** A session's pointer to its team, which is also its entry in the team's list. */
+  private pointerItem(record: TeamSessionRecord): Item {
+    const lastAt = record.lastAt ?? "";
+    return {
+      ...pointerKey(record.owner, record.sessionId),
+      team: record.teamId,
+      lastAt,
+      gsi1pk: listPk(record.teamId),
+      gsi1sk: listSk(lastAt, record.owner, record.sessionId),
+      data: JSON.stringify(withoutLastAt(record)),
+    };
   }
 
   async sessionTeam(owner: string, sessionId: string): Promise<string | undefined> {
@@ -234,6 +272,50 @@ export class DynamoTeamStore implements TeamStore {
       ConsistentRead: true,
     });
     return items.map((item) => dataOf<TeamSessionRecord>(item));
+  }
+
+  async teamSessionPage(teamId: string, page: { limit: number; cursor?: string }): Promise<TeamSessionPage> {
+    const limit = teamPageLimit(page.limit);
+    const after = page.cursor ? decodeTeamCursor(teamId, page.cursor) : undefined;
+    const result = await this.client.send(
+      new QueryCommand({
+        TableName: this.table,
+        IndexName: TABLE_SCHEMA.index.name,
+        KeyConditionExpression: after ? "gsi1pk = :pk AND gsi1sk < :after" : "gsi1pk = :pk",
+        ExpressionAttributeValues: {
+          ":pk": listPk(teamId),
+          ...(after ? { ":after": listSk(after.lastAt, after.owner, after.sessionId) } : {}),
+        },
+        ScanIndexForward: false,
+        Limit: limit + 1,
+      }),
+    );
+    const items = result.Items ?? [];
+    const sessions = items.slice(0, limit).map((item) => entryOf(item));
+    const last = sessions[limit - 1];
+    return items.length > limit && last ? { sessions, cursor: encodeTeamCursor(teamId, last) } : { sessions };
+  }
+
+  async touchTeamSession(owner: string, sessionId: string, lastAt: string): Promise<void> {
+    // Read first: most sessions are in no team, and a read costs less than a refused write.
+    const item = await this.get(pointerKey(owner, sessionId));
+    if (typeof item?.team !== "string" || (typeof item.lastAt === "string" && item.lastAt >= lastAt)) return;
+    // A pointer from before the list was kept becomes an entry now.
+    const record = entryOf(item);
+    try {
+      await this.client.send(
+        new PutCommand({
+          TableName: this.table,
+          Item: this.pointerItem({ ...record, teamId: item.team, lastAt }),
+          // Still in the same team, and no later activity recorded meanwhile.
+          ConditionExpression: "team = :team AND (attribute_not_exists(lastAt) OR lastAt < :at)",
+          ExpressionAttributeValues: { ":team": item.team, ":at": lastAt },
+        }),
+      );
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return;
+      throw error;
+    }
   }
 
   async appendAudit(event: AuditEvent): Promise<void> {

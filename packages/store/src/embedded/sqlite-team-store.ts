@@ -12,9 +12,11 @@ import type {
   MembershipRecord,
   TeamPolicy,
   TeamRecord,
+  TeamSessionPage,
   TeamSessionRecord,
   TeamStore,
 } from "../ports-teams.js";
+import { decodeTeamCursor, encodeTeamCursor, teamPageLimit } from "../team-listing.js";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS teams (id TEXT PRIMARY KEY, data TEXT NOT NULL);
@@ -24,6 +26,7 @@ CREATE INDEX IF NOT EXISTS team_members_by_user ON team_members (user_id, team_i
 CREATE TABLE IF NOT EXISTS team_invites (hash TEXT PRIMARY KEY, data TEXT NOT NULL, spent INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS team_sessions (
   owner TEXT NOT NULL, session_id TEXT NOT NULL, team_id TEXT NOT NULL, data TEXT NOT NULL,
+  last_at TEXT NOT NULL DEFAULT '',
   PRIMARY KEY (owner, session_id)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS team_sessions_by_team ON team_sessions (team_id, owner);
 CREATE TABLE IF NOT EXISTS team_audit (
@@ -34,6 +37,11 @@ CREATE TRIGGER IF NOT EXISTS team_audit_no_update BEFORE UPDATE ON team_audit
   BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
 CREATE TRIGGER IF NOT EXISTS team_audit_no_delete BEFORE DELETE ON team_audit
   BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+`;
+
+/** The team list's order, on a file made before the list was paged by it. */
+const ACTIVITY = `
+CREATE INDEX IF NOT EXISTS team_sessions_by_activity ON team_sessions (team_id, last_at, owner, session_id);
 `;
 
 const parse = <T>(row: { data: string } | undefined): T | undefined => (row ? (JSON.parse(row.data) as T) : undefined);
@@ -49,6 +57,12 @@ export class SqliteTeamStore implements TeamStore {
     // The session store's connection writes to the same file: wait for it rather than fail.
     this.db.pragma("busy_timeout = 5000");
     this.db.exec(SCHEMA);
+    const columns = this.db.prepare("PRAGMA table_info(team_sessions)").all() as { name: string }[];
+    if (!columns.some((c) => c.name === "last_at")) {
+      // A file from before: its team sessions list last, until their next write moves them up.
+      this.db.exec("ALTER TABLE team_sessions ADD COLUMN last_at TEXT NOT NULL DEFAULT ''");
+    }
+    this.db.exec(ACTIVITY);
   }
 
   close(): void {
@@ -138,9 +152,12 @@ export class SqliteTeamStore implements TeamStore {
         .prepare("SELECT team_id FROM team_sessions WHERE owner = ? AND session_id = ?")
         .get(owner, sessionId) as { team_id: string } | undefined;
       if (record) {
+        const { lastAt, ...stored } = record;
         this.db
-          .prepare("INSERT OR REPLACE INTO team_sessions (owner, session_id, team_id, data) VALUES (?, ?, ?, ?)")
-          .run(owner, sessionId, record.teamId, JSON.stringify(record));
+          .prepare(
+            "INSERT OR REPLACE INTO team_sessions (owner, session_id, team_id, data, last_at) VALUES (?, ?, ?, ?, ?)",
+          )
+          .run(owner, sessionId, record.teamId, JSON.stringify(stored), lastAt ?? "");
       } else {
         this.db.prepare("DELETE FROM team_sessions WHERE owner = ? AND session_id = ?").run(owner, sessionId);
       }
@@ -158,6 +175,37 @@ export class SqliteTeamStore implements TeamStore {
   async teamSessions(teamId: string): Promise<TeamSessionRecord[]> {
     const rows = this.db.prepare("SELECT data FROM team_sessions WHERE team_id = ?").all(teamId) as { data: string }[];
     return rows.map((row) => JSON.parse(row.data) as TeamSessionRecord);
+  }
+
+  async teamSessionPage(teamId: string, page: { limit: number; cursor?: string }): Promise<TeamSessionPage> {
+    const limit = teamPageLimit(page.limit);
+    const after = page.cursor ? decodeTeamCursor(teamId, page.cursor) : undefined;
+    const order = "ORDER BY last_at DESC, owner DESC, session_id DESC LIMIT ?";
+    const rows = (
+      after
+        ? this.db
+            .prepare(
+              `SELECT last_at, data FROM team_sessions WHERE team_id = ? AND (last_at, owner, session_id) < (?, ?, ?) ${order}`,
+            )
+            .all(teamId, after.lastAt, after.owner, after.sessionId, limit + 1)
+        : this.db.prepare(`SELECT last_at, data FROM team_sessions WHERE team_id = ? ${order}`).all(teamId, limit + 1)
+    ) as { last_at: string; data: string }[];
+    const sessions = rows
+      .slice(0, limit)
+      .map((row) => ({ ...(JSON.parse(row.data) as TeamSessionRecord), lastAt: row.last_at }));
+    const last = sessions[limit - 1];
+    return rows.length > limit && last ? { sessions, cursor: encodeTeamCursor(teamId, last) } : { sessions };
+  }
+
+  async touchTeamSession(owner: string, sessionId: string, lastAt: string): Promise<void> {
+    // Read first: most sessions are in no team, and a read takes no write lock of the file.
+    const row = this.db
+      .prepare("SELECT last_at FROM team_sessions WHERE owner = ? AND session_id = ?")
+      .get(owner, sessionId) as { last_at: string } | undefined;
+    if (!row || row.last_at >= lastAt) return;
+    this.db
+      .prepare("UPDATE team_sessions SET last_at = ? WHERE owner = ? AND session_id = ? AND last_at < ?")
+      .run(lastAt, owner, sessionId, lastAt);
   }
 
   async appendAudit(event: AuditEvent): Promise<void> {
