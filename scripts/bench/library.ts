@@ -326,7 +326,8 @@ if (pairs.includes("team")) {
     );
     const indexed = performance.now();
     await indexer.rebuild(members);
-    await teamSearch.indexer.rebuild([teamId]);
+    await teamSearch.indexer.catchUp([teamId]);
+    await teamSearch.indexer.flush();
     console.log(
       `team: indexed (each member's own, and the team's) in ${((performance.now() - indexed) / 1000).toFixed(1)} s`,
     );

@@ -4,7 +4,7 @@
  * in-memory dirty set; a search first indexes its user's marked sessions, so an append is
  * searchable on the next search; a scheduled pass indexes every marked session meanwhile.
  */
-import { SearchIndexer } from "@pisync/core";
+import { SearchIndexer, TeamSearch, teamTenants, tenantIndexer } from "@pisync/core";
 import type { SearchIndex } from "@pisync/search";
 import type { S3SearchIndex, SearchMarks, SessionMark } from "@pisync/search/aws";
 import type { LegacyIndex, LegacyIndexes } from "@pisync/search/aws/legacy";
@@ -112,12 +112,28 @@ export class MarkingIndexer extends SearchIndexer {
     );
   }
 
-  /** Waits for the marks written during a request. @throws the first failed write's error */
+  /**
+   * Holds the answer for `work` too (a write's lookup of its team, which then marks the team's
+   * tenant): {@link settle} waits for it and for the marks it leaves.
+   */
+  hold(work: Promise<unknown>): void {
+    this.pending.push(
+      work.then(
+        () => undefined,
+        (error: Error) => error,
+      ),
+    );
+  }
+
+  /** Waits for the marks written during a request (and those held work wrote meanwhile). @throws the first failed write's error */
   async settle(): Promise<void> {
-    const pending = this.pending;
-    this.pending = [];
+    let failed: Error | undefined;
+    while (this.pending.length > 0) {
+      const pending = this.pending;
+      this.pending = [];
+      failed ??= (await Promise.all(pending)).find((error) => error !== undefined);
+    }
     this.markedByCommits.clear();
-    const failed = (await Promise.all(pending)).find((error) => error !== undefined);
     if (failed) throw failed;
   }
 
@@ -321,6 +337,7 @@ export function lambdaSearch(
   indexer: MarkingIndexer,
   log = console.error,
   searchBudgetMs = SEARCH_BUDGET_MS,
+  teams?: TeamSearch,
 ): SearchDeps {
   const searching: SearchIndex = {
     ...forwardTo(async () => index),
@@ -331,7 +348,33 @@ export function lambdaSearch(
       return index.search(userId, query, options);
     },
   };
-  return { index: searching, indexer };
+  return { index: searching, indexer, teams };
+}
+
+/**
+ * Teams' search on Lambda: each team a tenant (`~<team>`) of the users' index, fed by the same
+ * marks, passes and upkeep (the indexer reads `tenantStores`). A write's lookup of its team is
+ * held by the indexer, so the team's mark is written before the answer; a team's search indexes
+ * its team's marks first, as a user's does.
+ */
+export function lambdaTeamSearch(
+  stores: Stores,
+  index: SearchIndex,
+  indexer: MarkingIndexer,
+  log = console.error,
+  searchBudgetMs = SEARCH_BUDGET_MS,
+): TeamSearch | undefined {
+  if (!stores.teams) return undefined;
+  const catchUp = async (tenant: string) => {
+    await indexer
+      .catchUpUser(tenant, searchBudgetMs)
+      .catch((error: Error) => log(`pisync: team search catch-up failed: ${error.message}`));
+  };
+  return new TeamSearch(stores, stores.teams, teamTenants(index, catchUp), {
+    indexer: tenantIndexer(indexer),
+    track: (work) => indexer.hold(work),
+    log,
+  });
 }
 
 /**

@@ -5,8 +5,16 @@
  * marks are left the function invokes itself for the next (`{ "pisync": "index", ... }`); a
  * direct invocation with `{ "pisync": "reindex", "users": [...] }` rebuilds those users' indexes.
  */
-import { parseShareKeys, type ShareKeys, SWEEP_MIN_AGE_MS, storedLines, verifyStores } from "@pisync/core";
-import { SAFE_ID } from "@pisync/protocol";
+import {
+  parseShareKeys,
+  type ShareKeys,
+  SWEEP_MIN_AGE_MS,
+  storedLines,
+  teamOfTenant,
+  tenantStores,
+  verifyStores,
+} from "@pisync/core";
+import { SAFE_ID, TEAM_ID } from "@pisync/protocol";
 // The marks alone: the index's module (`@pisync/search/aws`) is a chunk loaded on the first search.
 import { type ChainLink, PassChain } from "@pisync/search/aws/chain";
 import { LegacyIndexes } from "@pisync/search/aws/legacy";
@@ -20,6 +28,7 @@ import { type ContinuePass, type IndexEvent, invokeSelf, isIndexEvent, parseInde
 import {
   INDEX_BUDGET_MS,
   lambdaSearch,
+  lambdaTeamSearch,
   lazySearchIndex,
   MarkingIndexer,
   maintainSearch,
@@ -111,8 +120,10 @@ function isReindex(event: unknown): event is ReindexEvent {
 /** The users a reindex event names. @throws Error when it does not name them by their ids */
 function usersOf(event: ReindexEvent): string[] {
   const { users } = event;
-  if (!Array.isArray(users) || !users.every((u) => typeof u === "string" && SAFE_ID.test(u))) {
-    throw new Error('a reindex event is { "pisync": "reindex", "users": [user ids] }');
+  // A team's tenant (`~<team>`) is rebuilt the same way, from the sessions in the team.
+  const named = (u: unknown) => typeof u === "string" && (SAFE_ID.test(u) || TEAM_ID.test(teamOfTenant(u) ?? ""));
+  if (!Array.isArray(users) || !users.every(named)) {
+    throw new Error('a reindex event is { "pisync": "reindex", "users": [user ids, or ~<team id> for a team] }');
   }
   return users;
 }
@@ -150,6 +161,8 @@ export function createSearchingHandler(
   search: LambdaSearchConfig,
   options: Omit<AppDeps, "stores" | "search"> = {},
 ) {
+  // Teams are tenants of the same index: its indexer reads a team's sessions as the team's.
+  const indexStores = stores.teams ? tenantStores(stores, stores.teams) : stores;
   // Made when first searched, indexed, cleared or kept up: an append only writes a mark.
   const s3Index = lazy(async () => {
     const { S3SearchIndex } = await import("@pisync/search/aws");
@@ -157,12 +170,12 @@ export function createSearchingHandler(
       connection: search.connection,
       table: search.table,
       blobs: stores.blobs,
-      lines: storedLines(stores),
+      lines: storedLines(indexStores),
     });
   });
   const index = lazySearchIndex(() => s3Index.load());
   const indexer = new MarkingIndexer(
-    stores,
+    indexStores,
     index,
     new SearchMarks(search.connection, search.table),
     console.error,
@@ -177,7 +190,13 @@ export function createSearchingHandler(
   const http = handle(
     createApp({
       stores: appStores,
-      search: lambdaSearch(index, indexer, console.error, searchBudgetMs),
+      search: lambdaSearch(
+        index,
+        indexer,
+        console.error,
+        searchBudgetMs,
+        lambdaTeamSearch(stores, index, indexer, console.error, searchBudgetMs),
+      ),
       bufferAnswers: true,
       ...options,
     }),

@@ -16,6 +16,9 @@ import {
   TeamSearch,
   Tokens,
   teamLines,
+  teamTenants,
+  tenantIndexer,
+  tenantStores,
   Uploads,
   verifyStores,
 } from "@pisync/core";
@@ -237,12 +240,26 @@ function sweepUploadsEvery(uploads: Uploads, ms: number, log: (line: string) => 
 const TEAM_SEARCH_CATCH_UP_MS = 600_000;
 
 /**
- * Teams' search on this machine: one SQLite file (`search-teams.sqlite` in the data folder)
- * whose tenants are teams, caught up at start and every {@link TEAM_SEARCH_CATCH_UP_MS}. Absent
- * when the stores keep no teams.
+ * Teams' search on this machine. Embedded: one SQLite file (`search-teams.sqlite` in the data
+ * folder) whose tenants are teams, caught up at start and every {@link TEAM_SEARCH_CATCH_UP_MS}.
+ * On AWS (`shared`, the users' index and its indexer over `tenantStores`): each team a tenant of
+ * that index, as on Lambda, caught up with the users' tenants. Absent when the stores keep no teams.
  */
-function teamSearchFor(stores: Stores, dataDir: string, log: (line: string) => void) {
+function teamSearchFor(
+  stores: Stores,
+  dataDir: string,
+  log: (line: string) => void,
+  shared?: { index: SearchIndex; indexer: SearchIndexer },
+) {
   if (!stores.teams) return undefined;
+  if (shared) {
+    const search = new TeamSearch(stores, stores.teams, teamTenants(shared.index), {
+      indexer: tenantIndexer(shared.indexer),
+      log,
+    });
+    // The users' indexer and index close with the server.
+    return { search, close: async () => {} };
+  }
   const index = new SqliteSearchIndex(join(dataDir, "search-teams.sqlite"), teamLines(stores, stores.teams));
   const search = new TeamSearch(stores, stores.teams, index, { log });
   const stop = every(TEAM_SEARCH_CATCH_UP_MS, true, () =>
@@ -280,13 +297,20 @@ export async function startNodeServer(options: NodeServerOptions) {
   const localKeys = keys ? undefined : localShareKeys(options.dataDir);
   const work = workerPool(options.workers);
   // Embedded: indexing runs on the index's writer thread, so appends never wait behind it.
-  const search = searchIndexFor(open, options.dataDir, options.aws, options.searchThreads ?? DEFAULT_SEARCH_THREADS);
-  const indexer = new SearchIndexer(stores, search, { users: () => stores.meta.users(), log });
+  // On AWS, teams are tenants of the users' index (as on Lambda): its indexer reads their sessions as theirs.
+  const indexStores = options.aws && stores.teams ? tenantStores(stores, stores.teams) : stores;
+  const search = searchIndexFor(
+    { ...open, stores: indexStores },
+    options.dataDir,
+    options.aws,
+    options.searchThreads ?? DEFAULT_SEARCH_THREADS,
+  );
+  const indexer = new SearchIndexer(indexStores, search, { users: () => stores.meta.users(), log });
   const stopCatchUp = every(options.aws ? AWS_SEARCH_CATCH_UP_MS : SEARCH_CATCH_UP_MS, true, () =>
     indexer.catchUp().catch((error: Error) => log(`pisync: search catch-up failed: ${error.message}`)),
   );
-  const stopMarks = options.aws ? markedPasses(stores, search, options.aws, log) : async () => {};
-  const teams = teamSearchFor(stores, options.dataDir, log);
+  const stopMarks = options.aws ? markedPasses(indexStores, search, options.aws, log) : async () => {};
+  const teams = teamSearchFor(stores, options.dataDir, log, options.aws ? { index: search, indexer } : undefined);
   const stopSweep = every(options.sweepEveryMs ?? SWEEP_EVERY_MS, false, () => sweep(open, log));
   const stopUploadSweep = sweepUploadsEvery(new Uploads(stores.blobs, 0), UPLOAD_SWEEP_MS, log);
   const app = createApp({

@@ -67,6 +67,8 @@ const DEADLINE_PER_MIB_MS = 4000;
 const GROWTH_BYTES = 8 * 1024 * 1024;
 /** Blobs are images: generous, but bounded. */
 const MAX_BLOB_BYTES = 256 * 1024 * 1024;
+/** The largest team session `pull --team` takes (its size is not known beforehand). */
+const MAX_TEAM_RAW_BYTES = 512 * 1024 * 1024;
 
 export type { AppendAnswer };
 
@@ -234,6 +236,23 @@ export class Api {
       expectedBytes: size,
     });
     return new Uint8Array(this.expectOk(r).body);
+  }
+
+  /**
+   * A team session's bytes, masked as a share link's (`GET /v1/teams/{team}/sessions/{ref}/raw`),
+   * and its owner; gzip on the wire, at most {@link MAX_TEAM_RAW_BYTES}.
+   */
+  async teamRaw(teamId: string, ref: string): Promise<{ bytes: Uint8Array; owner: string | undefined }> {
+    const r = await this.request(
+      "GET",
+      `/v1/teams/${encodeURIComponent(teamId)}/sessions/${encodeURIComponent(ref)}/raw`,
+      {
+        headers: { "Accept-Encoding": "gzip" },
+        maxBytes: MAX_TEAM_RAW_BYTES,
+      },
+    );
+    const owner = this.expectOk(r).headers[HEADERS.owner.toLowerCase()];
+    return { bytes: new Uint8Array(r.body), owner: typeof owner === "string" ? owner : undefined };
   }
 
   async postJson<T>(path: string, body: unknown): Promise<T> {

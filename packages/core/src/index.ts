@@ -82,7 +82,8 @@ export {
   shareSession,
 } from "./shares.js";
 export { shownEntry } from "./shown-entry.js";
-export { parseTeamRef, TeamSearch, teamLines, teamRef, teamStores } from "./team-search.js";
+export { parseTeamRef, type TeamIndexer, TeamSearch, teamLines, teamRef, teamStores } from "./team-search.js";
+export { teamOfTenant, teamTenant, teamTenants, tenantIndexer, tenantStores } from "./team-tenants.js";
 export {
   DEFAULT_POLICY,
   INVITE_SECONDS,

@@ -48,21 +48,38 @@ export function teamLines(stores: Stores, teams: TeamStore): LineSource {
   return storedLines(teamStores(stores, teams));
 }
 
+/** What feeds a team's index: `SearchIndexer`'s calls, a team id in place of a user id. */
+export type TeamIndexer = Pick<SearchIndexer, "markDirty" | "catchUp" | "flush" | "stop">;
+
 /** A team's search: its own index, fed by its own indexer as team sessions change. */
 export class TeamSearch {
   /** The team tenant's indexer (its `flush` waits for what was marked). */
-  readonly indexer: SearchIndexer;
+  readonly indexer: TeamIndexer;
+  /** Told of each write's team lookup (see {@link written}), if anyone waits for them. */
+  private readonly track?: (work: Promise<void>) => void;
 
+  /**
+   * @param index the teams' index, a team id in place of a user id
+   * @param options.indexer what feeds it (default: an indexer of its own, over the teams' sessions);
+   *   `track` is given each write's lookup of its team (on Lambda the answer waits for the marks it leaves)
+   */
   constructor(
     stores: Stores,
     private readonly teams: TeamStore,
     private readonly index: SearchIndex,
-    options: { log?: (line: string) => void } = {},
+    options: {
+      log?: (line: string) => void;
+      indexer?: TeamIndexer;
+      track?: (work: Promise<void>) => void;
+    } = {},
   ) {
-    this.indexer = new SearchIndexer(teamStores(stores, teams), index, {
-      users: async () => [],
-      log: options.log,
-    });
+    this.indexer =
+      options.indexer ??
+      new SearchIndexer(teamStores(stores, teams), index, {
+        users: async () => [],
+        log: options.log,
+      });
+    this.track = options.track;
   }
 
   /** A team session changed teams (added, taken back, its owner removed): its team indexes or forgets it. */
@@ -75,12 +92,11 @@ export class TeamSearch {
    * (the team's lookup and the indexing run after); a miss is made good by {@link catchUp}.
    */
   written(owner: string, sessionId: string): void {
-    this.teams.sessionTeam(owner, sessionId).then(
-      (teamId) => {
-        if (teamId) this.moved(teamId, owner, sessionId);
-      },
-      () => {},
-    );
+    const work = this.teams.sessionTeam(owner, sessionId).then((teamId) => {
+      if (teamId) this.moved(teamId, owner, sessionId);
+    });
+    if (this.track) this.track(work);
+    else work.catch(() => {});
   }
 
   /** Brings teams' indexes up to their sessions (every team the index holds, and `teamIds`). */

@@ -8,6 +8,8 @@ export const HEADERS = {
   upload: "Pisync-Upload",
   /** Hex SHA-256 of a `pisync-deflate-dict` body after decompression. */
   bodySha256: "Pisync-Body-SHA256",
+  /** The owner of the team session an answer holds (a team session's `/raw`). */
+  owner: "Pisync-Owner",
 } as const;
 
 /**

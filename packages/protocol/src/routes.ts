@@ -600,6 +600,18 @@ const TEAM_ROUTES: readonly RouteSpec[] = [
   },
   {
     method: "get",
+    path: "/v1/teams/:team/sessions/:id/raw",
+    summary:
+      "A team session's JSONL, whole, credentials masked as on share pages (members; what `pisync pull --team` forks); {id} or {owner}:{id}",
+    auth: "bearer",
+    params: { ...team, id: TEAM_SESSION_REF },
+    answers: {
+      200: { description: "the JSONL", content: jsonl },
+      404: error("no such team of mine, or no such session in it", "not_found"),
+    },
+  },
+  {
+    method: "get",
     path: "/v1/teams/:team/members",
     summary: "The team's members and their roles (members)",
     auth: "bearer",

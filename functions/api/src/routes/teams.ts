@@ -3,12 +3,21 @@
  * Core's `Teams` holds every rule (who may, what a non-member sees); these only translate.
  */
 import { type Teams, titleOf } from "@pisync/core";
-import { ContextQuery, CreateInvite, CreateTeam, SetSessionTeam, TeamPageQuery, TeamPolicy } from "@pisync/protocol";
+import {
+  ContextQuery,
+  CreateInvite,
+  CreateTeam,
+  HEADERS,
+  SetSessionTeam,
+  TeamPageQuery,
+  TeamPolicy,
+} from "@pisync/protocol";
 import type { Context, MiddlewareHandler } from "hono";
 import { Hono } from "hono/quick";
 import type { Services } from "../app.js";
 import type { AuthEnv } from "../auth.js";
 import { markdownResponse } from "../markdown.js";
+import { started, textStream } from "../stream.js";
 import { parseJson, parseQuery } from "../validate.js";
 
 /** A page's size: 1..100, default 50. */
@@ -61,6 +70,20 @@ export function teamRoutes(services: Services, teams: Teams) {
     const doc = await services.reading.document(share, head, leaf);
     const notes = [`a session of ${owner}, shared with the team`];
     return markdownResponse(c, doc, notes, true);
+  });
+
+  /**
+   * The team session's JSONL, whole and masked as a share link's `/raw` (the bytes
+   * `pisync pull --team` makes a fork of); streamed.
+   */
+  app.get("/:team/sessions/:id/raw", async (c) => {
+    const { share, head, owner } = await teams.view(c.get("userId"), c.req.param("team"), c.req.param("id"));
+    const pieces = await started(services.reading.branchFile(share, head));
+    c.header("Content-Type", "application/x-ndjson; charset=utf-8");
+    c.header(HEADERS.owner, owner);
+    c.header("Cache-Control", "no-store");
+    c.header("Content-Disposition", `attachment; filename="${head.sessionId}.jsonl"`);
+    return c.body(textStream(pieces));
   });
 
   app.get("/:team/members", async (c) => {

@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { IMPORTED_LINES_FIELD, titleSlotLength } from "@pisync/format";
-import { SESSION_ID } from "@pisync/protocol";
+import { SAFE_ID, SESSION_ID } from "@pisync/protocol";
 import * as z from "zod/mini";
 import { type Api, ApiError } from "../api.js";
 import { blobsDirFor, fetchBlobs } from "../blobs.js";
@@ -22,6 +22,7 @@ import { api, type CommandHelp, formatBytes, type Io, parse } from "./common.js"
 import { resolveSessionId } from "./ids.js";
 import { pullAll } from "./pull-all.js";
 import { CwdPrefix, filterSessions, Since, sessionTime } from "./session-filters.js";
+import { teamId } from "./team.js";
 
 const LS_HELP: CommandHelp = {
   usage: "pisync ls [--cwd DIR] [--since 30d] [--limit N] [--json]",
@@ -82,7 +83,8 @@ export async function ls(argv: string[], io: Io): Promise<number> {
 const SHARE_LINK = /^https?:\/\/[^\s]+\/s\/([A-Za-z0-9_-]+)\.[A-Za-z0-9._-]+$/;
 
 const PULL_HELP: CommandHelp = {
-  usage: "pisync pull ID|LINK [--cwd DIR] [--out FILE] [--root DIR] [--generation N] [--json]",
+  usage:
+    "pisync pull ID|LINK [--cwd DIR] [--out FILE] [--root DIR] [--generation N] [--json]\n       pisync pull --team TEAM ID|OWNER:ID [--cwd DIR] [--out FILE] [--root DIR] [--json]",
   args: ["ID|LINK"],
   help: `Brings a session from the cloud where its writer looks for it, byte for byte, so that
 \`pi --resume\` (or \`omp --resume\`) in that folder lists it; \`watch\` then continues it
@@ -98,6 +100,12 @@ its header's parentSession is pisync-share:<share id>; the link itself, a read c
 not kept; pisyncImported counts the lines that came with it, whose usage insights leave out).
 Needs no login.
 
+With --team, a session of that team (yours or another member's, \`pisync team ls TEAM\`
+lists them) is imported the same way, as a fork of your own: masked as a share link is, its
+header's parentSession is pisync-team:<team>/<owner>:<id>, its lines counted in
+pisyncImported. ID is enough when no other member has a session of that id; OWNER:ID always.
+
+  --team TEAM       a session of this team (its id or name)
   --cwd DIR         file it under another project folder (the header keeps the original cwd)
   --out FILE        write it to FILE instead (not tracked by watch)
   --root DIR        the sessions root (default: the writer's, as above; under ~/.omp folders
@@ -112,7 +120,8 @@ examples:
   pisync pull 0196a1b2-… --cwd ~/src/app        # the project lives elsewhere here
   pisync generations 0196a1b2-…                 # then an older copy, beside the current one:
   pisync pull 0196a1b2-… --generation 1
-  pisync pull https://pisync.example.com/s/AbC….k1.xyz --cwd .`,
+  pisync pull https://pisync.example.com/s/AbC….k1.xyz --cwd .
+  pisync pull --team acme mia:0196a1b2-… --cwd ~/src/app   # continue a colleague's session`,
 };
 
 const PullArgs = z.object({
@@ -125,18 +134,22 @@ const PullArgs = z.object({
       z.transform(Number),
     ),
   ),
+  team: z.optional(z.string().check(z.minLength(1, "a team's id or name, e.g. --team acme"))),
   json: z.optional(z.boolean()),
   positionals: z.tuple([
     z
       .string()
       .check(
         z.refine(
-          (v) => SESSION_ID.test(v) || SHARE_LINK.test(v),
+          (v) => SESSION_ID.test(v) || SHARE_LINK.test(v) || TEAM_SESSION.test(v),
           "a session id (letters, digits, . _ -; up to 224, as `pisync ls` shows) or a share link (https://host/s/…), e.g. pisync pull 0196a1b2-c3d4-…",
         ),
       ),
   ]),
 });
+
+/** A team session named by its owner: `OWNER:ID` (`pull --team`). */
+const TEAM_SESSION = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}:[A-Za-z0-9][A-Za-z0-9._-]{0,223}$/;
 /** What `pull` is asked: the session id or share link, and where to put it. */
 export type PullArgs = z.infer<typeof PullArgs>;
 
@@ -274,6 +287,40 @@ async function pullLink(link: string, args: PullArgs, io: Io): Promise<Pulled> {
   return pulled;
 }
 
+/**
+ * A team session, imported as a new session of this machine: a fork of the member's own, as a
+ * share link's (its bytes masked by the server, its lines counted as imported: their usage was
+ * its owner's). Its origin names the team, the owner and the session, no credential.
+ */
+async function pullTeam(team: string, ref: string, args: PullArgs, io: Io): Promise<Pulled> {
+  const client = api(io);
+  const id = await teamId(client, team);
+  let answer: Awaited<ReturnType<Api["teamRaw"]>>;
+  try {
+    answer = await client.teamRaw(id, ref);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) {
+      throw new CliError(`no session ${ref} in team ${team} (pisync team ls ${team} lists them)`, EXIT.notFound);
+    }
+    throw error;
+  }
+  const bytes = Buffer.from(answer.bytes);
+  const header = headerOf(bytes)?.header;
+  if (!header) throw new CliError("the team session has no session header");
+  const sessionId = typeof header.id === "string" ? header.id : ref.slice(ref.indexOf(":") + 1);
+  // The server's word for the owner, if it is a user id; else the one given (`OWNER:ID`).
+  const owner = answer.owner && SAFE_ID.test(answer.owner) ? answer.owner : ref.slice(0, Math.max(0, ref.indexOf(":")));
+  const pulled = importFork(bytes, `pisync-team:${id}/${owner}:${sessionId}`, args, io, true);
+  io.err(
+    `${sanitize(
+      pulled.already
+        ? `already here: ${owner}:${sessionId} of the team is session ${pulled.sessionId}`
+        : `imported ${owner}:${sessionId} of the team as session ${pulled.sessionId} (a fork of your own)`,
+    )}\n`,
+  );
+  return pulled;
+}
+
 /** Bytes of a session in the cloud (the current generation, or `generation`); 404 says which is missing. */
 async function cloudSession(io: Io, id: string, generation?: number, shared?: Api) {
   const client = shared ?? api(io);
@@ -390,11 +437,25 @@ export function parsePullArgs(argv: string[]): PullArgs {
       out: { type: "string" },
       root: { type: "string" },
       generation: { type: "string" },
+      team: { type: "string" },
       json: { type: "boolean" },
     },
     PullArgs,
     PULL_HELP,
   );
+  const [given] = args.positionals;
+  const problem =
+    args.team !== undefined
+      ? SHARE_LINK.test(given)
+        ? "--team goes with a team session's ID or OWNER:ID, not a share link"
+        : args.generation !== undefined
+          ? "--team brings a team session's current copy: --generation does not go with it"
+          : undefined
+      : TEAM_SESSION.test(given) && !SESSION_ID.test(given)
+        ? "OWNER:ID names a team session: give its team with --team TEAM"
+        : undefined;
+  if (problem)
+    throw new CliError(`pisync pull: ${problem}\n(pisync pull --help for the options and examples)`, EXIT.usage);
   if (!SESSION_ID.test(args.positionals[0]) && args.generation !== undefined) {
     throw new CliError(
       "pisync pull: --generation goes with a session id, not a share link\n(pisync pull --help for the options and examples)",
@@ -412,6 +473,7 @@ export function parsePullArgs(argv: string[]): PullArgs {
  */
 export async function pullSession(args: PullArgs, io: Io): Promise<Pulled> {
   const [given] = args.positionals;
+  if (args.team !== undefined) return pullTeam(args.team, given, args, io);
   if (!SESSION_ID.test(given)) return pullLink(given, args, io);
   // A unique prefix (≥ 6 characters) stands for the whole id.
   const ref = await resolveSessionId(api(io), given);
