@@ -310,10 +310,13 @@ export class SearchIndexer {
     userId: string,
     sessionId: string,
   ): Promise<{ lines: LinesToIndex; more: boolean } | "gone" | undefined> {
-    const head = await this.stores.meta.getHead(userId, sessionId);
+    // Both at once: on S3 + DynamoDB each is a round trip of its own.
+    const [head, state] = await Promise.all([
+      this.stores.meta.getHead(userId, sessionId),
+      this.index.state(userId, sessionId),
+    ]);
     if (!head) return "gone";
     const { generation, length } = head.current;
-    const state = await this.index.state(userId, sessionId);
     if (state?.generation === generation && state.offset === length) return undefined;
     const from = resumeAt(head, state);
     const bytes = await nextLines(this.stores, head, from);

@@ -165,12 +165,33 @@ function logPast(pointer: Pointer, limit: { entries: number; bytes: number }): b
   return pointer.log.length >= limit.entries || bytes >= limit.bytes;
 }
 
+/** This instance's copy of a user's index, with the pointer it was last brought up to. */
+interface HeldCopy {
+  replica: Replica;
+  epoch: string | undefined;
+  /** The pointer the copy was brought up to (read, or published here), while the copy is still at its head. */
+  pointer?: Pointer;
+}
+
+/**
+ * The pointer a change may start from without reading it again: the one this copy was last
+ * brought up to, while the copy is exactly at its head (same base, every entry replayed). It may
+ * be stale (another writer moved it since): the conditional move of the change then fails, and
+ * the change starts again from the pointer as read.
+ */
+function pointerOfCopy(held: HeldCopy | undefined): Pointer | undefined {
+  const pointer = held?.pointer;
+  if (!held || !pointer) return undefined;
+  const atHead = held.replica.base?.key === pointer.base?.key && held.replica.seq === headSeq(pointer);
+  return atHead && held.epoch === pointer.epoch ? pointer : undefined;
+}
+
 /** The search index of every user on S3 (bases and logs) and DynamoDB (pointers). */
 export class S3SearchIndex implements SearchIndex {
   /** The pointer items (a test can make their writes fail). */
   readonly pointers: Pointers;
   /** Per user, this instance's copy (least recently used first: a Map keeps insertion order). */
-  private readonly replicas = new Map<string, { replica: Replica; epoch: string | undefined }>();
+  private readonly replicas = new Map<string, HeldCopy>();
   /** Per user, the end of this instance's last operation on its copy (the next one starts after it). */
   private readonly locks = new Map<string, Promise<void>>();
   /** What a user without an index reads: an empty index in memory (made on first use). */
@@ -347,7 +368,10 @@ export class S3SearchIndex implements SearchIndex {
     await loadWasmSqlite();
     return this.exclusive(userId, async () => {
       for (let attempt = 1; ; attempt++) {
-        const pointer = await this.pointers.get(userId);
+        // A change's first attempt starts from the pointer its copy is at (an indexing step read
+        // it a moment ago): one round trip less; a stale one fails the conditional move below.
+        const pointer =
+          (attempt === 1 && pointerOfCopy(this.replicas.get(userId))) || (await this.pointers.get(userId));
         let replica: Replica;
         let outcome: { result: T; change?: Change };
         try {
@@ -392,7 +416,10 @@ export class S3SearchIndex implements SearchIndex {
             replica.driver.commit();
             replica.seq += 1;
             const held = this.replicas.get(userId);
-            if (held) held.epoch = published.epoch;
+            if (held) {
+              held.epoch = published.epoch;
+              held.pointer = published;
+            }
             await this.afterChange(userId, published, replica);
           } catch {
             // Published, so in the log: a copy opened again replays it.
@@ -615,6 +642,7 @@ export class S3SearchIndex implements SearchIndex {
     this.replicas.set(userId, held);
     try {
       await held.replica.replay(log, changes, catchUpBy);
+      held.pointer = pointer;
     } finally {
       this.evict(userId);
     }
