@@ -28,6 +28,7 @@ import { SqliteSearchIndex } from "@pisync/search/embedded";
 import { DEFAULT_SEARCH_THREADS, type SearchThreadsOptions } from "@pisync/search/embedded-threaded";
 import type { Stores } from "@pisync/store";
 import { createApp } from "./app.js";
+import { every } from "./every.js";
 import { secretKeys } from "./lambda.js";
 import { INDEX_BUDGET_MS, MarkingIndexer, passesUntilDone } from "./lambda-search.js";
 import { type AwsStoreSettings, type OpenStores, openAws, openEmbedded, searchIndexFor } from "./node-stores.js";
@@ -144,6 +145,9 @@ export const SEARCH_CATCH_UP_MS = 5000;
  */
 export const AWS_SEARCH_CATCH_UP_MS = 3600_000;
 
+/** After a catch-up pass that failed (the storage did not answer), the next one runs this soon. */
+export const SEARCH_CATCH_UP_RETRY_MS = 60_000;
+
 /**
  * How often the server on S3 + DynamoDB looks for due search marks (a rebuild's, or left by the
  * Lambda function's writes to the same stores); when it finds some, passes run back to back.
@@ -152,22 +156,6 @@ export const AWS_SEARCH_MARKS_EVERY_MS = 60_000;
 
 /** How often the sweep removes unreferenced objects and rolls heads behind their bytes forward. */
 export const SWEEP_EVERY_MS = 3600_000;
-
-/** Runs `task` every `ms` (now too when `now`), one run at a time; returns its stop. */
-function every(ms: number, now: boolean, task: () => Promise<void>): () => void {
-  let running = false;
-  const pass = () => {
-    if (running) return;
-    running = true;
-    task().finally(() => {
-      running = false;
-    });
-  };
-  if (now) pass();
-  const timer = setInterval(pass, ms);
-  timer.unref();
-  return () => clearInterval(timer);
-}
 
 /**
  * The search marks' passes on S3 + DynamoDB: now and every {@link AWS_SEARCH_MARKS_EVERY_MS},
@@ -306,8 +294,19 @@ export async function startNodeServer(options: NodeServerOptions) {
     options.searchThreads ?? DEFAULT_SEARCH_THREADS,
   );
   const indexer = new SearchIndexer(indexStores, search, { users: () => stores.meta.users(), log });
-  const stopCatchUp = every(options.aws ? AWS_SEARCH_CATCH_UP_MS : SEARCH_CATCH_UP_MS, true, () =>
-    indexer.catchUp().catch((error: Error) => log(`pisync: search catch-up failed: ${error.message}`)),
+  // A pass that failed (at start, the storage not answering yet) runs again within a minute, not an hour.
+  const stopCatchUp = every(
+    options.aws ? AWS_SEARCH_CATCH_UP_MS : SEARCH_CATCH_UP_MS,
+    true,
+    () =>
+      indexer.catchUp().then(
+        () => true,
+        (error: Error) => {
+          log(`pisync: search catch-up failed: ${error.message}`);
+          return false;
+        },
+      ),
+    SEARCH_CATCH_UP_RETRY_MS,
   );
   const stopMarks = options.aws ? markedPasses(indexStores, search, options.aws, log) : async () => {};
   const teams = teamSearchFor(stores, options.dataDir, log, options.aws ? { index: search, indexer } : undefined);
