@@ -9,7 +9,14 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { BROWSER_SECRET, LOGIN_SECRET } from "@pisync/protocol";
-import { type BrowserSessionRecord, InvalidCursorError, type MetaStore, type TokenRecord } from "@pisync/store";
+import {
+  type BrowserSessionRecord,
+  type BrowserSessionStore,
+  InvalidCursorError,
+  type SignInStore,
+  type TokenRecord,
+  type TokenStore,
+} from "@pisync/store";
 import { BadRequest, Gone, NotFound } from "./errors.js";
 import { checkId } from "./keys.js";
 import { hashToken, TOUCH_EVERY_MS } from "./tokens.js";
@@ -120,7 +127,7 @@ export interface Device {
  */
 export class BrowserSessions {
   constructor(
-    private readonly meta: MetaStore,
+    private readonly meta: BrowserSessionStore & SignInStore & TokenStore,
     private readonly clock: () => Date = () => new Date(),
   ) {}
 

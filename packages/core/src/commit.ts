@@ -8,9 +8,9 @@
 import { randomUUID } from "node:crypto";
 import {
   type Commit,
-  type MetaStore,
   RevisionConflictError,
   type SessionHead,
+  type SessionStore,
   StorageFullError,
   StorageUnavailableError,
 } from "@pisync/store";
@@ -43,7 +43,7 @@ function unavailable(error: unknown): Error {
  * @throws StorageUnavailableError when the store neither applied it in {@link COMMIT_SENDINGS}
  *   sendings nor could be read; StorageFullError when it had no room (nothing was applied)
  */
-export async function commitAndResolve(meta: MetaStore, commit: Commit, key: string): Promise<CommitOutcome> {
+export async function commitAndResolve(meta: SessionStore, commit: Commit, key: string): Promise<CommitOutcome> {
   const sent = { ...commit, token: commit.token ?? randomUUID() };
   const { userId, sessionId } = commit.head;
   for (let sending = 1; ; sending++) {

@@ -12,7 +12,7 @@
  * {@link GUESS_WINDOW_MS} is refused for the rest of the window (per server process).
  */
 import { randomBytes, randomInt, timingSafeEqual } from "node:crypto";
-import type { DeviceCodeRecord, MetaStore } from "@pisync/store";
+import type { DeviceCodeRecord, SignInStore } from "@pisync/store";
 import { BadRequest, NotFound, TooMany } from "./errors.js";
 import { checkId } from "./keys.js";
 import { hashToken, type Tokens } from "./tokens.js";
@@ -105,7 +105,7 @@ export class DeviceCodes {
   private readonly misses = new Map<string, { since: number; count: number }>();
 
   constructor(
-    private readonly meta: MetaStore,
+    private readonly meta: SignInStore,
     private readonly tokens: Tokens,
     private readonly clock: () => Date = () => new Date(),
   ) {}

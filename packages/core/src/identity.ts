@@ -5,7 +5,7 @@
  * gone) has another id, so nothing confirmed there before counts.
  */
 import { randomBytes } from "node:crypto";
-import type { MetaStore } from "@pisync/store";
+import type { SessionStore, TokenStore } from "@pisync/store";
 
 /** `GET /v1/whoami`. */
 export interface Identity {
@@ -18,7 +18,7 @@ export interface Identity {
 export class Identities {
   private id: Promise<string> | undefined;
 
-  constructor(private readonly meta: MetaStore) {}
+  constructor(private readonly meta: SessionStore & TokenStore) {}
 
   /** The id of this server's data: read (or made, the first time ever) once per process. */
   serverId(): Promise<string> {

@@ -4,7 +4,7 @@
  * (see `usage-rollup.ts`) and filed by day beside the heads; a report adds up the days of its
  * range, reading no bytes and no session outside it.
  */
-import type { MetaStore, SessionCard, UsageInRange, UsageRow } from "@pisync/store";
+import type { CardStore, SessionCard, TokenStore, UsageInRange, UsageRow, UsageStore } from "@pisync/store";
 import type {
   InsightsGroup,
   InsightsPageReport,
@@ -132,7 +132,7 @@ export class Insights {
   /** Reports being made, by user and range: the same report asked again meanwhile waits for it. */
   private readonly making = new Map<string, Promise<InsightsReport>>();
 
-  constructor(private readonly meta: MetaStore) {}
+  constructor(private readonly meta: CardStore & UsageStore & TokenStore) {}
 
   /**
    * The report of `range` for `userId`. Devices are named by their tokens (a removed one says

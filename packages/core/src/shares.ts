@@ -6,7 +6,7 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { SHARE_ID, SHARE_KEY_ID } from "@pisync/protocol";
-import type { MetaStore, SessionHead, ShareRecord } from "@pisync/store";
+import type { SessionHead, SessionStore, ShareRecord, ShareStore } from "@pisync/store";
 import { BadRequest, Gone, NotFound } from "./errors.js";
 import { checkSessionId } from "./keys.js";
 import type { Reader } from "./reader.js";
@@ -71,7 +71,7 @@ export interface SharePolicy {
  */
 export class Shares {
   constructor(
-    private readonly meta: MetaStore,
+    private readonly meta: ShareStore & SessionStore,
     private readonly keys: () => Promise<ShareKeys>,
     private readonly clock: () => Date = () => new Date(),
     readonly limits: ShareLimits = DEFAULT_SHARE_LIMITS,

@@ -4,7 +4,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { TOKEN, USER_LIMITS } from "@pisync/protocol";
-import type { MetaStore, TokenRecord } from "@pisync/store";
+import type { TokenRecord, TokenStore } from "@pisync/store";
 import { TooMany, Unauthorized } from "./errors.js";
 import { checkId } from "./keys.js";
 
@@ -36,7 +36,7 @@ const TOKEN_SHAPE = TOKEN;
  */
 export class Tokens {
   constructor(
-    private readonly meta: MetaStore,
+    private readonly meta: TokenStore,
     private readonly clock: () => Date = () => new Date(),
   ) {}
 

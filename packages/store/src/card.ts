@@ -1,5 +1,6 @@
 /** The library's small view of a session, made from its head (adapters store it beside the head). */
-import type { SessionCard, SessionHead } from "./ports.js";
+import type { SessionCard } from "./ports-cards.js";
+import type { SessionHead } from "./ports-sessions.js";
 
 /**
  * The most a card keeps of a name or a folder (session text): a card is stored beside the

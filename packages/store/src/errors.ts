@@ -1,4 +1,4 @@
-import type { SessionHead } from "./ports.js";
+import type { SessionHead } from "./ports-sessions.js";
 
 /** A blob that does not exist. */
 export class NotFoundError extends Error {

@@ -7,34 +7,9 @@
  * by then, stops with a cursor that resumes where the scan stopped. No request reads more.
  */
 import { InvalidCursorError } from "./errors.js";
-import type { SessionCard } from "./ports.js";
+import type { CardFilter, CardPage, CardPageRequest, SessionCard } from "./ports-cards.js";
 
-/** What the list may be narrowed to; every field is optional and they combine (and). */
-export interface CardFilter {
-  /** The session's folder is this one, or inside it. */
-  cwd?: string;
-  /** One of the models the session used (`provider/model`, or the model alone). */
-  model?: string;
-  /** Sessions whose last entry is on or after this day (`YYYY-MM-DD`, UTC). */
-  from?: string;
-  /** Sessions whose last entry is on or before this day (`YYYY-MM-DD`, UTC). */
-  to?: string;
-}
-
-/** What a page of cards is asked for. */
-export interface CardPageRequest {
-  /** Cards in the page at most (1 to {@link LIST_SCAN_BUDGET}). */
-  limit: number;
-  /** A cursor a previous page of this user's list gave. */
-  cursor?: string;
-  filter?: CardFilter;
-}
-
-/** One page of cards; `cursor` is absent when nothing is left after it. */
-export interface CardPage {
-  cards: SessionCard[];
-  cursor?: string;
-}
+export type { CardFilter, CardPage, CardPageRequest };
 
 /**
  * The most cards one page request reads from the index: a filter that matches little returns a

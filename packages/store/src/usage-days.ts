@@ -4,7 +4,10 @@
  * card. Each day holds, per session, that session's usage rows and tool rows of the day (its
  * "day usage"); both adapters store it, and both derive it from the head with these functions.
  */
-import type { SessionHead, SessionSummary, ToolRow, UsageRow } from "./ports.js";
+import type { SessionHead, SessionSummary, ToolRow, UsageRow } from "./ports-sessions.js";
+import type { SessionUsage, UsageInRange } from "./ports-usage.js";
+
+export type { SessionUsage, UsageInRange };
 
 /** The day a session without a usage rollup (a head from before rollups were kept) is filed under. */
 export const UNCOUNTED_DAY = "0000-00-00";
@@ -20,21 +23,6 @@ export type DayUsage = [
   rows: Array<UsageRow extends [string, ...infer Rest] ? Rest : never>,
   tools: Array<ToolRow extends [string, ...infer Rest] ? Rest : never>,
 ];
-
-/** One session's usage over the days of a range: what insights add up (rows keep their day). */
-export interface SessionUsage {
-  sessionId: string;
-  cwd?: string;
-  rows: UsageRow[];
-  tools: ToolRow[];
-}
-
-/** What a report over a range reads: the sessions with usage in it, and how many sessions have no rollup at all. */
-export interface UsageInRange {
-  sessions: SessionUsage[];
-  /** Sessions with entries but no usage rollup (written before rollups were kept): not in the sums. */
-  uncounted: number;
-}
 
 /**
  * A session's day usages, by day, as JSON (the form both stores keep, and compare): every day of
