@@ -6,9 +6,9 @@ import { type Teams, titleOf } from "@pisync/core";
 import { ContextQuery, CreateInvite, CreateTeam, SetSessionTeam, TeamPageQuery, TeamPolicy } from "@pisync/protocol";
 import type { Context, MiddlewareHandler } from "hono";
 import { Hono } from "hono/quick";
-import type { Services } from "../app.js";
 import type { AuthEnv } from "../auth.js";
 import { markdownResponse } from "../markdown.js";
+import type { Services } from "../services.js";
 import { parseJson, parseQuery } from "../validate.js";
 
 /** A page's size: 1..100, default 50. */
