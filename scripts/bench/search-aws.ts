@@ -25,7 +25,8 @@ import { type CompactionReport, decodeManifest, S3SearchIndex, SearchMarks } fro
 import { SqliteSearchIndex } from "@pisync/search/embedded";
 import type { BlobStore } from "@pisync/store";
 import { awsStores } from "@pisync/store/aws";
-import { INDEX_BUDGET_MS, lambdaSearch, MarkingIndexer } from "../../functions/api/src/lambda-search.js";
+import { lambdaSearch } from "../../functions/api/src/lambda-search.js";
+import { INDEX_BUDGET_MS, MarkingIndexer } from "../../functions/api/src/marking-indexer.js";
 import { withAwsServers } from "./aws-servers.js";
 import { seeded } from "./generate-session.js";
 

@@ -6,10 +6,8 @@ import {
   Appender,
   Blobs,
   BrowserSessions,
-  DEFAULT_APPEND_LIMITS,
   DEFAULT_SHARE_LIMITS,
   Identities,
-  type Insights,
   Library,
   Reader,
   type ReaderCacheLimits,
@@ -17,7 +15,6 @@ import {
   type ShareKeys,
   ShareReading,
   Shares,
-  type Teams,
   Tokens,
   Uploads,
 } from "@pisync/core";
@@ -28,7 +25,6 @@ import type { Context, MiddlewareHandler } from "hono";
 // expression of every route: about 12 ms of a cold start's CPU here, `npm run bench:bundle`).
 import { Hono } from "hono/quick";
 import { type AuthEnv, bearerAuth } from "./auth.js";
-import type { BodyLimits } from "./body.js";
 import { onError, redact } from "./errors.js";
 import { htmlError, wantsHtml } from "./html.js";
 import { lazyService } from "./lazy-service.js";
@@ -50,23 +46,12 @@ import { joinRoutes, leaveTeamOnDelete, sessionTeamRoutes, teamRoutes } from "./
 import { tokenRoutes } from "./routes/tokens.js";
 import { uploadRoutes } from "./routes/uploads.js";
 import { whoamiRoutes } from "./routes/whoami.js";
+import { type AppLimits, DEFAULT_LIMITS, type Services } from "./services.js";
 import { inlineWork, type ShareWork } from "./share-work.js";
 import { loadViewer, viewer, viewerLoaded } from "./viewer.js";
 
-export interface AppLimits extends BodyLimits {
-  /** A single large line uploaded outside the append request (pi keeps images inline). */
-  maxUploadBytes: number;
-  /** Lines per append. */
-  maxLines: number;
-}
-
-/** Lambda takes 6 MB per request, and a binary body travels base64-encoded (4/3 larger). */
-export const DEFAULT_LIMITS: AppLimits = {
-  maxRequestBytes: 4 * 1024 * 1024,
-  maxBodyBytes: 16 * 1024 * 1024,
-  maxUploadBytes: 64 * 1024 * 1024,
-  maxLines: DEFAULT_APPEND_LIMITS.maxLines,
-};
+// The app's callers (the entries, tests, benches) take these from here too.
+export { type AppLimits, DEFAULT_LIMITS, type Services };
 
 export interface AppDeps {
   stores: Stores;
@@ -100,37 +85,6 @@ export interface AppDeps {
    * streams instead, and breaks the connection off on such a failure.
    */
   bufferAnswers?: boolean;
-}
-
-/** The use cases the routes call (never the stores themselves), and the request limits. */
-export interface Services {
-  appender: Appender;
-  reader: Reader;
-  tokens: Tokens;
-  /** Sign-in links and browser sessions. */
-  browserSessions: BrowserSessions;
-  /** See {@link AppDeps.publicUrl}. */
-  publicUrl: string | undefined;
-  uploads: Uploads;
-  blobs: Blobs;
-  /**
-   * What a session view shows, for share links and for the owner's library alike: one instance,
-   * so both keep their per-version work (facts, trees) in one place.
-   */
-  reading: ShareReading;
-  /** A session's text a bounded page at a time, masked (agents: `/mcp`, `/v1/sessions/:id/page`). */
-  pages: SessionPages;
-  /** Usage reports over a user's sessions. */
-  insights: Insights;
-  /** The server's id and the caller's identity (`/v1/whoami`). */
-  identities: Identities;
-  /** The team library; absent when the stores keep no teams. */
-  teams?: Teams;
-  limits: AppLimits;
-  clock: () => Date;
-  work: ShareWork;
-  /** See {@link AppDeps.preview}. */
-  preview: PreviewRenderer;
 }
 
 /**

@@ -4,12 +4,7 @@
  * Runs `task` every `ms` (now too when `now`), one run at a time; returns its stop. A run that
  * answers false failed: with `retryMs`, the next one runs that soon instead of a whole period later.
  */
-export function every(
-  ms: number,
-  now: boolean,
-  task: () => Promise<unknown>,
-  retryMs?: number,
-): () => void {
+export function every(ms: number, now: boolean, task: () => Promise<unknown>, retryMs?: number): () => void {
   let running = false;
   let retry: NodeJS.Timeout | undefined;
   const pass = () => {

@@ -5,36 +5,22 @@
  * marks are left the function invokes itself for the next (`{ "pisync": "index", ... }`); a
  * direct invocation with `{ "pisync": "reindex", "users": [...] }` rebuilds those users' indexes.
  */
-import {
-  parseShareKeys,
-  type ShareKeys,
-  SWEEP_MIN_AGE_MS,
-  storedLines,
-  teamOfTenant,
-  tenantStores,
-  verifyStores,
-} from "@pisync/core";
+import { SWEEP_MIN_AGE_MS, storedLines, teamOfTenant, tenantStores, verifyStores } from "@pisync/core";
 import { SAFE_ID, TEAM_ID } from "@pisync/protocol";
 // The marks alone: the index's module (`@pisync/search/aws`) is a chunk loaded on the first search.
 import { type ChainLink, PassChain } from "@pisync/search/aws/chain";
 import { LegacyIndexes } from "@pisync/search/aws/legacy";
 import { commitMark, SearchMarks } from "@pisync/search/aws/marks";
 import type { Commit, MetaStore, Stores } from "@pisync/store";
-import { type AwsConnection, awsStores, readSecretString } from "@pisync/store/aws";
+import { type AwsConnection, awsStores } from "@pisync/store/aws";
 import { handle, type LambdaContext, type LambdaEvent } from "hono/aws-lambda";
 import { type AppDeps, createApp } from "./app.js";
 import { lambdaConfig } from "./config.js";
 import { type ContinuePass, type IndexEvent, invokeSelf, isIndexEvent, parseIndexEvent } from "./continue-pass.js";
-import {
-  INDEX_BUDGET_MS,
-  lambdaSearch,
-  lambdaTeamSearch,
-  lazySearchIndex,
-  MarkingIndexer,
-  maintainSearch,
-  SEARCH_BUDGET_MS,
-} from "./lambda-search.js";
+import { lambdaSearch, lambdaTeamSearch, lazySearchIndex, maintainSearch } from "./lambda-search.js";
 import { lazy } from "./lazy.js";
+import { INDEX_BUDGET_MS, MarkingIndexer, SEARCH_BUDGET_MS } from "./marking-indexer.js";
+import { secretKeys } from "./share-key-secret.js";
 
 /** The handler for a store pair (tests give it the test servers' stores). */
 export function createHandler(stores: Stores, options: Omit<AppDeps, "stores"> = {}) {
@@ -258,23 +244,6 @@ export function createSearchingHandler(
   };
   // `s3Index`: the adapter itself (made on first use), for its upkeep and for tests.
   return Object.assign(handler, { index, s3Index: () => s3Index.load() });
-}
-
-/** The share keys from Secrets Manager, read once per container, when first needed. */
-export function secretKeys(connection: AwsConnection, secretId: string | undefined): () => Promise<ShareKeys> {
-  let keys: Promise<ShareKeys> | undefined;
-  return () => {
-    if (!secretId) return Promise.reject(new Error("PISYNC_SHARE_KEY_SECRET is not set"));
-    if (!keys) {
-      const loading = readSecretString(connection, secretId).then(parseShareKeys);
-      // A failed read is tried again on the next request.
-      loading.catch(() => {
-        keys = undefined;
-      });
-      keys = loading;
-    }
-    return keys;
-  };
 }
 
 /** What the function is invoked with: an HTTP event, or the indexer's schedule. */

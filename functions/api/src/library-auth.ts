@@ -9,10 +9,10 @@ import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { getCookie } from "hono/cookie";
 import { createMiddleware } from "hono/factory";
-import type { Services } from "./app.js";
 import { LIBRARY_SECURITY_HEADERS, wantsHtml } from "./html.js";
 import { libraryPages } from "./library-pages.js";
 import { admit } from "./rate-limit.js";
+import type { Services } from "./services.js";
 
 /** The browser session cookie's name. */
 export const SESSION_COOKIE = "pisync_session";

@@ -29,10 +29,10 @@ import { DEFAULT_SEARCH_THREADS, type SearchThreadsOptions } from "@pisync/searc
 import type { Stores } from "@pisync/store";
 import { createApp } from "./app.js";
 import { every } from "./every.js";
-import { secretKeys } from "./lambda.js";
-import { INDEX_BUDGET_MS, MarkingIndexer, passesUntilDone } from "./lambda-search.js";
+import { INDEX_BUDGET_MS, MarkingIndexer, passesUntilDone } from "./marking-indexer.js";
 import { type AwsStoreSettings, type OpenStores, openAws, openEmbedded, searchIndexFor } from "./node-stores.js";
 import { DEFAULT_RATE_LIMITS, type RateLimits } from "./rate-limit.js";
+import { secretKeys } from "./share-key-secret.js";
 import { type WorkerPoolOptions, workerPool } from "./worker-pool.js";
 
 export interface NodeServerOptions {

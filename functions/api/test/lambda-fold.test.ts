@@ -9,7 +9,7 @@ import { type CompactionReport, S3SearchIndex, SearchMarks } from "@pisync/searc
 import { type AwsStoresConfig, awsStores } from "@pisync/store/aws";
 import { testAwsConfig } from "@pisync/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MarkingIndexer } from "../src/lambda-search.js";
+import { MarkingIndexer } from "../src/marking-indexer.js";
 
 const session = (id: string, text: string) =>
   new TextEncoder().encode(

@@ -13,7 +13,7 @@ import { event } from "@pisync/testing/lambda-events";
 import type { LambdaContext } from "hono/aws-lambda";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSearchingHandler } from "../src/lambda.js";
-import { MarkingIndexer } from "../src/lambda-search.js";
+import { MarkingIndexer } from "../src/marking-indexer.js";
 
 const context = {} as LambdaContext;
 type Answer = { statusCode: number; body: string };

@@ -11,7 +11,7 @@ import { type AwsStoresConfig, awsStores } from "@pisync/store/aws";
 import { testAwsConfig } from "@pisync/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LOCAL_USER, startNodeServer } from "../src/index.js";
-import { MarkingIndexer, passesUntilDone } from "../src/lambda-search.js";
+import { MarkingIndexer, passesUntilDone } from "../src/marking-indexer.js";
 
 const enc = (text: string) => new TextEncoder().encode(text);
 const session = (id: string, text: string) =>

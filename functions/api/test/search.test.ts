@@ -103,6 +103,14 @@ describe("GET /v1/search", () => {
     }
   });
 
+  it("answers a bad query through the one error boundary, as every route's 400: never kept by a cache", async () => {
+    for (const query of ["q=%22open", "", "q=x&limit=0"]) {
+      const response = await get(mine, query);
+      expect(response.status, query).toBe(400);
+      expect(response.headers.get("cache-control"), query).toBe("no-store");
+    }
+  });
+
   it("answers a write before its indexing, which a background drain does", async () => {
     let open = () => {};
     const gate = new Promise<void>((resolve) => {

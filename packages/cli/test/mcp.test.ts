@@ -14,8 +14,8 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { MCP_PAGE_BYTES } from "@pisync/protocol";
 import { line } from "@pisync/testing";
 import { buildCli, cliPath, machine, type Server, startServer, testAwsEnv } from "@pisync/testing/cli";
+import { node22 } from "@pisync/testing/node22";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { node22 } from "../../../scripts/node22.js";
 
 const GITHUB = `ghp_${"A1b2C3d4E5".repeat(3)}abcdef`;
 const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 9, 0, 0) + s * 1000).toISOString();

@@ -10,8 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { assistantMessage } from "@pisync/testing";
 import { buildCli, machine, type Server, startServer } from "@pisync/testing/cli";
+import { node22 } from "@pisync/testing/node22";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { node22 } from "../../../scripts/node22.js";
 
 const child = new URL("./pull-pi1-child.mjs", import.meta.url).pathname;
 

@@ -7,7 +7,7 @@ import type { Problem } from "@pisync/format";
 import { bounded, FIELD_LIMITS } from "@pisync/protocol";
 import type { SearchPage } from "@pisync/search";
 import type { SessionCard, SessionSummary } from "@pisync/store";
-import type { TreeNode } from "./views.js";
+import type { TreeNode } from "./tree-node.js";
 
 const L = FIELD_LIMITS;
 

@@ -2,6 +2,8 @@
 
 /** JSON of values nested past the call stack (a context holding a deep line pi kept). */
 export { stringifyJson } from "@pisync/format";
+// The records the share use cases take and return, so that their callers need not reach into the store.
+export type { SessionHead, ShareRecord } from "@pisync/store";
 export { Appender, type AppendLimits, type AppendRequest, type AppendResult, DEFAULT_APPEND_LIMITS } from "./append.js";
 export { Blobs } from "./blobs.js";
 export { boundedNode, boundedProblem, boundedSearchPage, boundedSummary } from "./bounds.js";

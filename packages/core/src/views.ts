@@ -3,6 +3,8 @@ import type { Problem } from "@pisync/format";
 import type { SessionHead } from "@pisync/store";
 import { boundedSummary } from "./bounds.js";
 
+export type { TreeNode } from "./tree-node.js";
+
 /** A session as the list and the detail show it. */
 export interface SessionView {
   id: string;
@@ -23,17 +25,6 @@ export interface SessionView {
   lastAt: string;
   problemCount: number;
   problems: Problem[];
-}
-
-/** One entry of a session's tree as `GET /v1/sessions/:id/tree` lists it. */
-export interface TreeNode {
-  id: string;
-  parentId: string | null;
-  type?: string;
-  role?: string;
-  timestamp?: string;
-  label?: string;
-  preview?: string;
 }
 
 /** The list's and detail's view of a session, from its head alone. */

@@ -35,17 +35,13 @@
  * is skipped and reported.
  */
 import type { LightIndex } from "./light-index.js";
+import type { PathReader, SessionContext } from "./path-reader.js";
 import type { Problem } from "./problems.js";
 import type { AgentMessage, SessionEntry } from "./schema.js";
 import type { EntryRecord, SessionIndex } from "./session-index.js";
 import { pathTo } from "./tree.js";
 
-/** What pi sends the model for a leaf. */
-export interface SessionContext {
-  messages: AgentMessage[];
-  thinkingLevel: string;
-  model: { provider: string; modelId: string } | null;
-}
+export type { PathReader, SessionContext } from "./path-reader.js";
 
 /** A parsed session (see `parseSession`). */
 export interface ContextSource {
@@ -55,25 +51,6 @@ export interface ContextSource {
 }
 
 type Entry = Record<string, unknown>;
-
-/** How the context rules read the entries of a path: index records, entry objects as pi holds them, or light-index entries. */
-export interface PathReader<N> {
-  type(node: N): unknown;
-  id(node: N): unknown;
-  /** The thinking level of a `thinking_level_change`. */
-  thinkingLevel(node: N): unknown;
-  /** The model a `model_change` sets. */
-  modelChange(node: N): SessionContext["model"];
-  /** The model an assistant message sets, or undefined when the node is not one. */
-  assistantModel(node: N): SessionContext["model"] | undefined;
-  /** The role of a `message` entry's message (undefined when it has none). */
-  role(node: N): unknown;
-  entry(node: N): Entry;
-  /** Told the nodes whose entries are about to be read (a reader from disk reads them in one go). */
-  prefetch?(nodes: readonly N[]): void;
-  /** The node with this id, where ids are unique and it can be found without reading every node's id. */
-  withId?(id: unknown): N | undefined;
-}
 
 function indexReader(index: SessionIndex): PathReader<EntryRecord> {
   return {

@@ -14,10 +14,11 @@
  * builds the full {@link SessionIndex}, which reads everything as pi does and reports what is
  * wrong.
  */
-import type { PathReader } from "./context.js";
+
 import { findHeader, headerVersion } from "./header.js";
 import { decodeUtf8 } from "./jsonl.js";
 import type { Json } from "./lines.js";
+import type { PathReader } from "./path-reader.js";
 import type { Problem } from "./problems.js";
 import type { SessionHeader } from "./schema.js";
 import {

@@ -13,9 +13,9 @@ import type { Readable } from "node:stream";
 import { piFolderName } from "@pisync/cli";
 import { assistantMessage, line } from "@pisync/testing";
 import { buildCli, completeBytes, eventually, machine, type Server, startServer } from "@pisync/testing/cli";
+import { node22 } from "@pisync/testing/node22";
 import { piTree } from "@pisync/testing/pi1";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { node22 } from "../../../scripts/node22.js";
 
 /** Which pi runs the package. */
 type PiVersion = "0.73.1" | "1.6.0";

@@ -8,7 +8,7 @@
 import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { node22 } from "../../../scripts/node22.js";
+import { node22 } from "@pisync/testing/node22";
 
 const child = fileURLToPath(new URL("./tools-record-child.mjs", import.meta.url));
 const record = (node: string, pkg: string) => JSON.parse(execFileSync(node, [child, pkg], { encoding: "utf8" }));

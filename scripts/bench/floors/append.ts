@@ -12,11 +12,11 @@ import type { Commit } from "@pisync/store";
 import { awsStores } from "@pisync/store/aws";
 import { handle, type LambdaContext, type LambdaEvent } from "hono/aws-lambda";
 import { Hono } from "hono/quick";
-import { DEFAULT_LIMITS, type Services } from "../../../functions/api/src/app.js";
 import { type AuthEnv, bearerAuth } from "../../../functions/api/src/auth.js";
 import { lambdaConfig } from "../../../functions/api/src/config.js";
 import { onError } from "../../../functions/api/src/errors.js";
 import { sessionRoutes } from "../../../functions/api/src/routes/sessions.js";
+import { DEFAULT_LIMITS, type Services } from "../../../functions/api/src/services.js";
 
 let made: ReturnType<typeof handle> | undefined;
 

@@ -3,9 +3,9 @@
  * the rules, this only translates HTTP.
  */
 import { Hono } from "hono/quick";
-import type { Services } from "../app.js";
 import type { AuthEnv } from "../auth.js";
 import { readBody } from "../body.js";
+import type { Services } from "../services.js";
 
 /** GET (and HEAD, which Hono answers with it) and PUT of one blob. */
 export function blobRoutes(services: Services) {

@@ -9,10 +9,10 @@ import { PollDeviceCode, StartDeviceCode } from "@pisync/protocol";
 import type { Context } from "hono";
 import { Hono } from "hono/quick";
 import * as z from "zod/mini";
-import type { Services } from "../app.js";
 import { LIBRARY_SECURITY_HEADERS } from "../html.js";
 import { type LibraryEnv, publicOrigin, signedIn } from "../library-auth.js";
 import { libraryPages } from "../library-pages.js";
+import type { Services } from "../services.js";
 import { parseForm, parseJson, parseQuery } from "../validate.js";
 
 /** `/device?code=`: the code as the person typed it (or the CLI's link carried it). */

@@ -9,10 +9,10 @@ import type { MintedToken } from "@pisync/viewer/library";
 import type { Context } from "hono";
 import { Hono } from "hono/quick";
 import * as z from "zod/mini";
-import type { Services } from "../app.js";
 import { LIBRARY_SECURITY_HEADERS } from "../html.js";
 import { type LibraryEnv, signedIn } from "../library-auth.js";
 import { libraryPages } from "../library-pages.js";
+import type { Services } from "../services.js";
 import { parseForm, parseQuery } from "../validate.js";
 import { clearSessionCookie } from "./sign-in.js";
 

@@ -5,8 +5,8 @@
 import { insightsRange, NotFound } from "@pisync/core";
 import { InsightsQuery } from "@pisync/protocol";
 import { Hono } from "hono/quick";
-import type { Services } from "../app.js";
 import type { AuthEnv } from "../auth.js";
+import type { Services } from "../services.js";
 import { parseQuery } from "../validate.js";
 
 /** `?from=&to=` days, or `?since=30d`; default the last 30 days; `&team=` a team's usage. */

@@ -8,9 +8,9 @@ import { boundedSearchPage } from "@pisync/core";
 import type { McpSource } from "@pisync/protocol";
 import { parseQuery } from "@pisync/search";
 import { Hono } from "hono/quick";
-import type { Services } from "../app.js";
 import type { AuthEnv } from "../auth.js";
 import { lazy } from "../lazy.js";
+import type { Services } from "../services.js";
 import { loadViewer } from "../viewer.js";
 import type { SearchDeps } from "./search.js";
 

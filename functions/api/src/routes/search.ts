@@ -2,10 +2,10 @@
  * /v1/search: the signed-in user's sessions, searched; and the middleware that keeps the index
  * following every write to /v1/sessions.
  */
-import { boundedSearchPage, NotFound, type SearchIndexer, type TeamSearch, type Teams } from "@pisync/core";
+import { BadRequest, boundedSearchPage, NotFound, type SearchIndexer, type TeamSearch, type Teams } from "@pisync/core";
 import { SearchQuery } from "@pisync/protocol";
 import { parseQuery, QueryError, type SearchIndex, type SearchPage } from "@pisync/search";
-import type { Context, MiddlewareHandler } from "hono";
+import type { MiddlewareHandler } from "hono";
 import { Hono } from "hono/quick";
 import * as z from "zod/mini";
 import type { AuthEnv } from "../auth.js";
@@ -47,10 +47,6 @@ const Params = z.object({
   limit: z.optional(SearchQuery.shape.limit.check(z.refine((n) => n === undefined || (n >= 1 && n <= 100)))),
 });
 
-function badQuery(c: Context, message: string) {
-  return c.json({ error: message, code: "bad_query" }, 400);
-}
-
 /**
  * `GET /v1/search?q=&limit=&cursor=`: the signed-in user's sessions searched with the query
  * language of `@pisync/search`; a malformed query answers 400 `bad_query` with what is wrong.
@@ -64,9 +60,9 @@ export function searchRoutes(search: SearchDeps, clock: () => Date, teams?: Team
     if (!params.success) {
       const issue = params.error.issues[0];
       const field = String(issue?.path[0] ?? "q");
-      return badQuery(
-        c,
+      throw new BadRequest(
         field === "limit" ? "limit must be a whole number from 1 to 100" : `${field} is missing or not valid`,
+        "bad_query",
       );
     }
     try {
@@ -83,7 +79,7 @@ export function searchRoutes(search: SearchDeps, clock: () => Date, teams?: Team
       c.header("Cache-Control", "no-store");
       return c.json(boundedSearchPage(page));
     } catch (error) {
-      if (error instanceof QueryError) return badQuery(c, error.message);
+      if (error instanceof QueryError) throw new BadRequest(error.message, "bad_query");
       throw error;
     }
   });

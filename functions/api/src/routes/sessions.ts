@@ -18,10 +18,10 @@ import {
   type UploadTicket,
 } from "@pisync/protocol";
 import { Hono } from "hono/quick";
-import type { Services } from "../app.js";
 import type { AuthEnv } from "../auth.js";
 import { readBody } from "../body.js";
 import { markdownResponse } from "../markdown.js";
+import type { Services } from "../services.js";
 import { contextJson, textStream } from "../stream.js";
 import { parseJson, parseQuery } from "../validate.js";
 import { loadViewer } from "../viewer.js";

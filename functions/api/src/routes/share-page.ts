@@ -5,13 +5,11 @@
  * work (masking, rendering) runs through `work`. Every response carries a strict CSP (no inline
  * script), no-referrer (the token is in the URL), noindex and nosniff.
  */
-import { Busy, Gone, Lru, Memo, type Shares } from "@pisync/core";
+import { Busy, Gone, Lru, Memo, type SessionHead, type ShareRecord, type Shares } from "@pisync/core";
 import { SharePageQuery, TreeFindQuery } from "@pisync/protocol";
-import type { SessionHead, ShareRecord } from "@pisync/store";
 import type { Context } from "hono";
 import { compress } from "hono/compress";
 import { Hono } from "hono/quick";
-import type { Services } from "../app.js";
 import { SECURITY_HEADERS, wantsHtml } from "../html.js";
 import { KeptBodies } from "../kept-bodies.js";
 import { publicOrigin } from "../library-auth.js";
@@ -19,6 +17,7 @@ import { markdownResponse, wantsMarkdown } from "../markdown.js";
 import { type PreviewCard, previewCard } from "../preview/card.js";
 import { Gate } from "../preview/gate.js";
 import { admit } from "../rate-limit.js";
+import type { Services } from "../services.js";
 import { started, textStream } from "../stream.js";
 import { parseQuery } from "../validate.js";
 import { viewer } from "../viewer.js";

@@ -1,11 +1,10 @@
 /** Share management, for the session's owner: create, list, revoke. */
-import { type Shares, shareSession } from "@pisync/core";
+import { type ShareRecord, type Shares, shareSession } from "@pisync/core";
 import { CreateShare, type ShareView } from "@pisync/protocol";
-import type { ShareRecord } from "@pisync/store";
 import { Hono } from "hono/quick";
-import type { Services } from "../app.js";
 import type { AuthEnv } from "../auth.js";
 import { publicOrigin } from "../library-auth.js";
+import type { Services } from "../services.js";
 import { parseJson } from "../validate.js";
 
 /** A share as the API shows it to its owner (with its view and download counts). */

@@ -9,11 +9,11 @@ import { CreateLoginLink, LOGIN_SECRET } from "@pisync/protocol";
 import type { Context } from "hono";
 import { deleteCookie, setCookie } from "hono/cookie";
 import { Hono } from "hono/quick";
-import type { Services } from "../app.js";
 import type { AuthEnv } from "../auth.js";
 import { LIBRARY_SECURITY_HEADERS, wantsHtml } from "../html.js";
 import { fromThisOrigin, isHttps, type LibraryEnv, publicOrigin, SESSION_COOKIE, signedIn } from "../library-auth.js";
 import { libraryPages } from "../library-pages.js";
+import type { Services } from "../services.js";
 import { parseJson } from "../validate.js";
 
 /** The cookie outlives any session: the server's 30-day idle rule is what ends one. */

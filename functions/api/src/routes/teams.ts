@@ -14,9 +14,9 @@ import {
 } from "@pisync/protocol";
 import type { Context, MiddlewareHandler } from "hono";
 import { Hono } from "hono/quick";
-import type { Services } from "../app.js";
 import type { AuthEnv } from "../auth.js";
 import { markdownResponse } from "../markdown.js";
+import type { Services } from "../services.js";
 import { started, textStream } from "../stream.js";
 import { parseJson, parseQuery } from "../validate.js";
 

@@ -2,8 +2,8 @@
 import { NotFound } from "@pisync/core";
 import { CreateToken, DEVICE_ID } from "@pisync/protocol";
 import { Hono } from "hono/quick";
-import type { Services } from "../app.js";
 import type { AuthEnv } from "../auth.js";
+import type { Services } from "../services.js";
 import { parseJson } from "../validate.js";
 
 /** `/v1/tokens`: list, create (the token is shown once) and revoke the signed-in user's API tokens. */

@@ -4,9 +4,9 @@
  */
 import { UnsupportedMediaType } from "@pisync/core";
 import { Hono } from "hono/quick";
-import type { Services } from "../app.js";
 import type { AuthEnv } from "../auth.js";
 import { readBody } from "../body.js";
+import type { Services } from "../services.js";
 
 /** PUT of an upload's bytes. */
 export function uploadRoutes(services: Services) {

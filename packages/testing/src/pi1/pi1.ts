@@ -7,7 +7,7 @@
 import { execFileSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { node22 } from "../../../../scripts/node22.js";
+import { node22 } from "../node22.js";
 
 const child = join(dirname(fileURLToPath(import.meta.url)), "pi1-child.mjs");
 const agentLoopChild = join(dirname(fileURLToPath(import.meta.url)), "agent-loop-child.mjs");
