@@ -78,7 +78,7 @@ const COMMANDS: Record<string, Command> = {
   search: lazy(() => import("./commands/search.js"), "search"),
   insights: lazy(() => import("./commands/insights.js"), "insights"),
   open: lazy(() => import("./commands/open.js"), "open"),
-  pull: lazy(remote, "pull"),
+  pull: lazy(() => import("./commands/pull.js"), "pull"),
   generations: lazy(() => import("./commands/generations.js"), "generations"),
   rm: lazy(() => import("./commands/rm.js"), "rm"),
   context: lazy(() => import("./commands/context.js"), "context"),

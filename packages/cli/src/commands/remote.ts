@@ -20,7 +20,6 @@ import { fingerprintOf, type StateStore } from "../state.js";
 import { cloudSessions } from "./cloud-sessions.js";
 import { api, type CommandHelp, formatBytes, type Io, parse } from "./common.js";
 import { resolveSessionId } from "./ids.js";
-import { pullAll } from "./pull-all.js";
 import { CwdPrefix, filterSessions, Since, sessionTime } from "./session-filters.js";
 import { teamId } from "./team.js";
 
@@ -479,13 +478,4 @@ export async function pullSession(args: PullArgs, io: Io): Promise<Pulled> {
   const ref = await resolveSessionId(api(io), given);
   if (args.generation !== undefined) return pullGeneration(ref, args.generation, args, io);
   return pullCurrent(ref, args, io);
-}
-
-/** `pisync pull`: a session, an older generation of one, or a shared link. */
-export async function pull(argv: string[], io: Io): Promise<number> {
-  if (argv.includes("--all")) return pullAll(argv, io);
-  const args = parsePullArgs(argv);
-  const pulled = await pullSession(args, io);
-  io.out(args.json ? `${safeJson(pulled)}\n` : `${sanitize(pulled.path)}\n`);
-  return EXIT.ok;
 }
