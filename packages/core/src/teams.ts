@@ -286,14 +286,18 @@ export class Teams {
     teamId: string,
     page: { limit: number; cursor?: string },
   ): Promise<{ sessions: TeamSessionCard[]; cursor?: string }> {
-    await this.membership(userId, teamId);
-    let entries: TeamSessionPage;
-    try {
-      entries = await this.teams.teamSessionPage(teamId, page);
-    } catch (error) {
-      if (error instanceof InvalidCursorError) throw new BadRequest(error.message, "bad_query");
-      throw error;
+    // The page is read while membership is checked (one round trip less); a non-member learns
+    // nothing of it, not even whether their cursor was valid: membership's answer comes first.
+    const [member, read] = await Promise.allSettled([
+      this.membership(userId, teamId),
+      this.teams.teamSessionPage(teamId, page),
+    ]);
+    if (member.status === "rejected") throw member.reason;
+    if (read.status === "rejected") {
+      if (read.reason instanceof InvalidCursorError) throw new BadRequest(read.reason.message, "bad_query");
+      throw read.reason;
     }
+    const entries: TeamSessionPage = read.value;
     const memo = new Map<string, Promise<string>>();
     const sessions = await Promise.all((await this.cards(entries.sessions)).map((card) => this.masked(card, memo)));
     return entries.cursor ? { sessions, cursor: entries.cursor } : { sessions };
