@@ -34,6 +34,7 @@
  * gzip-compressed JSON in `gz` (binary): a fifth of the size, so fewer write units and a tree
  * read in fewer, smaller queries.
  */
+import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { ComposedMetaStore } from "../composed-meta-store.js";
 import { type AwsConnection, documentClient } from "./client.js";
 import { DynamoBrowserSessionStore } from "./dynamo-browser-sessions.js";
@@ -58,6 +59,9 @@ export class DynamoMetaStore extends ComposedMetaStore {
   readonly listReads: DynamoCardStore["listReads"];
   /** Day items insights' reports have read. */
   readonly usageReads = { items: 0 };
+  /** The table's client and name, shared by every family (a repair or a test reaches the items through them). */
+  readonly client: DynamoDBDocumentClient;
+  readonly table: string;
   protected readonly sessions: DynamoSessionStore;
   protected readonly cards: DynamoCardStore;
   protected readonly usage: DynamoUsageStore;
@@ -69,6 +73,8 @@ export class DynamoMetaStore extends ComposedMetaStore {
   constructor(connection: AwsConnection, table: string, commitItems?: CommitItems) {
     super();
     const client = documentClient(connection);
+    this.client = client;
+    this.table = table;
     const meta = new MetaTable(client, table);
     const readHead = (userId: string, sessionId: string) => this.getHead(userId, sessionId);
     const days = new UsageDayItems(client, table, readHead, this.usageReads);
