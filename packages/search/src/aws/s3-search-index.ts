@@ -43,20 +43,13 @@ import type { SearchQuery } from "../query.js";
 import { type Change, encodeChange, encodePages, logKey, userPrefix } from "./objects.js";
 import { AmbiguousPointerWrite, headSeq, type Pointer, Pointers } from "./pointers.js";
 import { DivergedError, fetchChanges, type PrefetchTerm, Replica } from "./replica.js";
-import { sweepUser } from "./sweep.js";
+import { type CompactionReport, Upkeep } from "./upkeep.js";
 import { loadWasmSqlite, WasmSqlite } from "./wasm-sqlite.js";
 
 /** Attempts of one change when other indexers keep moving the pointer first. */
 const MAX_ATTEMPTS = 8;
 /** Attempts of one read when an object its pointer named was removed meanwhile. */
 const READ_ATTEMPTS = 4;
-/** How long the pointer names a retired object (the sweep's default minimum age): readers' requests take seconds. */
-const RETIRED_KEPT_MS = 15 * 60_000;
-/** Retired objects the pointer names at most (its item must stay far below DynamoDB's 400 KB). */
-const MAX_RETIRED = 1500;
-/** A file whose free pages are more than this share of it is rewritten by a compaction asked to vacuum. */
-const VACUUM_FREE_SHARE = 0.25;
-
 /** About the FTS5 leaves indexing `batches` writes: its text over twice a leaf (the index is about half the text). */
 function leavesOf(batches: readonly IndexBatch[]): number {
   let bytes = 0;
@@ -85,25 +78,9 @@ function wordsOf(query: SearchQuery): PrefetchTerm[] {
   return [...terms.values()];
 }
 
-/** The share of a file's pages that are free. */
-function freeShare(driver: WasmSqlite): number {
-  const [free] = driver.pragma("freelist_count") as Array<{ freelist_count: number }>;
-  const [pages] = driver.pragma("page_count") as Array<{ page_count: number }>;
-  return free && pages?.page_count ? free.freelist_count / pages.page_count : 0;
-}
+export type { CompactionReport } from "./upkeep.js";
 
-/** What a compaction did (for the bench and the logs). */
-export interface CompactionReport {
-  userId: string;
-  ms: number;
-  /** Bytes of chunks, patches, hot pages and manifest uploaded. */
-  uploaded: number;
-  /** A patch of the pages written since the base, a merge of the patches past their bounds, or chunks only (a first base). */
-  kind?: "patch" | "merge" | "chunks";
-  /** Whether the pointer now names the new base (false: another writer moved it first). */
-  published: boolean;
-}
-
+/** The AWS search adapter's settings. */
 export interface S3SearchIndexConfig {
   connection: AwsConnection;
   /** The metadata table (the pointer items live beside the store's items). */
@@ -152,19 +129,6 @@ export const S3_SEARCH_DEFAULTS = {
   foldCatchUpMs: 4_000,
 };
 
-/** Compaction requests a pass reads at most. */
-const REQUESTS_PER_PASS = 32;
-/** How long a fold that failed waits before a pass tries it again. */
-const FOLD_RETRY_MS = 10 * 60_000;
-/** The upload rate a fold's estimate assumes before one was measured here (bytes per ms: a slow link's). */
-const FIRST_UPLOAD_BYTES_PER_MS = 4_000;
-
-/** Whether the pointer's log is past `limit`. */
-function logPast(pointer: Pointer, limit: { entries: number; bytes: number }): boolean {
-  const bytes = pointer.log.reduce((n, entry) => n + entry.bytes, 0);
-  return pointer.log.length >= limit.entries || bytes >= limit.bytes;
-}
-
 /** This instance's copy of a user's index, with the pointer it was last brought up to. */
 interface HeldCopy {
   replica: Replica;
@@ -198,16 +162,27 @@ export class S3SearchIndex implements SearchIndex {
   private empty: SqliteSearchIndex | undefined;
   private readonly dir: string;
   private made = false;
-  /** Users whose log this instance saw past the threshold, not folded since (a pass folds them first). */
-  private readonly due = new Set<string>();
-  /** Per user, the history and base (`epoch/key`) whose log this instance asked a fold of (asked once per base). */
-  private readonly requested = new Map<string, string>();
-  /** Bytes a fold uploads per ms, as the last folds here went (the estimate of the next one). */
-  private uploadRate = FIRST_UPLOAD_BYTES_PER_MS;
+  /** Folds, their requests and sweeps (`upkeep.ts`). */
+  private readonly folds: Upkeep;
 
   constructor(private readonly config: S3SearchIndexConfig) {
     this.pointers = new Pointers(config.connection, config.table);
     this.dir = config.cacheDir ?? join(tmpdir(), `pisync-search-${process.pid}-${randomBytes(4).toString("hex")}`);
+    this.folds = new Upkeep(
+      {
+        blobs: config.blobs,
+        pointers: this.pointers,
+        compactAfter: config.compactAfter ?? S3_SEARCH_DEFAULTS.compactAfter,
+        compactOnChangeAfter: config.compactOnChangeAfter ?? S3_SEARCH_DEFAULTS.compactOnChangeAfter,
+        foldCatchUpMs: config.foldCatchUpMs ?? S3_SEARCH_DEFAULTS.foldCatchUpMs,
+        onCompaction: (report) => config.onCompaction?.(report),
+      },
+      {
+        exclusive: (userId, fn) => this.exclusive(userId, fn),
+        replicaAt: (userId, pointer, catchUpBy) => this.replicaAt(userId, pointer, catchUpBy),
+        held: (userId) => this.replicas.get(userId)?.replica,
+      },
+    );
   }
 
   /** Closes the copies and removes them from disk. */
@@ -282,8 +257,7 @@ export class S3SearchIndex implements SearchIndex {
       await this.exclusive(user, async () => {
         await this.pointers.delete(user);
         await this.pointers.compactionDone(user);
-        this.due.delete(user);
-        this.requested.delete(user);
+        this.folds.forget(user);
         this.drop(user);
         await this.config.blobs.delete(await this.config.blobs.list(userPrefix(user)));
       });
@@ -317,8 +291,8 @@ export class S3SearchIndex implements SearchIndex {
    * Removes the user's objects no pointer names, once older than `minAgeMs`, and forgets retired
    * objects past that age. For a scheduled pass, never a request: it lists the user's objects.
    */
-  sweep(userId: string, minAgeMs = RETIRED_KEPT_MS): Promise<{ removed: number }> {
-    return this.exclusive(userId, () => sweepUser(this.config.blobs, this.pointers, userId, minAgeMs));
+  sweep(userId: string, minAgeMs?: number): Promise<{ removed: number }> {
+    return this.folds.sweep(userId, minAgeMs);
   }
 
   /** Bytes this instance holds of a user's index on local disk (0 when it holds no copy). */
@@ -420,7 +394,7 @@ export class S3SearchIndex implements SearchIndex {
               held.epoch = published.epoch;
               held.pointer = published;
             }
-            await this.afterChange(userId, published, replica);
+            await this.folds.afterChange(userId, published, replica);
           } catch {
             // Published, so in the log: a copy opened again replays it.
             this.drop(userId);
@@ -465,144 +439,19 @@ export class S3SearchIndex implements SearchIndex {
   }
 
   /**
-   * After a published change: a log past the threshold is due for a fold (asked of the scheduled
-   * passes once per base; best effort: a lost request leaves the fold to the next change past
-   * it), or folded now when far past it and this copy is at its head.
+   * Folds the logs due for it, each while its estimate fits before `deadline` (see {@link Upkeep.pass}).
+   * @returns the logs folded
    */
-  private async afterChange(userId: string, pointer: Pointer, replica: Replica): Promise<void> {
-    if (!logPast(pointer, this.config.compactAfter ?? S3_SEARCH_DEFAULTS.compactAfter)) return;
-    const overdue = this.config.compactOnChangeAfter ?? S3_SEARCH_DEFAULTS.compactOnChangeAfter;
-    if (logPast(pointer, overdue) && headSeq(pointer) === replica.seq) {
-      await this.fold(userId, pointer, replica).catch(() => {
-        // Best effort: the change is published already; a later change folds the log (its objects wait for the sweep).
-      });
-      return;
-    }
-    this.due.add(userId);
-    const base = `${pointer.epoch}/${pointer.base?.key ?? ""}`;
-    if (this.requested.get(userId) === base) return;
-    try {
-      await this.pointers.requestCompaction(userId);
-      this.requested.set(userId, base);
-    } catch {}
+  upkeep(deadline: number, options: { atLeastOne?: boolean } = {}): Promise<number> {
+    return this.folds.pass(deadline, options);
   }
 
   /**
-   * Folds the logs due for it (those this instance saw past the threshold, then those other
-   * instances asked for, oldest first), each while its estimate fits before `deadline`; with
-   * `atLeastOne`, the first one whatever its estimate (a pass's first work, with its whole
-   * budget ahead: a fold cannot be split). A fold that fails is left for a later pass (and told
-   * to `onCompaction`). @returns the logs folded
+   * Folds the log into a new base now, for a scheduled pass (see {@link Upkeep.compact}).
+   * Undefined when there was nothing to fold. @throws when the pointer moved meanwhile
    */
-  async upkeep(deadline: number, options: { atLeastOne?: boolean } = {}): Promise<number> {
-    await loadWasmSqlite();
-    const users = new Set(this.due);
-    let forced = options.atLeastOne === true;
-    if (forced || Date.now() < deadline) {
-      for (const userId of await this.pointers.compactionsDue(REQUESTS_PER_PASS)) users.add(userId);
-    }
-    let folded = 0;
-    for (const userId of users) {
-      if (!forced && Date.now() + this.foldEstimateMs(userId) > deadline) continue;
-      const catchUpBy = forced
-        ? Math.max(deadline, Date.now() + (this.config.foldCatchUpMs ?? S3_SEARCH_DEFAULTS.foldCatchUpMs))
-        : deadline;
-      const report = await this.exclusive(userId, () => this.foldIfDue(userId, catchUpBy)).catch(async () => {
-        // Tried again later, not first at every pass: the requests behind it come first meanwhile.
-        this.due.delete(userId);
-        await this.pointers.requestCompaction(userId, Date.now() + FOLD_RETRY_MS, { replace: true }).catch(() => {});
-        return "failed" as const;
-      });
-      if (report !== undefined) forced = false; // one fold whatever it takes, not one per failure
-      if (typeof report === "object" && report.published) folded++;
-    }
-    return folded;
-  }
-
-  /** How long a fold of the user's log would take here: unknown (infinite) without a copy of it. */
-  private foldEstimateMs(userId: string): number {
-    const held = this.replicas.get(userId)?.replica;
-    return held ? held.foldBytes() / this.uploadRate : Number.POSITIVE_INFINITY;
-  }
-
-  /**
-   * Folds the user's log if it is still past the threshold (another instance may have folded
-   * it; its request goes then), once this copy has replayed it by `catchUpBy`: "behind" when it
-   * has not (the request stays, and the copy keeps what it replayed for the next pass).
-   */
-  private async foldIfDue(userId: string, catchUpBy: number): Promise<CompactionReport | "behind" | undefined> {
-    const pointer = await this.pointers.get(userId);
-    if (!pointer || !logPast(pointer, this.config.compactAfter ?? S3_SEARCH_DEFAULTS.compactAfter)) {
-      this.due.delete(userId);
-      await this.pointers.compactionDone(userId);
-      return undefined;
-    }
-    const replica = await this.replicaAt(userId, pointer, catchUpBy);
-    if (replica.seq < headSeq(pointer)) return "behind";
-    return this.fold(userId, pointer, replica);
-  }
-
-  /**
-   * Folds the log into a new base now, for a scheduled pass (off the request path). With
-   * `vacuum`, a file whose free pages are more than a quarter of it (sessions removed or
-   * rewritten) is rewritten first: every chunk is then uploaded again. Undefined when there was
-   * nothing to fold. @throws when the pointer moved meanwhile (another writer: try later)
-   */
-  async compact(userId: string, options: { vacuum?: boolean } = {}): Promise<CompactionReport | undefined> {
-    await loadWasmSqlite();
-    return this.exclusive(userId, async () => {
-      const pointer = await this.pointers.get(userId);
-      if (!pointer) return undefined;
-      const replica = await this.replicaAt(userId, pointer);
-      let vacuumed = false;
-      if (options.vacuum && (await replica.run(async () => freeShare(replica.driver))) > VACUUM_FREE_SHARE) {
-        await replica.materialize();
-        replica.driver.exec("VACUUM");
-        vacuumed = true;
-      }
-      if (!vacuumed && pointer.log.length === 0) return undefined;
-      return this.fold(userId, pointer, replica);
-    });
-  }
-
-  /** Uploads what the copy (at `pointer`'s head) wrote since its base, then moves the pointer to the new base. */
-  private async fold(userId: string, pointer: Pointer, replica: Replica): Promise<CompactionReport> {
-    const t0 = performance.now();
-    const report: CompactionReport = { userId, ms: 0, uploaded: 0, published: false };
-    try {
-      const made = await replica.compact(userId);
-      report.uploaded = made.uploaded;
-      report.kind = made.kind;
-      const at = Date.now();
-      const next: Pointer = {
-        rev: pointer.rev + 1,
-        epoch: pointer.epoch,
-        base: { key: made.key, seq: replica.seq },
-        log: [],
-        retired: [
-          // Past the sweep's age a retired object is unprotected anyway: the item stays small.
-          ...pointer.retired.filter((r) => at - r.at < RETIRED_KEPT_MS).slice(-MAX_RETIRED),
-          ...pointer.log.map((entry) => ({ key: entry.key, at })),
-          ...(pointer.base ? [{ key: pointer.base.key, at }] : []),
-        ],
-      };
-      try {
-        report.published = await this.pointers.move(userId, pointer, next);
-      } catch (error) {
-        if (!(error instanceof AmbiguousPointerWrite)) throw error;
-        report.published = (await this.pointers.get(userId))?.base?.key === made.key;
-      }
-      if (!report.published) throw new Error(`the search index of ${userId} changed while it was compacted`);
-      replica.rebase({ key: made.key, manifest: made.manifest });
-      this.due.delete(userId);
-      this.requested.delete(userId);
-      await this.pointers.compactionDone(userId).catch(() => {}); // a stale request: the next pass finds nothing to fold
-      return report;
-    } finally {
-      report.ms = performance.now() - t0;
-      if (report.published && report.ms > 0) this.uploadRate = Math.max(100, report.uploaded / report.ms);
-      this.config.onCompaction?.(report);
-    }
+  compact(userId: string, options: { vacuum?: boolean } = {}): Promise<CompactionReport | undefined> {
+    return this.folds.compact(userId, options);
   }
 
   /** This instance's copy of the user's index, brought up to `pointer` (a new empty one when undefined). */
