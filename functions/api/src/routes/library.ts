@@ -89,8 +89,6 @@ function filterOf(q: z.infer<typeof ListQuery>): LibraryFilter {
  * `signedIn`); another user's session or share answers 404 exactly like a missing one.
  */
 export function libraryRoutes(services: Services, deps: LibraryDeps) {
-  const { reader, reading, work } = services;
-  const { library } = deps;
   const app = new Hono<LibraryEnv>();
   const pages = ["/", "/library/*", "/sessions/*", "/shares", "/shares/*", "/insights", "/insights.csv"];
   for (const path of [...pages, "/assets/library.css", "/assets/library.js"]) {
@@ -111,7 +109,25 @@ export function libraryRoutes(services: Services, deps: LibraryDeps) {
   // The owner's session page renders and reads through the viewer, loaded on demand.
   app.use("/sessions/*", viewerLoaded);
   const chrome = (c: Context<LibraryEnv>) => ({ signedIn: true, csrfToken: c.get("csrfToken") });
+  const context: LibraryRouteContext = { app, services, deps, chrome };
+  listPages(context);
+  insightsPages(context);
+  sessionPages(context);
+  sharesPages(context);
+  return app;
+}
 
+/** What the library's route groups are mounted with: the app (its middleware set), the services, the page chrome. */
+interface LibraryRouteContext {
+  app: Hono<LibraryEnv>;
+  services: Services;
+  deps: LibraryDeps;
+  chrome: (c: Context<LibraryEnv>) => { signedIn: boolean; csrfToken: string | undefined };
+}
+
+/** The list of sessions (with its search) and the search box's live results. */
+function listPages({ app, services, deps, chrome }: LibraryRouteContext): void {
+  const { library } = deps;
   const search = async (userId: string, q: string, filter: LibraryFilter, cursor?: string): Promise<SearchPage> => {
     if (!deps.search) throw new BadRequest("search is not enabled on this server", "bad_query");
     const query = parseSearch(searchText(q, filter), services.clock().getTime());
@@ -145,7 +161,10 @@ export function libraryRoutes(services: Services, deps: LibraryDeps) {
       return c.json({ error: error.message, code: "bad_query" }, 400);
     }
   });
+}
 
+/** The insights page and its CSV, a user's or a team's. */
+function insightsPages({ app, services, chrome }: LibraryRouteContext): void {
   /** The page's range: the API's query, plus how the time chart groups. */
   const InsightsPageQuery = z.object({
     ...InsightsQuery.shape,
@@ -220,7 +239,12 @@ export function libraryRoutes(services: Services, deps: LibraryDeps) {
       "Cache-Control": "no-store",
     });
   });
+}
 
+/** The owner's session pages: the viewer, its entries, images, tree, find, live state, context, raw bytes and deletion. */
+function sessionPages({ app, services, deps, chrome }: LibraryRouteContext): void {
+  const { reader, reading, work } = services;
+  const { library } = deps;
   const pageQuery = (c: Context) => {
     const q = parseQuery(SharePageQuery, c);
     return { leaf: q.leaf ?? q.leafId, target: q.target ?? q.targetId, before: q.before, from: q.from, after: q.after };
@@ -318,7 +342,12 @@ export function libraryRoutes(services: Services, deps: LibraryDeps) {
     deps.search?.indexer.markDirty(c.get("userId"), head.sessionId);
     return c.redirect("/", 303);
   });
+}
 
+/** The share links page: the list, a new link, revocations. */
+function sharesPages({ app, services, deps, chrome }: LibraryRouteContext): void {
+  const { reader } = services;
+  const { library } = deps;
   app.get("/shares", async (c) => {
     const userId = c.get("userId");
     const origin = publicOrigin(c, services.publicUrl);
@@ -380,7 +409,6 @@ export function libraryRoutes(services: Services, deps: LibraryDeps) {
     await deps.shares.revoke(c.get("userId"), c.req.param("id"));
     return c.redirect("/shares?revoked=1", 303);
   });
-  return app;
 }
 
 /** What the delete confirmation shows of a session. */
