@@ -31,7 +31,6 @@ const PREVIEWS_WAITING = 16;
  * carries the share page's security headers; the work is done by core's `ShareReading`.
  */
 export function sharePageRoutes(services: Services, shares: Shares) {
-  const { reading, work } = services;
   const app = new Hono();
   app.use("*", async (c, next) => {
     await next();
@@ -40,7 +39,18 @@ export function sharePageRoutes(services: Services, shares: Shares) {
 
   app.get("/assets/style.css", (c) => c.body(viewer().STYLE_CSS, 200, { "Content-Type": "text/css; charset=utf-8" }));
   app.get("/assets/app.js", (c) => c.body(viewer().APP_JS, 200, { "Content-Type": "text/javascript; charset=utf-8" }));
+  const context = shareRouteContext(services, shares);
+  pageRoutes(app, context);
+  readRoutes(app, context);
+  return app;
+}
 
+/**
+ * What the share page's route groups share: the link opened and admitted, read counters, kept
+ * bodies, the public origin, the Markdown of a branch.
+ */
+function shareRouteContext(services: Services, shares: Shares) {
+  const { reading } = services;
   const pageQuery = (c: Parameters<typeof parseQuery>[1]) => {
     const q = parseQuery(SharePageQuery, c);
     return { leaf: q.leaf ?? q.leafId, target: q.target ?? q.targetId, before: q.before, from: q.from, after: q.after };
@@ -92,6 +102,23 @@ export function sharePageRoutes(services: Services, shares: Shares) {
     return markdownResponse(c, doc, notes, share.maskSecrets, `${origin(c)}/s/${token}/blobs/`);
   };
 
+  /** A whole share's tree as kept bytes; `leaf` marks another leaf than the default one. */
+  const treeOf = (share: ShareRecord, head: SessionHead, leaf?: string) =>
+    trees.get(`${reading.versionKey(share, head)} ${leaf ?? ""}`, async () =>
+      JSON.stringify(await reading.tree(share, head, leaf)),
+    );
+  return { services, shares, pageQuery, open, count, pages, trees, origin, leafQuery, markdown, treeOf };
+}
+
+/** The share page's route groups' context (see {@link shareRouteContext}). */
+type ShareRouteContext = ReturnType<typeof shareRouteContext>;
+
+/** The page a link opens (HTML, or Markdown for agents), its Markdown, and its preview image. */
+function pageRoutes(
+  app: Hono,
+  { services, shares, pageQuery, open, count, pages, origin, leafQuery, markdown, treeOf }: ShareRouteContext,
+): void {
+  const { reading, work } = services;
   app.get("/:token/md", (c) => markdown(c));
 
   app.get("/:token", async (c) => {
@@ -182,19 +209,17 @@ export function sharePageRoutes(services: Services, shares: Shares) {
     }
     return c.body(png as Uint8Array<ArrayBuffer>, 200, { "Content-Type": "image/png" });
   });
+}
 
+/** What the page reads as it is used: find, live state, windows of entries, images, the tree, the raw bytes, the context. */
+function readRoutes(app: Hono, { services, shares, pageQuery, open, count, treeOf }: ShareRouteContext): void {
+  const { reading, work } = services;
   /** The tree's search over the whole text of every entry (masked), a page of matches at a time. */
   app.get("/:token/find", async (c) => {
     const { q, from } = parseQuery(TreeFindQuery, c);
     const { share, head } = await open(c);
     return c.json(await reading.find(share, head, q, from));
   });
-
-  /** A whole share's tree as kept bytes; `leaf` marks another leaf than the default one. */
-  const treeOf = (share: ShareRecord, head: SessionHead, leaf?: string) =>
-    trees.get(`${reading.versionKey(share, head)} ${leaf ?? ""}`, async () =>
-      JSON.stringify(await reading.tree(share, head, leaf)),
-    );
 
   /** For live pages: an ETag that changes as the session grows (a pinned share's never does: its path is fixed). */
   app.get("/:token/state", async (c) => {
@@ -251,6 +276,4 @@ export function sharePageRoutes(services: Services, shares: Shares) {
     c.header("Content-Type", "application/json; charset=utf-8");
     return c.body(textStream(pieces));
   });
-
-  return app;
 }
