@@ -112,7 +112,9 @@ describeOnEveryStore("device sign-in", (pair) => {
     expect(await refused(await poll(device_code), 400, "slow_down")).toMatchObject({ interval: 15 });
     later(16);
     expect(await refused(await poll(device_code), 400, "authorization_pending")).toMatchObject({ interval: 15 });
-    await refused(await poll(`${device_code.slice(0, -1)}A`), 400, "expired_token");
+    // Another code of the same user code: its last character changed (to one it is not already).
+    const other = `${device_code.slice(0, -1)}${device_code.endsWith("A") ? "E" : "A"}`;
+    await refused(await poll(other), 400, "expired_token");
     await refused(await poll("pdc_nothing"), 400, "expired_token");
   });
 
