@@ -171,7 +171,9 @@ describe("rebuilds in bounded invocations", () => {
 
   it("a reindex starts a chain of passes that continue themselves, each within its budget, until no mark is due", async () => {
     const words = (i: number) => [`a chained albatross numbered word${i}`, `second line ${i} of tern`];
-    await store("chained", 24, "sess-ch", words);
+    // Enough sessions that no machine indexes the pass's leftovers within one budget: the chain must continue.
+    const CHAINED = 48; // under a search page (50): the last check counts them all
+    await store("chained", CHAINED, "sess-ch", words);
     // A session whose bytes are gone: it fails at every try, and must not keep the chain going.
     await store("chained", 1, "sess-broken", words);
     await stores.blobs.delete(await stores.blobs.list(sessionPrefix("chained", "sess-broken-0")));
@@ -185,7 +187,7 @@ describe("rebuilds in bounded invocations", () => {
       },
     });
     try {
-      expect(await chained({ pisync: "reindex", users: ["chained"] }, context)).toMatchObject({ marked: 25 });
+      expect(await chained({ pisync: "reindex", users: ["chained"] }, context)).toMatchObject({ marked: CHAINED + 1 });
       expect(sent).toHaveLength(1); // the first pass at once, not at the schedule's next minute
       // The schedule meanwhile: it passes, but starts no second chain.
       const scheduled = (await chained(SCHEDULED, context)) as { more: boolean };
@@ -220,7 +222,7 @@ describe("rebuilds in bounded invocations", () => {
       const answers: string[][] = [];
       for (const q of queries) answers.push(await search("chained", q));
       expect(answers).toEqual(await embedded("chained", queries));
-      expect(answers[0]).toHaveLength(24);
+      expect(answers[0]).toHaveLength(CHAINED);
     } finally {
       chained.index.close();
     }
