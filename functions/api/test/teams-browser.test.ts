@@ -44,7 +44,7 @@ describe("the team library in a browser", () => {
       stores.close();
     }
     const body =
-      line({ type: "session", version: 3, id: "deploy", timestamp: "2026-03-01T08:00:00.000Z", cwd: "/work/acme" }) +
+      line({ type: "session", version: 3, id: "deploy", timestamp: "2026-03-01T08:00:00.000Z", cwd: "/srv/acme" }) +
       line({
         type: "message",
         id: "u1",

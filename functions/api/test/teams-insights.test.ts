@@ -46,8 +46,8 @@ describeOnEveryStore("team insights", (pair) => {
     teamId = (await (await owner.post("/v1/teams", { name: "Acme" })).json()).id;
     const link = (await (await owner.post(`/v1/teams/${teamId}/invites`, {})).json()).url as string;
     expect((await member.post(`/v1/join/${link.slice(link.lastIndexOf("/") + 1)}`, {})).status).toBe(200);
-    expect((await owner.put("o1", session("o1", "/work/acme", "model-a", 2))).status).toBe(200);
-    expect((await member.put("m1", session("m1", "/work/acme", "model-b", 1, `key ${SECRET}`))).status).toBe(200);
+    expect((await owner.put("o1", session("o1", "/srv/acme", "model-a", 2))).status).toBe(200);
+    expect((await member.put("m1", session("m1", "/srv/acme", "model-b", 1, `key ${SECRET}`))).status).toBe(200);
     expect((await member.put("m2", session("m2", "/home/mia/secret", "model-private", 50))).status).toBe(200);
     expect((await outsider.put("x1", session("x1", "/x", "model-x", 7))).status).toBe(200);
     for (const [c, id] of [
@@ -71,7 +71,7 @@ describeOnEveryStore("team insights", (pair) => {
       ["anthropic/model-a", 2],
       ["anthropic/model-b", 1],
     ]);
-    expect(body.byProject.map((g) => g.label)).toEqual(["/work/acme"]);
+    expect(body.byProject.map((g) => g.label)).toEqual(["/srv/acme"]);
     expect(body.byDevice).toEqual([]);
     expect(body.byMember).toBeUndefined();
     const text = JSON.stringify(body);

@@ -11,7 +11,7 @@ import { client, userToken } from "./harness.js";
 
 const SECRET = "AKIAIOSFODNN7EXAMPLQ";
 const header = (id: string) =>
-  `${JSON.stringify({ type: "session", version: 3, id, timestamp: "2026-02-01T10:00:00.000Z", cwd: "/work/acme" })}\n`;
+  `${JSON.stringify({ type: "session", version: 3, id, timestamp: "2026-02-01T10:00:00.000Z", cwd: "/srv/acme" })}\n`;
 const userLine = (id: string, parentId: string | null, text: string) =>
   `${JSON.stringify({ type: "message", id, parentId, timestamp: "2026-02-01T10:00:01.000Z", message: { role: "user", content: text, timestamp: 1 } })}\n`;
 

@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../src/index.js";
 import { client, userToken } from "./harness.js";
 
-const header = (id: string, cwd = "/work/acme") =>
+const header = (id: string, cwd = "/srv/acme") =>
   `${JSON.stringify({ type: "session", version: 3, id, timestamp: "2026-02-01T10:00:00.000Z", cwd })}\n`;
 const userLine = (id: string, text: string, at: string) =>
   `${JSON.stringify({ type: "message", id, parentId: null, timestamp: at, message: { role: "user", content: text, timestamp: 1 } })}\n`;
@@ -136,7 +136,7 @@ describeOnEveryStore("team library", (pair) => {
       "mia:m1",
       "olivia:o1",
     ]);
-    expect(page.body.sessions[0]).toMatchObject({ id: "m1", owner: "mia", cwd: "/work/acme" });
+    expect(page.body.sessions[0]).toMatchObject({ id: "m1", owner: "mia", cwd: "/srv/acme" });
     // Its title is its first message, masked as on share pages.
     expect(page.body.sessions[0].title).toContain("mia's key is");
     expect(JSON.stringify(page.body)).not.toContain(SECRET);

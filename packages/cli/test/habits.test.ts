@@ -50,11 +50,11 @@ describe("folders", () => {
   it("maps a folder by the longest map that holds it", () => {
     const maps = [
       { from: "/home/old", to: "/home/new" },
-      { from: "/home/old/src/app", to: "/work/app" },
+      { from: "/home/old/src/app", to: "/srv/app" },
     ];
     expect(mapFolder("/home/old", maps)).toBe("/home/new");
     expect(mapFolder("/home/old/x/y", maps)).toBe("/home/new/x/y");
-    expect(mapFolder("/home/old/src/app/sub", maps)).toBe("/work/app/sub");
+    expect(mapFolder("/home/old/src/app/sub", maps)).toBe("/srv/app/sub");
     expect(mapFolder("/home/older", maps)).toBeUndefined();
     expect(mapFolder("/srv/x", maps)).toBeUndefined();
     expect(mapFolder("/home/old/x", [{ from: "/home/old/", to: "/" }])).toBe("/x");

@@ -130,7 +130,7 @@ for (const store of ["embedded", "aws"] as const) {
         const pushed = old.run(["push"]);
         expect(pushed.code, pushed.stderr).toBe(0);
 
-        const args = ["pull", "--all", "--map", "/home/old=/home/new", "--map", "/home/old/src/p1=/work/p1"];
+        const args = ["pull", "--all", "--map", "/home/old=/home/new", "--map", "/home/old/src/p1=/srv/p1"];
         proxyDelay.ms = 60;
         const env = { ...fresh.env, PISYNC_ENDPOINT: slow.url };
         const child = spawn(process.execPath, [cliPath, ...args], { env, stdio: "ignore" });
@@ -166,7 +166,7 @@ for (const store of ["embedded", "aws"] as const) {
           // Byte for byte; filed under the mapped folder (the longest map wins), the header's cwd kept.
           expect(readFileSync(paths[0])).toEqual(readFileSync(w.path));
           const mapped = w.cwd.startsWith("/home/old/src/p1")
-            ? w.cwd.replace("/home/old/src/p1", "/work/p1")
+            ? w.cwd.replace("/home/old/src/p1", "/srv/p1")
             : w.cwd.replace("/home/old", "/home/new");
           expect(paths[0]).toContain(`/${piFolderName(mapped)}/`);
         }

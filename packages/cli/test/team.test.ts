@@ -93,14 +93,14 @@ describe("pisync team", () => {
   });
 
   it("share-folder: a session first pushed from under the folder goes in the team; others do not", () => {
-    const rule = member.run(["team", "share-folder", "/work/acme", "acme"]);
+    const rule = member.run(["team", "share-folder", "/srv/acme", "acme"]);
     expect(rule.code, rule.stderr).toBe(0);
-    expect(member.run(["team", "share-folder", "--list"]).stdout).toBe(`/work/acme\t${teamId}\n`);
-    const dir = join(member.sessionsRoot, "--work-acme--");
+    expect(member.run(["team", "share-folder", "--list"]).stdout).toBe(`/srv/acme\t${teamId}\n`);
+    const dir = join(member.sessionsRoot, "--srv-acme--");
     mkdirSync(dir, { recursive: true });
     writeFileSync(
       join(dir, "2026-02-01T00-00-00-000Z_s-acme.jsonl"),
-      session("s-acme", "/work/acme/api", "kestrel plans"),
+      session("s-acme", "/srv/acme/api", "kestrel plans"),
     );
     writeFileSync(join(dir, "2026-02-01T00-00-00-000Z_s-home.jsonl"), session("s-home", "/home/mia", "kestrel diary"));
     const push = member.run(["push"]);

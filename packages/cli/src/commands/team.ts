@@ -35,7 +35,7 @@ TEAM is a team's id or its name. Search a team with: pisync search QUERY --team 
 examples:
   pisync team create acme
   pisync team invite acme --admin
-  pisync team share-folder ~/work/acme acme`,
+  pisync team share-folder ~/projects/acme acme`,
 };
 
 const ARGS = z.object({
@@ -43,7 +43,7 @@ const ARGS = z.object({
   admin: z.optional(z.boolean()),
   list: z.optional(z.boolean()),
   member: z.optional(z.string().check(z.minLength(1, "a user id, e.g. --member mia"))),
-  remove: z.optional(z.string().check(z.minLength(1, "a folder, e.g. --remove ~/work/acme"))),
+  remove: z.optional(z.string().check(z.minLength(1, "a folder, e.g. --remove ~/projects/acme"))),
   "public-links": z.optional(z.enum(["on", "off"], { error: "on or off, e.g. --public-links off" })),
   limit: z.optional(
     z.pipe(
