@@ -17,6 +17,7 @@ import {
   startServerOn,
   storesBeside,
   switchableProxy,
+  within,
 } from "@pisync/testing/cli";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { piFileName, piFolderName } from "../src/paths.js";
@@ -43,16 +44,20 @@ function writeSession(root: string, id: string): string {
 async function held(url: string, token: string, id: string): Promise<Buffer | undefined> {
   const r = await fetch(`${url}/v1/sessions/${id}/raw`, {
     headers: { Authorization: `Bearer ${token}`, "Accept-Encoding": "identity" },
+    signal: AbortSignal.timeout(20_000),
   });
   return r.ok ? Buffer.from(await r.arrayBuffer()) : undefined;
 }
 
 type Store = "embedded" | "aws";
 
-/** Asks until `done` holds (at most 30 s). */
+/**
+ * Asks until `done` holds (at most 60 s: a liveness check on a machine loaded by other tests,
+ * not a timing one). A question that fails (a read timed out) counts as not yet.
+ */
 async function waitFor(done: () => Promise<boolean>, why: () => string = () => ""): Promise<void> {
-  const until = Date.now() + 30_000;
-  while (!(await done())) {
+  const until = Date.now() + 60_000;
+  while (!(await done().catch(() => false))) {
     if (Date.now() > until) throw new Error(`timed out waiting ${why()}`);
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -189,28 +194,33 @@ for (const store of ["embedded", "aws"] as Store[]) {
     }, 180_000);
 
     it("a running watch finds the server started afresh at its address after the outage, says so, and sends it everything", async () => {
-      await server?.stop(); // the server of the test before
-      const first = await start();
+      // Every step is bounded and named: on a loaded machine a slow one fails by its name.
+      await within("stopping the server of the test before", 20_000, server?.stop() ?? Promise.resolve());
+      const first = await within("the first npm start", 70_000, start());
       const port = new URL(first.server.url).port;
       // The token the watch holds, kept to be made again on the fresh server (a new install
       // would give a new one; the watcher keeps its own).
       const before = storesBeside(first);
-      const record = await before.meta.findToken(hashToken(first.server.token));
+      const record = await within(
+        "reading the token's record",
+        20_000,
+        before.meta.findToken(hashToken(first.server.token)),
+      );
       before.close?.();
       const proxy = await switchableProxy(first.server.url);
       const m = machine(proxy.url, first.server.token);
+      const ids = Array.from({ length: 3 }, (_, i) => `watched-${store}-${i}-${randomUUID().slice(0, 8)}`);
+      const paths = ids.map((id) => writeSession(m.sessionsRoot, id));
+      // Each cloud poll (every second here; 15 s by default) asks who the server is first.
+      const watch = m.watch(["--poll-cloud", "1"]);
       try {
-        const ids = Array.from({ length: 3 }, (_, i) => `watched-${store}-${i}-${randomUUID().slice(0, 8)}`);
-        const paths = ids.map((id) => writeSession(m.sessionsRoot, id));
-        // Each cloud poll (every second here; 15 s by default) asks who the server is first.
-        const watch = m.watch(["--poll-cloud", "1"]);
         await waitFor(
           async () => (await held(first.server.url, first.server.token, ids[2])) !== undefined,
-          () => watch.log(),
+          () => `for the first server to hold the files\n${watch.log()}`,
         );
 
         proxy.setDown(true);
-        await first.server.stop();
+        await within("stopping the first server", 20_000, first.server.stop());
         // pi writes on during the outage: the watcher finds the server gone, and probes.
         const more = {
           type: "message",
@@ -220,9 +230,9 @@ for (const store of ["embedded", "aws"] as Store[]) {
           message: { role: "user", content: "written while the server was away", timestamp: 2 },
         };
         appendFileSync(paths[0], `${JSON.stringify(more)}\n`);
-        const fresh = await start(port);
+        const fresh = await within("npm start afresh at the same address", 70_000, start(port));
         const stores = storesBeside(fresh);
-        await stores.meta.putToken(record as NonNullable<typeof record>);
+        await within("making the token again", 20_000, stores.meta.putToken(record as NonNullable<typeof record>));
         stores.close?.();
         expect(await held(fresh.server.url, first.server.token, ids[0])).toBeUndefined();
         proxy.setDown(false);
@@ -235,7 +245,7 @@ for (const store of ["embedded", "aws"] as Store[]) {
             }
             return true;
           },
-          () => watch.log(),
+          () => `for the fresh server to hold every file\n${watch.log()}`,
         );
         const events = watch
           .log()
@@ -246,12 +256,14 @@ for (const store of ["embedded", "aws"] as Store[]) {
         expect(changed, watch.log()).toBeDefined();
         const whoFresh = await fetch(`${fresh.server.url}/v1/whoami`, {
           headers: { Authorization: `Bearer ${first.server.token}` },
+          signal: AbortSignal.timeout(20_000),
         });
         expect(changed?.server).toBe(((await whoFresh.json()) as { server: { id: string } }).server.id);
       } finally {
-        await proxy.close();
+        // The watcher first: the proxy then has no client left to wait for.
         await m.cleanup();
+        await proxy.close();
       }
-    }, 180_000);
+    }, 300_000);
   });
 }

@@ -292,6 +292,8 @@ async function proxyServer(target: string, fate: (req: IncomingMessage) => Fate 
           Object.entries(req.headers).filter(([k]) => !["host", "connection", "content-length"].includes(k)),
         ) as Record<string, string>,
         body: chunks.length && req.method !== "GET" && req.method !== "HEAD" ? Buffer.concat(chunks) : undefined,
+        // A server that never answers (stopped mid-request, starved) must not hold the proxy open.
+        signal: AbortSignal.timeout(60_000),
       });
       const body = Buffer.from(await upstream.arrayBuffer());
       if (what === "lose-answer") return void req.socket.destroy();
@@ -307,7 +309,12 @@ async function proxyServer(target: string, fate: (req: IncomingMessage) => Fate 
   await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", () => resolve()));
   return {
     url: `http://127.0.0.1:${port}`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    /** Stops listening and cuts every connection, idle or not (a client still waiting gets an error). */
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }
 
@@ -423,4 +430,26 @@ export async function eventually(
     await new Promise((r) => setTimeout(r, 200));
   }
   return last;
+}
+
+/**
+ * `work`, or an error naming `what` when it has not settled within `ms`: a step of an
+ * end-to-end test that hangs on a loaded machine then fails by its name, not by the test's
+ * overall timeout. `context` adds what helps to read the failure (a watcher's log).
+ */
+export async function within<T>(
+  what: string,
+  ms: number,
+  work: Promise<T>,
+  context: () => string = () => "",
+): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not done within ${ms} ms\n${context()}`)), ms);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
