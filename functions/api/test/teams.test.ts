@@ -140,6 +140,8 @@ describeOnEveryStore("team library", (pair) => {
     // Its title is its first message, masked as on share pages.
     expect(page.body.sessions[0].title).toContain("mia's key is");
     expect(JSON.stringify(page.body)).not.toContain(SECRET);
+    // Read again, its texts come from what was masked the first time: the same answer.
+    expect(await json(await member.get(`/v1/teams/${teamId}/sessions`))).toEqual(page);
     const first = await json(await admin.get(`/v1/teams/${teamId}/sessions?limit=1`));
     expect(first.body.sessions.map((s: { id: string }) => s.id)).toEqual(["m1"]);
     const second = await json(await admin.get(`/v1/teams/${teamId}/sessions?limit=1&cursor=${first.body.cursor}`));
