@@ -6,9 +6,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { AnswerClass } from "./answers.js";
 import { checkSessions, type SessionChecks } from "./checks.js";
 import type { Inventory } from "./inventory.js";
+import type { ResponseClass } from "./responses.js";
 import type { Fault, FaultSize, Rig } from "./rig.js";
 import { awsRig } from "./rig-aws.js";
 import { embeddedRig } from "./rig-embedded.js";
@@ -21,7 +21,7 @@ export type PairName = "embedded" | "aws";
 export interface FaultRow {
   pair: PairName;
   fault: string;
-  answers: Partial<Record<AnswerClass, number>>;
+  answers: Partial<Record<ResponseClass, number>>;
   /** Failed answers by status and code (`500 internal`: 3). */
   failures: Record<string, number>;
   /** 500s and 5xx without Retry-After. */

@@ -5,9 +5,9 @@
  * committed length and sends them there; 429, 503 and 507 wait out `Retry-After`.
  */
 import { HEADERS } from "@pisync/protocol";
-import { AnswerCounts, BAD_FAILURES, classify } from "./answers.js";
 import { LineMaker, seeded } from "./lines.js";
 import { SessionModel } from "./model.js";
+import { BAD_FAILURES, classify, ResponseCounts } from "./responses.js";
 
 export interface WritersOptions {
   url: string;
@@ -28,7 +28,7 @@ export interface WritersOptions {
   seed: number;
 }
 
-interface Answer {
+interface WriteResponse {
   status: number;
   retryAfter: boolean;
   retryAfterMs: number;
@@ -43,7 +43,7 @@ export class Writers {
   readonly sessions: SessionModel[] = [];
   readonly shared: SessionModel;
   /** Answers of the current phase (replaced by {@link phase}). */
-  answers = new AnswerCounts();
+  answers = new ResponseCounts();
   /** What went wrong that no retry can fix (a head behind what it acknowledged, a refused append). */
   readonly anomalies: string[] = [];
   /** Times of acknowledged appends (ms since the epoch), for restart-to-healthy times. */
@@ -71,9 +71,9 @@ export class Writers {
   }
 
   /** Starts counting answers afresh (a new phase of the run); answers the previous counts. */
-  phase(): AnswerCounts {
+  phase(): ResponseCounts {
     const previous = this.answers;
-    this.answers = new AnswerCounts();
+    this.answers = new ResponseCounts();
     return previous;
   }
 
@@ -156,9 +156,9 @@ export class Writers {
         break;
       }
       const answer = await this.patch(session.id, offset, body);
-      const answerClass = classify(answer);
-      this.answers.add(answerClass, answer && answer.status >= 400 ? `${answer.status} ${answer.code}` : undefined);
-      if (!BAD_FAILURES.includes(answerClass)) errorsSince = undefined;
+      const responseClass = classify(answer);
+      this.answers.add(responseClass, answer && answer.status >= 400 ? `${answer.status} ${answer.code}` : undefined);
+      if (!BAD_FAILURES.includes(responseClass)) errorsSince = undefined;
       else errorsSince ??= Date.now();
       if (!answer) {
         // No answer: the same bytes at the same offset (the server tells a retry from an append).
@@ -166,7 +166,7 @@ export class Writers {
         continue;
       }
       lost = 0;
-      if (answerClass === "2xx") {
+      if (responseClass === "2xx") {
         session.acknowledge(offset, body);
         this.acks.push(Date.now());
         return true;
@@ -195,7 +195,7 @@ export class Writers {
     return false;
   }
 
-  private async patch(id: string, offset: number, body: Buffer): Promise<Answer | undefined> {
+  private async patch(id: string, offset: number, body: Buffer): Promise<WriteResponse | undefined> {
     this.inFlight++;
     const started = Date.now();
     try {
@@ -217,7 +217,7 @@ export class Writers {
     id: string,
     headers: Record<string, string>,
     body?: Buffer,
-  ): Promise<Answer | undefined> {
+  ): Promise<WriteResponse | undefined> {
     try {
       const response = await fetch(`${this.options.url}/v1/sessions/${id}`, {
         method,

@@ -84,7 +84,7 @@ export interface AppDeps {
    * fails midway answers its error (a 503) rather than failing the invocation. The Node server
    * streams instead, and breaks the connection off on such a failure.
    */
-  bufferAnswers?: boolean;
+  bufferResponses?: boolean;
 }
 
 /**
@@ -140,7 +140,7 @@ export function createApp(deps: AppDeps) {
   };
   const app = new Hono<AuthEnv>();
   app.onError((error, c) => onError(error, c, deps.log));
-  if (deps.bufferAnswers) app.use(readWhole);
+  if (deps.bufferResponses) app.use(readWhole);
   if (deps.rateLimits) app.use(...rateLimits(deps.rateLimits.limits, deps.rateLimits.clientIp));
   app.notFound((c) => {
     const path = new URL(c.req.url).pathname;

@@ -24,7 +24,7 @@ import { secretKeys } from "./share-key-secret.js";
 
 /** The handler for a store pair (tests give it the test servers' stores). */
 export function createHandler(stores: Stores, options: Omit<AppDeps, "stores"> = {}) {
-  return handle(createApp({ stores, bufferAnswers: true, ...options }));
+  return handle(createApp({ stores, bufferResponses: true, ...options }));
 }
 
 /** What search needs on AWS: the table of pointers and marks, and where the SDK connects. */
@@ -183,7 +183,7 @@ export function createSearchingHandler(
         searchBudgetMs,
         lambdaTeamSearch(stores, index, indexer, console.error, searchBudgetMs),
       ),
-      bufferAnswers: true,
+      bufferResponses: true,
       ...options,
     }),
   );

@@ -61,11 +61,11 @@ const SECURITY: Record<RouteSpec["auth"], Json[]> = {
 
 function operationOf(route: RouteSpec): Json {
   const responses: Json = {};
-  for (const [status, answer] of Object.entries(route.answers)) {
-    const codes = answer.codes?.length ? ` (code: ${answer.codes.join(", ")})` : "";
+  for (const [status, response] of Object.entries(route.responses)) {
+    const codes = response.codes?.length ? ` (code: ${response.codes.join(", ")})` : "";
     responses[status] = {
-      description: `${answer.description}${codes}`,
-      ...(answer.content ? { content: contentOf(answer.content, "output") } : {}),
+      description: `${response.description}${codes}`,
+      ...(response.content ? { content: contentOf(response.content, "output") } : {}),
     };
   }
   const parameters = parametersOf(route);

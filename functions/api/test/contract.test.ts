@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { deflateRawSync } from "node:zlib";
 import { newShareKeys } from "@pisync/core";
 import {
-  AppendAnswer,
+  AppendResponse,
   CreatedToken,
   ErrorBody,
   type ErrorCode,
@@ -106,7 +106,7 @@ describe("codes and shapes over HTTP (embedded)", () => {
 
   it("answers the append protocol's refusals with their codes", async () => {
     const first = header("c1") + line("a1", "hi");
-    AppendAnswer.parse(await (await c.patch("c1", 0, first)).json());
+    AppendResponse.parse(await (await c.patch("c1", 0, first)).json());
     const at = enc(first).length;
     await refused(await c.patch("c1", undefined, line("a2", "x")), 400, "invalid_offset");
     await refused(await c.patch("c1", at, line("a2", "x"), { "If-Match": "three" }), 400, "invalid_if_match");
@@ -146,7 +146,7 @@ describe("codes and shapes over HTTP (embedded)", () => {
     await refused(await c.patch("d1", at, wrongDictionary, dict), 400, "missing_body_hash");
     const right = deflateRawSync(body, { dictionary: Buffer.from(first) });
     const ok = await c.patch("d1", at, right, { ...dict, "Pisync-Body-SHA256": sha });
-    expect(AppendAnswer.parse(await ok.json()).offset).toBe(at + body.length);
+    expect(AppendResponse.parse(await ok.json()).offset).toBe(at + body.length);
   });
 
   it("a dictionary append past a missing session is a conflict at 0, but a failed head read is no conflict", async () => {

@@ -10,14 +10,14 @@
 import { createHash } from "node:crypto";
 import { deflateRawSync, gzipSync } from "node:zlib";
 import {
-  type AppendAnswer,
+  type AppendResponse,
   type DeleteReceipt,
   DICT_ENCODING,
   type ErrorCode,
   type GenerationList,
   HEADERS,
   isErrorCode,
-  type RenameAnswer,
+  type RenameResponse,
   type UploadTicket,
 } from "@pisync/protocol";
 import { CliError, EXIT } from "./cli-error.js";
@@ -70,7 +70,7 @@ const MAX_BLOB_BYTES = 256 * 1024 * 1024;
 /** The largest team session `pull --team` takes (its size is not known beforehand). */
 const MAX_TEAM_RAW_BYTES = 512 * 1024 * 1024;
 
-export type { AppendAnswer };
+export type { AppendResponse };
 
 export class Api {
   constructor(
@@ -156,7 +156,7 @@ export class Api {
     sessionId: string,
     body: Uint8Array,
     options: { offset: number; generation?: number; replace?: boolean; uploadId?: string; dictionary?: Uint8Array },
-  ): Promise<AppendAnswer> {
+  ): Promise<AppendResponse> {
     const headers: Record<string, string> = { [HEADERS.uploadOffset]: String(options.offset) };
     if (options.generation !== undefined) headers["If-Match"] = `"${options.generation}"`;
     let payload: Uint8Array | undefined;
@@ -174,7 +174,7 @@ export class Api {
       headers,
       body: payload,
     });
-    return JSON.parse(this.expectOk(r).body.toString("utf8")) as AppendAnswer;
+    return JSON.parse(this.expectOk(r).body.toString("utf8")) as AppendResponse;
   }
 
   /**
@@ -182,12 +182,12 @@ export class Api {
    * generation `generation`; every other byte stays. Throws ApiError on 4xx (409: the cloud's
    * first line is not a title slot of this length).
    */
-  async rename(sessionId: string, slot: Uint8Array, generation: number): Promise<RenameAnswer> {
+  async rename(sessionId: string, slot: Uint8Array, generation: number): Promise<RenameResponse> {
     const r = await this.request("PUT", `/v1/sessions/${encodeURIComponent(sessionId)}/title`, {
       headers: { "If-Match": `"${generation}"`, "Content-Type": "application/x-ndjson" },
       body: slot,
     });
-    return JSON.parse(this.expectOk(r).body.toString("utf8")) as RenameAnswer;
+    return JSON.parse(this.expectOk(r).body.toString("utf8")) as RenameResponse;
   }
 
   /** Uploads one large line outside the append request; returns the upload id to append. */

@@ -8,7 +8,7 @@
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { assistantMessage, entry, line, sessionHeader, userMessage } from "@pisync/testing";
-import { busyAnswer, pushThroughBusyServer } from "@pisync/testing/busy-push";
+import { busyResponse, pushThroughBusyServer } from "@pisync/testing/busy-push";
 import { cloud, eventually, machine, npmStartForFile, throttlingProxy } from "@pisync/testing/cli";
 import { expect, it } from "vitest";
 
@@ -40,7 +40,7 @@ function sessionLines(id: string, turns: number, from = 0): string[] {
 
 it("watch waits out a busy server as asked and backs up every line, byte for byte", async () => {
   // The watcher sends for several sessions at once: one may be on its way when another's busy answer arrives.
-  const proxy = await throttlingProxy(server.url, 4, busyAnswer, 250);
+  const proxy = await throttlingProxy(server.url, 4, busyResponse, 250);
   const m = machine(proxy.url, server.token);
   try {
     const watcher = m.watch();
@@ -75,7 +75,7 @@ it("watch waits out a busy server as asked and backs up every line, byte for byt
 
 it("pull waits out a busy server as asked: every session where asked, byte for byte", async () => {
   const writer = machine(server.url, server.token);
-  const proxy = await throttlingProxy(server.url, 3, busyAnswer);
+  const proxy = await throttlingProxy(server.url, 3, busyResponse);
   const reader = machine(proxy.url, server.token);
   try {
     const folder = join(writer.sessionsRoot, "--home-dev-busy--");

@@ -104,16 +104,16 @@ describe.each(["0.73.1", "1.6.0"] as const)("/cloud inside pi %s", (version) => 
 
       // Two branches; then pi moves back to the first one (no file line records that).
       const first = await pi.append({ role: "user", content: "first branch question", timestamp: 1 });
-      const firstAnswer = await pi.append(assistantMessage("first branch answer"));
+      const firstResponse = await pi.append(assistantMessage("first branch answer"));
       await pi.branch(first);
       await pi.append({ role: "user", content: "second branch question", timestamp: 2 });
       await pi.append(assistantMessage("second branch answer"));
-      expect(await pi.branch(firstAnswer)).toBe(firstAnswer);
+      expect(await pi.branch(firstResponse)).toBe(firstResponse);
 
       const pinned = await pi.prompt("/cloud share --expires 1h");
       const url = String(pinned.url);
       expect(url).toMatch(/\/s\//);
-      expect(pinned.leafId).toBe(firstAnswer);
+      expect(pinned.leafId).toBe(firstResponse);
       const context = (await (await fetch(`${url}/context`)).json()) as { messages: { content: unknown }[] };
       expect(JSON.stringify(context.messages)).toContain("first branch answer");
       expect(JSON.stringify(context.messages)).not.toContain("second branch");

@@ -19,5 +19,5 @@ export {
   ReadPageQuery,
 } from "./mcp-pages.js";
 // The route table (every route as data, the source of /openapi.json): `@pisync/protocol/routes`.
-export type { Answer, Content, RouteSpec } from "./routes.js";
+export type { Content, ResponseSpec, RouteSpec } from "./routes.js";
 export * from "./schemas.js";

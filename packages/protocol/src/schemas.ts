@@ -97,7 +97,7 @@ const Problem = lazySchema(() =>
 );
 
 /** The answer of an append (PATCH or PUT). */
-export const AppendAnswer = lazySchema(() =>
+export const AppendResponse = lazySchema(() =>
   z.looseObject({
     length: z.number(),
     offset: z.number(),
@@ -113,13 +113,13 @@ export const AppendAnswer = lazySchema(() =>
     missingBlobs: z.optional(z.array(z.string())),
   }),
 );
-export type AppendAnswer = z.infer<typeof AppendAnswer>;
+export type AppendResponse = z.infer<typeof AppendResponse>;
 
 /**
  * The answer to a rename (`PUT /v1/sessions/:id/title`): the title slot replaced in place, in
  * the same generation at the same length; `retry`: it already held these bytes.
  */
-export const RenameAnswer = lazySchema(() =>
+export const RenameResponse = lazySchema(() =>
   z.looseObject({
     offset: z.number(),
     generation: z.number(),
@@ -127,7 +127,7 @@ export const RenameAnswer = lazySchema(() =>
     title: z.optional(z.string()),
   }),
 );
-export type RenameAnswer = z.infer<typeof RenameAnswer>;
+export type RenameResponse = z.infer<typeof RenameResponse>;
 
 /** Where to PUT one large line; `authorization`: send the bearer token (only to this API). */
 export const UploadTicket = lazySchema(() =>

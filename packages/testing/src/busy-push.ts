@@ -6,11 +6,11 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type BusyAnswer, cloud, machine, type Server, throttlingProxy } from "./cli.js";
+import { type BusyResponse, cloud, machine, type Server, throttlingProxy } from "./cli.js";
 import { assistantMessage, entry, line, sessionHeader, userMessage } from "./sessions.js";
 
 /** The busy answers, in turn: mostly "come back now", every 20th "in a second", one dated, a few without a time. */
-export function busyAnswer(n: number): BusyAnswer {
+export function busyResponse(n: number): BusyResponse {
   if (n === 10) return { status: 429, retryAfter: new Date(Date.now() + 2000).toUTCString() };
   if (n % 20 === 19) return { status: 429, retryAfter: "1" };
   if (n === 30) return { status: 503 };
@@ -38,7 +38,7 @@ export interface BusyPushResult {
 
 /** Pushes `count` small sessions through a throttling proxy to `server`; compares every copy. */
 export async function pushThroughBusyServer(server: Server, count: number): Promise<BusyPushResult> {
-  const proxy = await throttlingProxy(server.url, 5, busyAnswer);
+  const proxy = await throttlingProxy(server.url, 5, busyResponse);
   const m = machine(proxy.url, server.token);
   try {
     const folder = join(m.sessionsRoot, "--home-dev-busy--");

@@ -194,7 +194,7 @@ export async function switchableProxy(target: string) {
 }
 
 /** A busy answer a proxy gives instead of forwarding: its status and `Retry-After` header. */
-export interface BusyAnswer {
+export interface BusyResponse {
   status: 429 | 503 | 507;
   retryAfter?: string;
 }
@@ -208,7 +208,7 @@ export interface BusyAnswer {
 export async function throttlingProxy(
   target: string,
   every: number,
-  busy: (n: number) => BusyAnswer,
+  busy: (n: number) => BusyResponse,
   /**
    * A client sending several requests at once may send one before it has read the busy answer
    * to another: a request that comes within this many ms of the door shutting is refused
@@ -263,7 +263,7 @@ export async function hookedProxy(target: string, before: (req: IncomingMessage)
   });
 }
 
-type Fate = "forward" | "refuse" | "cut" | "lose-answer" | BusyAnswer;
+type Fate = "forward" | "refuse" | "cut" | "lose-answer" | BusyResponse;
 
 /**
  * A proxy to `target` that decides each request's fate: forwarded; refused with 503 before

@@ -4,7 +4,7 @@
  */
 import { BadRequest, boundedProblem, MAX_SLOT_BYTES, namedWriters, ownerView, viewOf } from "@pisync/core";
 import {
-  type AppendAnswer,
+  type AppendResponse,
   ContextQuery,
   CreateUpload,
   type DeleteReceipt,
@@ -13,7 +13,7 @@ import {
   ListSessionsQuery,
   RawQuery,
   ReadPageQuery,
-  type RenameAnswer,
+  type RenameResponse,
   type SessionMeta,
   type UploadTicket,
 } from "@pisync/protocol";
@@ -78,7 +78,7 @@ export function sessionRoutes(services: Services) {
       retry: result.retry,
       problems: result.problems.map(boundedProblem),
       ...(result.missingBlobs.length ? { missingBlobs: result.missingBlobs } : {}),
-    } satisfies AppendAnswer);
+    } satisfies AppendResponse);
   };
   app.patch("/:id", write(false));
   app.put("/:id", write(true));
@@ -98,7 +98,7 @@ export function sessionRoutes(services: Services) {
       generation: result.generation,
       retry: result.retry,
       ...(result.title !== undefined ? { title: result.title } : {}),
-    } satisfies RenameAnswer);
+    } satisfies RenameResponse);
   });
 
   app.post("/:id/uploads", async (c) => {

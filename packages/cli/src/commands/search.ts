@@ -6,7 +6,7 @@ import { safeJson, sanitize } from "../sanitize.js";
 import { api, type CommandHelp, type Io, parse } from "./common.js";
 import { teamId } from "./team.js";
 
-interface SearchAnswer {
+interface SearchResponse {
   sessions: Array<{
     sessionId: string;
     /** A team search's hits name their owner. */
@@ -82,11 +82,11 @@ export async function search(argv: string[], io: Io): Promise<number> {
     SEARCH_HELP,
   );
   const [query] = args.positionals;
-  let answer: SearchAnswer;
+  let answer: SearchResponse;
   const client = api(io);
   const team = args.team === undefined ? "" : `&team=${encodeURIComponent(await teamId(client, args.team))}`;
   try {
-    answer = await client.json<SearchAnswer>(
+    answer = await client.json<SearchResponse>(
       `/v1/search?q=${encodeURIComponent(query)}&limit=${args.limit ?? 10}${team}`,
     );
   } catch (error) {

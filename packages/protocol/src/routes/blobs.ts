@@ -9,7 +9,7 @@ export const BLOBS_ROUTES: readonly RouteSpec[] = [
     summary: "Whether I hold the blob",
     auth: "bearer",
     params: { hash: SHA256_HEX },
-    answers: { 200: { description: "held" }, 404: { description: "not held" } },
+    responses: { 200: { description: "held" }, 404: { description: "not held" } },
   },
   {
     method: "get",
@@ -17,7 +17,7 @@ export const BLOBS_ROUTES: readonly RouteSpec[] = [
     summary: "A content-addressed blob (oh-my-pi's images)",
     auth: "bearer",
     params: { hash: SHA256_HEX },
-    answers: {
+    responses: {
       200: { description: "the bytes", content: bytes },
       400: error("not a SHA-256", "invalid_blob_name"),
       404: error("not held", "not_found"),
@@ -30,7 +30,7 @@ export const BLOBS_ROUTES: readonly RouteSpec[] = [
     auth: "bearer",
     params: { hash: SHA256_HEX },
     body: bytes,
-    answers: {
+    responses: {
       204: { description: "stored" },
       400: error("a bad name or body", "invalid_blob_name", "blob_hash_mismatch", "bad_gzip", "unsupported_encoding"),
       413: error("over the request limit", "too_large"),

@@ -22,7 +22,7 @@ export type Content =
   | { form: z.ZodMiniObject };
 
 /** One answer of a route. */
-export interface Answer {
+export interface ResponseSpec {
   description: string;
   content?: Content;
   /** Error codes this answer may carry (its body is then {@link ErrorBody}). */
@@ -47,13 +47,13 @@ export interface RouteSpec {
   /** Request headers beyond plain HTTP's, with whether they are required. */
   headers?: readonly { name: string; required?: boolean; description: string }[];
   body?: Content;
-  answers: Record<number, Answer>;
+  responses: Record<number, ResponseSpec>;
 }
 
 export const session = { id: SESSION_ID };
 export const link = { token: SHARE_TOKEN };
 export const json = (schema: z.ZodMiniType): Content => ({ json: schema });
-export const error = (description: string, ...codes: ErrorCode[]): Answer => ({
+export const error = (description: string, ...codes: ErrorCode[]): ResponseSpec => ({
   description,
   content: json(ErrorBody),
   codes,
@@ -115,6 +115,6 @@ export const signedOut = error("not signed in", "unauthorized");
 export const missingPage = error("missing, or another user's", "not_found");
 export const css: Content = { type: "text/css" };
 export const js: Content = { type: "text/javascript" };
-export const seeOther = (where: string): Answer => ({ description: `done: see ${where}` });
+export const seeOther = (where: string): ResponseSpec => ({ description: `done: see ${where}` });
 
 export const missingTeam = error("no such team of mine, or no such session in it", "not_found");

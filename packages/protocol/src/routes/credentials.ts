@@ -21,14 +21,14 @@ export const CREDENTIALS_ROUTES: readonly RouteSpec[] = [
     path: "/v1/whoami",
     summary: "Who I am here: my account, this token's device, and the id of this server's data",
     auth: "bearer",
-    answers: { 200: { description: "the identity", content: json(Whoami) } },
+    responses: { 200: { description: "the identity", content: json(Whoami) } },
   },
   {
     method: "get",
     path: "/v1/tokens",
     summary: "My tokens (never their secrets)",
     auth: "bearer",
-    answers: { 200: { description: "the tokens", content: json(TokenList) } },
+    responses: { 200: { description: "the tokens", content: json(TokenList) } },
   },
   {
     method: "post",
@@ -36,7 +36,7 @@ export const CREDENTIALS_ROUTES: readonly RouteSpec[] = [
     summary: "A new token for me, shown once",
     auth: "bearer",
     body: json(CreateToken),
-    answers: {
+    responses: {
       201: { description: "the token", content: json(CreatedToken) },
       400: error("a bad name", "bad_json", "bad_body"),
       429: error("the user's live tokens at their bound: revoke one first", "too_many_tokens"),
@@ -49,7 +49,7 @@ export const CREDENTIALS_ROUTES: readonly RouteSpec[] = [
     auth: "bearer",
     params: { id: DEVICE_ID },
     body: json(CreateToken),
-    answers: {
+    responses: {
       200: { description: "renamed", content: json(RenamedToken) },
       400: error("a bad name", "bad_json", "bad_body"),
       404: error("no such token", "not_found"),
@@ -62,7 +62,7 @@ export const CREDENTIALS_ROUTES: readonly RouteSpec[] = [
       "Start signing this machine in from a browser (RFC 8628): a code to show, a page to open, a device code to poll with",
     auth: "none",
     body: json(StartDeviceCode),
-    answers: {
+    responses: {
       200: { description: "the codes", content: json(DeviceCode) },
       400: error("a bad body", "bad_json", "bad_body"),
     },
@@ -73,7 +73,7 @@ export const CREDENTIALS_ROUTES: readonly RouteSpec[] = [
     summary: "Poll a device code: the new token once approved on /device (once), else why not yet",
     auth: "none",
     body: json(PollDeviceCode),
-    answers: {
+    responses: {
       200: { description: "approved: the machine's new token, shown this once", content: json(DeviceToken) },
       400: error(
         "not yet, too soon, denied, or expired/used/unknown",
@@ -91,7 +91,7 @@ export const CREDENTIALS_ROUTES: readonly RouteSpec[] = [
     path: "/v1/tokens/:id",
     summary: "Revoke a token",
     auth: "bearer",
-    answers: { 204: { description: "revoked" }, 404: error("no such token", "not_found") },
+    responses: { 204: { description: "revoked" }, 404: error("no such token", "not_found") },
   },
   {
     method: "post",
@@ -99,7 +99,7 @@ export const CREDENTIALS_ROUTES: readonly RouteSpec[] = [
     summary: "A one-time sign-in link for a browser (valid 60 s, once), landing on `next`",
     auth: "bearer",
     body: json(CreateLoginLink),
-    answers: {
+    responses: {
       201: { description: "the link", content: json(LoginLink) },
       400: error("a bad body or next", "bad_json", "bad_body", "invalid_next"),
     },

@@ -8,7 +8,7 @@ export const DEVICES_ROUTES: readonly RouteSpec[] = [
     path: "/devices",
     summary: "My tokens and browser sessions, with their last use (a page)",
     auth: "library",
-    answers: { 200: { description: "the page", content: html }, 401: libraryErrors[401] },
+    responses: { 200: { description: "the page", content: html }, 401: libraryErrors[401] },
   },
   {
     method: "post",
@@ -16,7 +16,7 @@ export const DEVICES_ROUTES: readonly RouteSpec[] = [
     summary: "Make a token for another machine (form: csrf, name): the page shows it once",
     auth: "library",
     body: form,
-    answers: {
+    responses: {
       200: { description: "the devices page with the new token, shown once", content: html },
       ...libraryErrors,
     },
@@ -28,7 +28,7 @@ export const DEVICES_ROUTES: readonly RouteSpec[] = [
     auth: "library",
     params: { id: DEVICE_ID },
     body: form,
-    answers: {
+    responses: {
       303: { description: "renamed; back to /devices" },
       ...libraryErrors,
       400: error("a missing or bad name", "bad_request"),
@@ -40,7 +40,7 @@ export const DEVICES_ROUTES: readonly RouteSpec[] = [
     path: "/device",
     summary: "Sign a machine in: type the code `pisync login` shows (?code= fills it), then approve or deny",
     auth: "library",
-    answers: {
+    responses: {
       200: { description: "the code form, or the code's machine to approve", content: html },
       401: libraryErrors[401],
       404: { description: "no such code waiting (unknown, expired or used): the form again", content: html },
@@ -53,7 +53,7 @@ export const DEVICES_ROUTES: readonly RouteSpec[] = [
     summary: "Approve a code (form: csrf, code): the machine's next poll gets a token of mine named after it",
     auth: "library",
     body: form,
-    answers: {
+    responses: {
       200: { description: "approved", content: html },
       ...libraryErrors,
       404: { description: "no such code waiting", content: html },
@@ -66,7 +66,7 @@ export const DEVICES_ROUTES: readonly RouteSpec[] = [
     summary: "Deny a code (form: csrf, code): the machine's next poll gets access_denied",
     auth: "library",
     body: form,
-    answers: {
+    responses: {
       200: { description: "denied", content: html },
       ...libraryErrors,
       404: { description: "no such code waiting", content: html },
@@ -80,7 +80,7 @@ export const DEVICES_ROUTES: readonly RouteSpec[] = [
     auth: "library",
     params: { id: DEVICE_ID },
     body: form,
-    answers: {
+    responses: {
       303: { description: "revoked; back to /devices" },
       ...libraryErrors,
       404: error("no such token", "not_found"),
@@ -93,7 +93,7 @@ export const DEVICES_ROUTES: readonly RouteSpec[] = [
     auth: "library",
     params: { id: DEVICE_ID },
     body: form,
-    answers: {
+    responses: {
       303: { description: "signed out; back to /devices (to / for this browser)" },
       ...libraryErrors,
       404: error("no such browser session", "not_found"),

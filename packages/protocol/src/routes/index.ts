@@ -20,7 +20,7 @@ import { SIGN_IN_ROUTES } from "./sign-in.js";
 import { TEAMS_ROUTES } from "./teams.js";
 import { UPLOADS_ROUTES } from "./uploads.js";
 
-export type { Answer, Content, RouteSpec } from "./common.js";
+export type { Content, ResponseSpec, RouteSpec } from "./common.js";
 export { LIBRARY_ROUTES } from "./library.js";
 
 /** API v1 and the share pages, route by route. */
@@ -42,17 +42,17 @@ const API_ROUTES: readonly RouteSpec[] = [
 ];
 
 /** API v1 and the share pages, route by route, with the answers storage failures give. */
-export const ROUTES: readonly RouteSpec[] = API_ROUTES.map(withStorageAnswers);
+export const ROUTES: readonly RouteSpec[] = API_ROUTES.map(withStorageResponses);
 
 /**
  * Every route that reaches the store (all but a few static ones) may answer 503 when the store
  * does not answer in time; every change may answer 507 when it is full. Both carry Retry-After.
  */
-function withStorageAnswers(route: RouteSpec): RouteSpec {
+function withStorageResponses(route: RouteSpec): RouteSpec {
   if (route.auth === "none" && route.method === "get") return route;
-  const answers = { ...route.answers };
-  const busy = answers[503];
-  answers[503] = busy?.codes?.includes("storage_unavailable")
+  const responses = { ...route.responses };
+  const busy = responses[503];
+  responses[503] = busy?.codes?.includes("storage_unavailable")
     ? busy
     : error(
         "the storage did not answer in time: retry after Retry-After",
@@ -60,7 +60,7 @@ function withStorageAnswers(route: RouteSpec): RouteSpec {
         "storage_unavailable",
       );
   if (route.method !== "get" && route.method !== "head") {
-    answers[507] = error("the storage is full: nothing was written; retry after Retry-After", "storage_full");
+    responses[507] = error("the storage is full: nothing was written; retry after Retry-After", "storage_full");
   }
-  return { ...route, answers };
+  return { ...route, responses };
 }

@@ -32,7 +32,7 @@ export const LIBRARY_ROUTES: readonly RouteSpec[] = [
     path: "/",
     summary: "My sessions, latest conversation first (?cwd= ?model= ?from= ?to= ?cursor=), or a search (?q=)",
     auth: "library",
-    answers: {
+    responses: {
       200: { description: "the page", content: html },
       400: error("a malformed filter or query", "bad_request", "bad_query"),
       401: signedOut,
@@ -43,7 +43,7 @@ export const LIBRARY_ROUTES: readonly RouteSpec[] = [
     path: "/library/search",
     summary: "The search box's live results (?q= and the page's filters), as /v1/search answers",
     auth: "library",
-    answers: {
+    responses: {
       200: { description: "a page of hits", content: json(SearchPage) },
       400: error("a malformed query", "bad_query"),
       401: signedOut,
@@ -57,7 +57,7 @@ export const LIBRARY_ROUTES: readonly RouteSpec[] = [
     auth: "library",
     params: session,
     query: SharePageQuery,
-    answers: { 200: { description: "the page", content: html }, 401: signedOut, 404: missingPage },
+    responses: { 200: { description: "the page", content: html }, 401: signedOut, 404: missingPage },
   },
   {
     method: "get",
@@ -66,7 +66,7 @@ export const LIBRARY_ROUTES: readonly RouteSpec[] = [
     auth: "library",
     params: session,
     query: SharePageQuery,
-    answers: { 200: { description: "rendered entries", content: html }, 401: signedOut, 404: missingPage },
+    responses: { 200: { description: "rendered entries", content: html }, 401: signedOut, 404: missingPage },
   },
   {
     method: "get",
@@ -75,7 +75,7 @@ export const LIBRARY_ROUTES: readonly RouteSpec[] = [
     auth: "library",
     params: session,
     query: SharePageQuery,
-    answers: {
+    responses: {
       200: { description: "ids, parents, kinds, previews, labels, times, leaf" },
       401: signedOut,
       404: missingPage,
@@ -87,7 +87,12 @@ export const LIBRARY_ROUTES: readonly RouteSpec[] = [
     summary: "My session's tip and size, for a live page (ETag), and its header's counts (facts)",
     auth: "library",
     params: session,
-    answers: { 200: { description: "the state" }, 304: { description: "unchanged" }, 401: signedOut, 404: missingPage },
+    responses: {
+      200: { description: "the state" },
+      304: { description: "unchanged" },
+      401: signedOut,
+      404: missingPage,
+    },
   },
   {
     method: "get",
@@ -96,7 +101,7 @@ export const LIBRARY_ROUTES: readonly RouteSpec[] = [
     auth: "library",
     params: session,
     query: TreeFindQuery,
-    answers: {
+    responses: {
       200: { description: "positions in the tree", content: json(TreeMatches) },
       401: signedOut,
       404: missingPage,
@@ -109,7 +114,7 @@ export const LIBRARY_ROUTES: readonly RouteSpec[] = [
     auth: "library",
     params: session,
     query: SharePageQuery,
-    answers: { 200: { description: "the context", content: json(Context) }, 401: signedOut, 404: missingPage },
+    responses: { 200: { description: "the context", content: json(Context) }, 401: signedOut, 404: missingPage },
   },
   {
     method: "get",
@@ -118,7 +123,7 @@ export const LIBRARY_ROUTES: readonly RouteSpec[] = [
     auth: "library",
     params: session,
     query: RawQuery,
-    answers: { 200: { description: "the JSONL", content: jsonl }, 401: signedOut, 404: missingPage },
+    responses: { 200: { description: "the JSONL", content: jsonl }, 401: signedOut, 404: missingPage },
   },
   {
     method: "get",
@@ -126,7 +131,7 @@ export const LIBRARY_ROUTES: readonly RouteSpec[] = [
     summary: "An image my session names, kept as a blob (oh-my-pi's blob:sha256:), with its raster type",
     auth: "library",
     params: { ...session, hash: SHA256_HEX },
-    answers: {
+    responses: {
       200: { description: "the image (PNG, JPEG, GIF or WebP)", content: bytes },
       401: signedOut,
       404: error("the session names no such image, the backup lacks it, or it is no image", "not_found"),
@@ -138,7 +143,7 @@ export const LIBRARY_ROUTES: readonly RouteSpec[] = [
     summary: "Delete my session: the confirmation page (asks for the id typed)",
     auth: "library",
     params: session,
-    answers: { 200: { description: "the page", content: html }, 401: signedOut, 404: missingPage },
+    responses: { 200: { description: "the page", content: html }, 401: signedOut, 404: missingPage },
   },
   {
     method: "post",
@@ -146,7 +151,7 @@ export const LIBRARY_ROUTES: readonly RouteSpec[] = [
     summary: "Delete my session (form: confirm = its id, csrf); its share links are revoked",
     auth: "library",
     params: session,
-    answers: {
+    responses: {
       303: seeOther("/"),
       400: { description: "the id typed is not the session's: the page again, nothing deleted", content: html },
       401: signedOut,
@@ -160,7 +165,7 @@ export const LIBRARY_ROUTES: readonly RouteSpec[] = [
       "Insights: charts and tables of where my tokens, money and time went (?team=: a team's, by member for its owner and admins)",
     auth: "library",
     query: InsightsQuery,
-    answers: {
+    responses: {
       200: { description: "the insights page", content: { type: "text/html" } },
       400: error("a malformed, reversed or over-long range", "bad_request", "bad_query"),
       404: error("?team= names no team of mine", "not_found"),
@@ -172,7 +177,7 @@ export const LIBRARY_ROUTES: readonly RouteSpec[] = [
     summary: "Insights as CSV: one row per group of every breakdown",
     auth: "library",
     query: InsightsQuery,
-    answers: {
+    responses: {
       200: { description: "the report as CSV", content: { type: "text/csv" } },
       400: error("a malformed, reversed or over-long range", "bad_request", "bad_query"),
     },
@@ -182,14 +187,14 @@ export const LIBRARY_ROUTES: readonly RouteSpec[] = [
     path: "/shares",
     summary: "My share links: status, expiry, views, last viewed; the form to make one (?session= ?leaf=)",
     auth: "library",
-    answers: { 200: { description: "the page", content: html }, 401: signedOut },
+    responses: { 200: { description: "the page", content: html }, 401: signedOut },
   },
   {
     method: "post",
     path: "/shares",
     summary: "Make a share link (form: session, expires in days, leaf, mask, csrf); its address is shown once",
     auth: "library",
-    answers: {
+    responses: {
       303: seeOther("/shares?created=<id>"),
       400: error("a form field is missing or not valid", "bad_request", "expiry_out_of_range"),
       401: signedOut,
@@ -201,7 +206,7 @@ export const LIBRARY_ROUTES: readonly RouteSpec[] = [
     path: "/shares/revoke-all",
     summary: "Revoke every live share link of mine (form: csrf)",
     auth: "library",
-    answers: { 303: seeOther("/shares"), 401: signedOut },
+    responses: { 303: seeOther("/shares"), 401: signedOut },
   },
   {
     method: "post",
@@ -209,21 +214,21 @@ export const LIBRARY_ROUTES: readonly RouteSpec[] = [
     summary: "Revoke one of my share links (form: csrf)",
     auth: "library",
     params: { id: SHARE_ID },
-    answers: { 303: seeOther("/shares"), 401: signedOut, 404: missingPage },
+    responses: { 303: seeOther("/shares"), 401: signedOut, 404: missingPage },
   },
   {
     method: "get",
     path: "/teams",
     summary: "My teams, and a form to make one",
     auth: "library",
-    answers: { 200: { description: "the page", content: html }, 401: signedOut },
+    responses: { 200: { description: "the page", content: html }, 401: signedOut },
   },
   {
     method: "post",
     path: "/teams",
     summary: "Make a team (form: name, csrf); I am its owner",
     auth: "library",
-    answers: {
+    responses: {
       303: seeOther("/teams/{team}"),
       ...libraryErrors,
       400: error("a missing or over-long name", "bad_request", "bad_body"),
@@ -235,7 +240,7 @@ export const LIBRARY_ROUTES: readonly RouteSpec[] = [
     summary: "A team's sessions (?cursor=), a search of them (?q=), its members; an invite form for owners and admins",
     auth: "library",
     params: { team: TEAM_ID },
-    answers: { 200: { description: "the page", content: html }, 401: signedOut, 404: missingTeam },
+    responses: { 200: { description: "the page", content: html }, 401: signedOut, 404: missingTeam },
   },
   {
     method: "post",
@@ -243,7 +248,7 @@ export const LIBRARY_ROUTES: readonly RouteSpec[] = [
     summary: "Make an invite link (form: role, csrf): the team page, with the link to copy shown once",
     auth: "library",
     params: { team: TEAM_ID },
-    answers: {
+    responses: {
       200: { description: "the team page with the link", content: html },
       ...libraryErrors,
       403: error(
@@ -260,7 +265,7 @@ export const LIBRARY_ROUTES: readonly RouteSpec[] = [
     summary: "The team's audit log, newest first (?cursor=; owner or admin)",
     auth: "library",
     params: { team: TEAM_ID },
-    answers: {
+    responses: {
       200: { description: "the page", content: html },
       401: signedOut,
       403: error("a member who is not owner or admin", "forbidden"),
@@ -274,7 +279,7 @@ export const LIBRARY_ROUTES: readonly RouteSpec[] = [
     auth: "library",
     params: { team: TEAM_ID, id: TEAM_SESSION_REF },
     query: SharePageQuery,
-    answers: { 200: { description: "the page", content: html }, 401: signedOut, 404: missingTeam },
+    responses: { 200: { description: "the page", content: html }, 401: signedOut, 404: missingTeam },
   },
   {
     method: "get",
@@ -283,7 +288,7 @@ export const LIBRARY_ROUTES: readonly RouteSpec[] = [
     auth: "library",
     params: { team: TEAM_ID, id: TEAM_SESSION_REF },
     query: SharePageQuery,
-    answers: { 200: { description: "rendered entries", content: html }, 401: signedOut, 404: missingTeam },
+    responses: { 200: { description: "rendered entries", content: html }, 401: signedOut, 404: missingTeam },
   },
   {
     method: "get",
@@ -291,7 +296,7 @@ export const LIBRARY_ROUTES: readonly RouteSpec[] = [
     summary: "The compact tree of a team session, for the viewer's navigator",
     auth: "library",
     params: { team: TEAM_ID, id: TEAM_SESSION_REF },
-    answers: {
+    responses: {
       200: { description: "ids, parents, kinds, previews, labels, times, leaf" },
       401: signedOut,
       404: missingTeam,
@@ -304,7 +309,7 @@ export const LIBRARY_ROUTES: readonly RouteSpec[] = [
     auth: "library",
     params: { team: TEAM_ID, id: TEAM_SESSION_REF },
     query: TreeFindQuery,
-    answers: {
+    responses: {
       200: { description: "a page of matches", content: json(TreeMatches) },
       401: signedOut,
       404: missingTeam,
@@ -316,7 +321,7 @@ export const LIBRARY_ROUTES: readonly RouteSpec[] = [
     summary: "Where a team session stands (the viewer's live updates)",
     auth: "library",
     params: { team: TEAM_ID, id: TEAM_SESSION_REF },
-    answers: { 200: { description: "generation, bytes and leaf" }, 401: signedOut, 404: missingTeam },
+    responses: { 200: { description: "generation, bytes and leaf" }, 401: signedOut, 404: missingTeam },
   },
   {
     method: "get",
@@ -324,7 +329,7 @@ export const LIBRARY_ROUTES: readonly RouteSpec[] = [
     summary: "The team an invite names, and a Join button",
     auth: "library",
     params: { token: INVITE_TOKEN },
-    answers: {
+    responses: {
       200: { description: "the page", content: html },
       401: signedOut,
       404: error("unknown or used invite", "not_found"),
@@ -337,7 +342,7 @@ export const LIBRARY_ROUTES: readonly RouteSpec[] = [
     summary: "Join the team an invite names (form: csrf), spending the invite",
     auth: "library",
     params: { token: INVITE_TOKEN },
-    answers: {
+    responses: {
       303: seeOther("/teams/{team}"),
       ...libraryErrors,
       404: error("unknown or used invite", "not_found"),
@@ -349,13 +354,13 @@ export const LIBRARY_ROUTES: readonly RouteSpec[] = [
     path: "/assets/library.css",
     summary: "The library's style sheet",
     auth: "none",
-    answers: { 200: { description: "CSS", content: css } },
+    responses: { 200: { description: "CSS", content: css } },
   },
   {
     method: "get",
     path: "/assets/library.js",
     summary: "The library's script",
     auth: "none",
-    answers: { 200: { description: "JavaScript", content: js } },
+    responses: { 200: { description: "JavaScript", content: js } },
   },
 ];

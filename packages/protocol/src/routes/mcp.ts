@@ -10,7 +10,7 @@ export const MCP_ROUTES: readonly RouteSpec[] = [
       "MCP (Model Context Protocol) over Streamable HTTP, stateless, JSON answers: the tools search_sessions, list_sessions, read_session, get_context",
     auth: "bearer",
     body: json(McpMessage),
-    answers: {
+    responses: {
       200: { description: "the JSON-RPC answer", content: json(McpMessage) },
       202: { description: "a notification, taken" },
       401: error("a missing or refused token", "unauthorized"),
@@ -23,13 +23,13 @@ export const MCP_ROUTES: readonly RouteSpec[] = [
     path: "/mcp",
     summary: "No server-sent stream: the MCP server is stateless (405)",
     auth: "bearer",
-    answers: { 405: { description: "POST only" } },
+    responses: { 405: { description: "POST only" } },
   },
   {
     method: "delete",
     path: "/mcp",
     summary: "No MCP session to end: the server is stateless (405)",
     auth: "bearer",
-    answers: { 405: { description: "POST only" } },
+    responses: { 405: { description: "POST only" } },
   },
 ];

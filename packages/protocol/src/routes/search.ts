@@ -10,7 +10,7 @@ export const SEARCH_ROUTES: readonly RouteSpec[] = [
       'Search my sessions (or ?team= my team\'s): words, "phrases", -exclude, prefix*, cwd: role: since: before: model: label: file:',
     auth: "bearer",
     query: SearchQuery,
-    answers: {
+    responses: {
       200: { description: "a page of sessions and the cursor of the next", content: json(SearchPage) },
       400: error("a malformed query, or one over the budget (32 words, 4 prefixes)", "bad_query"),
       404: error("?team= names no team of mine", "not_found"),

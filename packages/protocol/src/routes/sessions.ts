@@ -1,7 +1,7 @@
 import { HEADERS } from "../headers.js";
 import { ReadPage, ReadPageQuery } from "../mcp-pages.js";
 import {
-  AppendAnswer,
+  AppendResponse,
   Context,
   ContextQuery,
   CreateShare,
@@ -10,7 +10,7 @@ import {
   GenerationList,
   ListSessionsQuery,
   RawQuery,
-  RenameAnswer,
+  RenameResponse,
   SessionList,
   SessionMeta,
   ShareView,
@@ -37,7 +37,7 @@ export const SESSIONS_ROUTES: readonly RouteSpec[] = [
     summary: "My sessions, newest first",
     auth: "bearer",
     query: ListSessionsQuery,
-    answers: { 200: { description: "a page and the cursor of the next", content: json(SessionList) } },
+    responses: { 200: { description: "a page and the cursor of the next", content: json(SessionList) } },
   },
   {
     method: "head",
@@ -45,7 +45,7 @@ export const SESSIONS_ROUTES: readonly RouteSpec[] = [
     summary: "Committed length (Upload-Offset) and generation (ETag)",
     auth: "bearer",
     params: session,
-    answers: { 200: { description: "Upload-Offset and ETag" }, 404: { description: "unknown" } },
+    responses: { 200: { description: "Upload-Offset and ETag" }, 404: { description: "unknown" } },
   },
   {
     method: "get",
@@ -53,7 +53,7 @@ export const SESSIONS_ROUTES: readonly RouteSpec[] = [
     summary: "Metadata, with the first problems; Upload-Offset and ETag as HEAD",
     auth: "bearer",
     params: session,
-    answers: { 200: { description: "the metadata", content: json(SessionMeta) }, 404: missing },
+    responses: { 200: { description: "the metadata", content: json(SessionMeta) }, 404: missing },
   },
   {
     method: "patch",
@@ -63,7 +63,7 @@ export const SESSIONS_ROUTES: readonly RouteSpec[] = [
     params: session,
     headers: appendHeaders,
     body: jsonl,
-    answers: { 200: { description: "appended, or a retry", content: json(AppendAnswer) }, ...appendErrors },
+    responses: { 200: { description: "appended, or a retry", content: json(AppendResponse) }, ...appendErrors },
   },
   {
     method: "put",
@@ -73,7 +73,7 @@ export const SESSIONS_ROUTES: readonly RouteSpec[] = [
     params: session,
     headers: appendHeaders.filter((h) => h.name !== HEADERS.uploadOffset),
     body: jsonl,
-    answers: { 200: { description: "the new generation", content: json(AppendAnswer) }, ...appendErrors },
+    responses: { 200: { description: "the new generation", content: json(AppendResponse) }, ...appendErrors },
   },
   {
     method: "put",
@@ -87,8 +87,8 @@ export const SESSIONS_ROUTES: readonly RouteSpec[] = [
       { name: "Content-Encoding", description: "gzip, or none" },
     ],
     body: jsonl,
-    answers: {
-      200: { description: "renamed, or a retry", content: json(RenameAnswer) },
+    responses: {
+      200: { description: "renamed, or a retry", content: json(RenameResponse) },
       400: error("not one title slot line", "not_a_title_slot", "invalid_if_match", "invalid_session_id", "bad_gzip"),
       404: missing,
       409: error(
@@ -107,7 +107,7 @@ export const SESSIONS_ROUTES: readonly RouteSpec[] = [
     headers: [
       { name: "Prefer", description: "return=representation: answer 200 with the receipt of what went instead of 204" },
     ],
-    answers: {
+    responses: {
       200: { description: "deleted: the receipt (asked for with Prefer)", content: json(DeleteReceipt) },
       204: { description: "deleted" },
       404: missing,
@@ -121,7 +121,7 @@ export const SESSIONS_ROUTES: readonly RouteSpec[] = [
     auth: "bearer",
     params: session,
     body: json(CreateUpload),
-    answers: {
+    responses: {
       201: { description: "where to PUT the bytes", content: json(UploadTicket) },
       400: error("a bad length", "bad_json", "bad_body", "upload_too_large", "invalid_session_id"),
       429: error("the user's open uploads or their declared bytes at their bound", "too_many_uploads"),
@@ -134,7 +134,7 @@ export const SESSIONS_ROUTES: readonly RouteSpec[] = [
     auth: "bearer",
     params: session,
     query: RawQuery,
-    answers: {
+    responses: {
       200: { description: "the bytes", content: jsonl },
       206: { description: "the range", content: jsonl },
       404: error("no such session or generation", "not_found"),
@@ -147,7 +147,7 @@ export const SESSIONS_ROUTES: readonly RouteSpec[] = [
     summary: "The entries: id, parentId, type, role, timestamp, label, preview",
     auth: "bearer",
     params: session,
-    answers: { 200: { description: "the tree", content: json(Tree) }, 404: missing },
+    responses: { 200: { description: "the tree", content: json(Tree) }, 404: missing },
   },
   {
     method: "get",
@@ -156,7 +156,7 @@ export const SESSIONS_ROUTES: readonly RouteSpec[] = [
     auth: "bearer",
     params: session,
     query: ContextQuery,
-    answers: {
+    responses: {
       200: { description: "the Markdown", content: markdown },
       404: error("no such session or entry", "not_found"),
     },
@@ -168,7 +168,7 @@ export const SESSIONS_ROUTES: readonly RouteSpec[] = [
     auth: "bearer",
     params: session,
     query: ContextQuery,
-    answers: {
+    responses: {
       200: { description: "the context", content: json(Context) },
       404: error("no such session or entry", "not_found"),
     },
@@ -181,7 +181,7 @@ export const SESSIONS_ROUTES: readonly RouteSpec[] = [
     auth: "bearer",
     params: session,
     query: ReadPageQuery,
-    answers: {
+    responses: {
       200: { description: "the page, and the cursor of the next", content: json(ReadPage) },
       400: error(
         "a malformed view or leaf, a cursor no page gave, or a session rewritten since",
@@ -197,7 +197,7 @@ export const SESSIONS_ROUTES: readonly RouteSpec[] = [
     summary: "Generations, oldest first",
     auth: "bearer",
     params: session,
-    answers: { 200: { description: "the generations", content: json(GenerationList) }, 404: missing },
+    responses: { 200: { description: "the generations", content: json(GenerationList) }, 404: missing },
   },
   {
     method: "post",
@@ -206,7 +206,7 @@ export const SESSIONS_ROUTES: readonly RouteSpec[] = [
     auth: "bearer",
     params: session,
     body: json(CreateShare),
-    answers: {
+    responses: {
       201: { description: "the share", content: json(ShareView) },
       400: error("a bad body or expiry", "bad_json", "bad_body", "expiry_out_of_range"),
       403: error("the session's team allows no public links", "team_policy"),

@@ -9,14 +9,14 @@ export const SHARE_PAGE_ROUTES: readonly RouteSpec[] = [
     path: "/s/assets/style.css",
     summary: "The share page's style sheet",
     auth: "none",
-    answers: { 200: { description: "CSS", content: { type: "text/css" } } },
+    responses: { 200: { description: "CSS", content: { type: "text/css" } } },
   },
   {
     method: "get",
     path: "/s/assets/app.js",
     summary: "The share page's script",
     auth: "none",
-    answers: { 200: { description: "JavaScript", content: { type: "text/javascript" } } },
+    responses: { 200: { description: "JavaScript", content: { type: "text/javascript" } } },
   },
   {
     method: "get",
@@ -25,7 +25,7 @@ export const SHARE_PAGE_ROUTES: readonly RouteSpec[] = [
     auth: "link",
     params: link,
     query: SharePageQuery,
-    answers: { 200: { description: "the page", content: html }, ...linkErrors },
+    responses: { 200: { description: "the page", content: html }, ...linkErrors },
   },
   {
     method: "get",
@@ -35,7 +35,7 @@ export const SHARE_PAGE_ROUTES: readonly RouteSpec[] = [
     auth: "link",
     params: link,
     query: ShareAfterQuery,
-    answers: { 200: { description: "the state" }, 304: { description: "unchanged" }, ...linkErrors },
+    responses: { 200: { description: "the state" }, 304: { description: "unchanged" }, ...linkErrors },
   },
   {
     method: "get",
@@ -44,7 +44,7 @@ export const SHARE_PAGE_ROUTES: readonly RouteSpec[] = [
     auth: "link",
     params: link,
     query: SharePageQuery,
-    answers: { 200: { description: "rendered entries", content: html }, ...linkErrors },
+    responses: { 200: { description: "rendered entries", content: html }, ...linkErrors },
   },
   {
     method: "get",
@@ -53,7 +53,7 @@ export const SHARE_PAGE_ROUTES: readonly RouteSpec[] = [
     auth: "link",
     params: link,
     query: SharePageQuery,
-    answers: { 200: { description: "ids, parents, kinds, previews, labels, times, leaf" }, ...linkErrors },
+    responses: { 200: { description: "ids, parents, kinds, previews, labels, times, leaf" }, ...linkErrors },
   },
   {
     method: "get",
@@ -61,7 +61,7 @@ export const SHARE_PAGE_ROUTES: readonly RouteSpec[] = [
     summary: "The shared JSONL (masked unless the share says not)",
     auth: "link",
     params: link,
-    answers: { 200: { description: "the JSONL", content: jsonl }, ...linkErrors },
+    responses: { 200: { description: "the JSONL", content: jsonl }, ...linkErrors },
   },
   {
     method: "get",
@@ -70,7 +70,7 @@ export const SHARE_PAGE_ROUTES: readonly RouteSpec[] = [
       "An image the shared session names, kept as a blob (oh-my-pi's blob:sha256:): no other blob of its owner, raster types only",
     auth: "link",
     params: { ...link, hash: SHA256_HEX },
-    answers: { 200: { description: "the image (PNG, JPEG, GIF or WebP)", content: bytes }, ...linkErrors },
+    responses: { 200: { description: "the image (PNG, JPEG, GIF or WebP)", content: bytes }, ...linkErrors },
   },
   {
     method: "get",
@@ -79,7 +79,7 @@ export const SHARE_PAGE_ROUTES: readonly RouteSpec[] = [
     auth: "link",
     params: link,
     query: SharePageQuery,
-    answers: { 200: { description: "the context", content: json(Context) }, ...linkErrors },
+    responses: { 200: { description: "the context", content: json(Context) }, ...linkErrors },
   },
   {
     method: "get",
@@ -89,7 +89,7 @@ export const SHARE_PAGE_ROUTES: readonly RouteSpec[] = [
     auth: "link",
     params: link,
     query: SharePageQuery,
-    answers: { 200: { description: "the Markdown", content: markdown }, ...linkErrors },
+    responses: { 200: { description: "the Markdown", content: markdown }, ...linkErrors },
   },
   {
     method: "get",
@@ -98,7 +98,7 @@ export const SHARE_PAGE_ROUTES: readonly RouteSpec[] = [
     auth: "link",
     params: link,
     query: TreeFindQuery,
-    answers: { 200: { description: "positions in the tree", content: json(TreeMatches) }, ...linkErrors },
+    responses: { 200: { description: "positions in the tree", content: json(TreeMatches) }, ...linkErrors },
   },
   {
     method: "get",
@@ -106,7 +106,7 @@ export const SHARE_PAGE_ROUTES: readonly RouteSpec[] = [
     summary: "The link's preview image (1200×630: title, model, turns, cost, the start of the conversation), masked",
     auth: "link",
     params: link,
-    answers: {
+    responses: {
       200: { description: "the image; a revoked or expired link's says so", content: { type: "image/png" } },
       404: linkErrors[404],
     },

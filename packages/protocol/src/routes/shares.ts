@@ -9,7 +9,7 @@ export const SHARES_ROUTES: readonly RouteSpec[] = [
     path: "/v1/shares",
     summary: "My share links",
     auth: "bearer",
-    answers: { 200: { description: "the shares", content: json(ShareList) } },
+    responses: { 200: { description: "the shares", content: json(ShareList) } },
   },
   {
     method: "delete",
@@ -17,6 +17,6 @@ export const SHARES_ROUTES: readonly RouteSpec[] = [
     summary: "Revoke a share link (effective on its next request)",
     auth: "bearer",
     params: { id: SHARE_ID },
-    answers: { 204: { description: "revoked" }, 404: error("no such share", "not_found") },
+    responses: { 204: { description: "revoked" }, 404: error("no such share", "not_found") },
   },
 ];

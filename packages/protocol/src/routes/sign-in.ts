@@ -9,7 +9,7 @@ export const SIGN_IN_ROUTES: readonly RouteSpec[] = [
     summary: "Redeem a sign-in link: sets the HttpOnly, SameSite=Strict session cookie and redirects (303) to its next",
     auth: "link",
     params: { secret: LOGIN_SECRET },
-    answers: {
+    responses: {
       200: {
         description:
           "opened from another site's page (Sec-Fetch-Site: cross-site or same-site): nothing is signed in (login CSRF); a page asks to confirm with POST /login/:secret",
@@ -26,7 +26,7 @@ export const SIGN_IN_ROUTES: readonly RouteSpec[] = [
     summary: "Confirm a sign-in link opened from another site's page (the button of its page, from this origin only)",
     auth: "link",
     params: { secret: LOGIN_SECRET },
-    answers: {
+    responses: {
       303: { description: "signed in; Set-Cookie pisync_session and Location" },
       403: error("not posted from this server's page (Origin)", "csrf_rejected"),
       404: { description: "unknown or already used (a page for a browser)", content: html },
@@ -39,7 +39,7 @@ export const SIGN_IN_ROUTES: readonly RouteSpec[] = [
     summary: "Sign this browser out",
     auth: "library",
     body: form,
-    answers: { 303: { description: "signed out; to /" }, ...libraryErrors },
+    responses: { 303: { description: "signed out; to /" }, ...libraryErrors },
   },
   {
     method: "post",
@@ -47,6 +47,6 @@ export const SIGN_IN_ROUTES: readonly RouteSpec[] = [
     summary: "Sign out every browser session of mine (tokens stay)",
     auth: "library",
     body: form,
-    answers: { 303: { description: "signed out everywhere; to /" }, ...libraryErrors },
+    responses: { 303: { description: "signed out everywhere; to /" }, ...libraryErrors },
   },
 ];

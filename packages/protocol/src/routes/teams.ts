@@ -29,7 +29,7 @@ export const TEAM_ROUTES: readonly RouteSpec[] = [
     summary: "Make a team; I am its owner",
     auth: "bearer",
     body: json(CreateTeam),
-    answers: {
+    responses: {
       201: { description: "the team", content: json(TeamView) },
       400: error("a bad name", "bad_json", "bad_body", "bad_request"),
     },
@@ -39,7 +39,7 @@ export const TEAM_ROUTES: readonly RouteSpec[] = [
     path: "/v1/teams",
     summary: "My teams and my role in each",
     auth: "bearer",
-    answers: { 200: { description: "the teams", content: json(TeamList) } },
+    responses: { 200: { description: "the teams", content: json(TeamList) } },
   },
   {
     method: "post",
@@ -48,7 +48,7 @@ export const TEAM_ROUTES: readonly RouteSpec[] = [
     auth: "bearer",
     params: team,
     body: json(CreateInvite),
-    answers: {
+    responses: {
       201: { description: "the link", content: json(InviteLink) },
       400: error("a bad body", "bad_json", "bad_body"),
       403: notAdmin,
@@ -61,7 +61,7 @@ export const TEAM_ROUTES: readonly RouteSpec[] = [
     summary: "Join the team an invite names, spending the invite",
     auth: "bearer",
     params: { token: INVITE_TOKEN },
-    answers: {
+    responses: {
       200: { description: "the team joined and my role", content: json(Joined) },
       404: error("unknown or already used invite", "not_found"),
       410: error("expired invite", "gone"),
@@ -74,7 +74,7 @@ export const TEAM_ROUTES: readonly RouteSpec[] = [
     auth: "bearer",
     params: team,
     query: TeamPageQuery,
-    answers: {
+    responses: {
       200: { description: "a page and the cursor of the next", content: json(TeamSessionList) },
       400: error("a bad limit or cursor", "bad_query"),
       404: notMember,
@@ -88,7 +88,7 @@ export const TEAM_ROUTES: readonly RouteSpec[] = [
     auth: "bearer",
     params: { ...team, id: TEAM_SESSION_REF },
     query: ContextQuery,
-    answers: {
+    responses: {
       200: { description: "the Markdown", content: markdown },
       404: error("no such team of mine, or no such session in it", "not_found"),
     },
@@ -100,7 +100,7 @@ export const TEAM_ROUTES: readonly RouteSpec[] = [
       "A team session's JSONL, whole, credentials masked as on share pages (members; what `pisync pull --team` forks); {id} or {owner}:{id}",
     auth: "bearer",
     params: { ...team, id: TEAM_SESSION_REF },
-    answers: {
+    responses: {
       200: { description: "the JSONL", content: jsonl },
       404: error("no such team of mine, or no such session in it", "not_found"),
     },
@@ -111,7 +111,7 @@ export const TEAM_ROUTES: readonly RouteSpec[] = [
     summary: "The team's members and their roles (members)",
     auth: "bearer",
     params: team,
-    answers: { 200: { description: "the members", content: json(MemberList) }, 404: notMember },
+    responses: { 200: { description: "the members", content: json(MemberList) }, 404: notMember },
   },
   {
     method: "delete",
@@ -119,7 +119,7 @@ export const TEAM_ROUTES: readonly RouteSpec[] = [
     summary: "Remove a member (owner or admin, or the member leaving); their sessions leave the team",
     auth: "bearer",
     params: { ...team, user: SAFE_ID },
-    answers: {
+    responses: {
       204: { description: "removed" },
       403: error("a plain member removing another, or anyone removing the owner", "forbidden"),
       404: error("no such team of mine, or no such member", "not_found"),
@@ -133,7 +133,7 @@ export const TEAM_ROUTES: readonly RouteSpec[] = [
     auth: "bearer",
     params: team,
     body: json(TeamPolicy),
-    answers: {
+    responses: {
       200: { description: "the policy", content: json(TeamPolicy) },
       400: error("a bad body", "bad_json", "bad_body"),
       403: notAdmin,
@@ -147,7 +147,7 @@ export const TEAM_ROUTES: readonly RouteSpec[] = [
     auth: "bearer",
     params: team,
     query: TeamPageQuery,
-    answers: {
+    responses: {
       200: { description: "a page and the cursor of the next", content: json(AuditList) },
       400: error("a bad limit or cursor", "bad_query"),
       403: notAdmin,
@@ -165,7 +165,7 @@ export const TEAMS_ROUTES: readonly RouteSpec[] = [
     auth: "bearer",
     params: session,
     body: json(SetSessionTeam),
-    answers: {
+    responses: {
       200: { description: "where the session is now", content: json(SessionTeam) },
       400: error("a bad body", "bad_json", "bad_body"),
       404: error("no such session of mine, or no such team of mine", "not_found"),

@@ -10,7 +10,7 @@ export const UPLOADS_ROUTES: readonly RouteSpec[] = [
     auth: "bearer",
     params: { uploadId: UPLOAD_ID },
     body: jsonl,
-    answers: {
+    responses: {
       204: { description: "stored" },
       400: error(
         "not an upload id, or bytes not the ticket's length or SHA-256 (nothing kept)",
