@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { freePort } from "@pisync/testing/servers";
-import { Restartable, untilAnswers } from "./process.js";
+import { Restartable, untilResponds } from "./process.js";
 
 /** The repository's root (scripts run from it, tsx resolves from it). */
 export const REPO_ROOT = join(import.meta.dirname, "..", "..");
@@ -61,7 +61,7 @@ export async function appProcess(dataDir: string, aws?: AwsSettings, enospcFlag?
     cwd: REPO_ROOT,
     env: aws ? awsEnvironment(aws) : { ...process.env, PISYNC_FAULTS_ENOSPC: enospcFlag },
     logFile: `${dataDir}.app.log`,
-    ready: (child) => untilAnswers(`${url}/healthz`, child, "the app", 120_000),
+    ready: (child) => untilResponds(`${url}/healthz`, child, "the app", 120_000),
   });
   return Object.assign(app, {
     url,

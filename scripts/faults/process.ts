@@ -120,7 +120,7 @@ export class Restartable {
 }
 
 /** Resolves once `url` answers (any HTTP status); rejects once `child` exits or after `timeoutMs`. */
-export async function untilAnswers(url: string, child: ChildProcess, what: string, timeoutMs = 60_000): Promise<void> {
+export async function untilResponds(url: string, child: ChildProcess, what: string, timeoutMs = 60_000): Promise<void> {
   const exited = new AbortController();
   const onExit = () => exited.abort();
   child.once("exit", onExit);

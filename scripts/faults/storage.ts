@@ -6,7 +6,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { dynamoDbLocalCommand, freePort, s3rverCommand } from "@pisync/testing/servers";
-import { Restartable, untilAnswers } from "./process.js";
+import { Restartable, untilResponds } from "./process.js";
 
 /** The bucket the AWS pair's app writes to. */
 export const FAULTS_BUCKET = "pisync-faults";
@@ -37,13 +37,13 @@ export async function storageServers(dir: string): Promise<StorageServers> {
       name: "dynamodb-local",
       ...dynamo,
       logFile: join(dir, "dynamodb.log"),
-      ready: (child) => untilAnswers(dynamodbEndpoint, child, "DynamoDB Local"),
+      ready: (child) => untilResponds(dynamodbEndpoint, child, "DynamoDB Local"),
     }),
     s3: new Restartable({
       name: "s3rver",
       ...s3,
       logFile: join(dir, "s3rver.log"),
-      ready: (child) => untilAnswers(s3Endpoint, child, "s3rver"),
+      ready: (child) => untilResponds(s3Endpoint, child, "s3rver"),
     }),
   };
 }

@@ -220,16 +220,16 @@ const NO_BODY = new Set([101, 204, 205, 304]);
  */
 const readWhole: MiddlewareHandler = async (c, next) => {
   await next();
-  const answer = c.res;
-  if (c.req.method === "HEAD" || !answer.body || NO_BODY.has(answer.status)) return;
+  const response = c.res;
+  if (c.req.method === "HEAD" || !response.body || NO_BODY.has(response.status)) return;
   try {
-    c.res = new Response(await answer.arrayBuffer(), answer);
+    c.res = new Response(await response.arrayBuffer(), response);
   } catch (error) {
     const names: string[] = [];
-    answer.headers.forEach((_, name) => {
+    response.headers.forEach((_, name) => {
       names.push(name);
     });
-    for (const name of names) answer.headers.delete(name);
+    for (const name of names) response.headers.delete(name);
     throw error;
   }
 };

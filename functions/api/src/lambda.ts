@@ -233,14 +233,14 @@ export function createSearchingHandler(
       if (held) await continueAfter(held);
       return { reindexed: users, marked };
     }
-    const answer = await http(event as LambdaEvent, context);
+    const response = await http(event as LambdaEvent, context);
     try {
       await indexer.settle();
     } catch (error) {
       console.error(`pisync: a search mark was not written: ${(error as Error).message}`);
       return MARK_FAILED;
     }
-    return answer;
+    return response;
   };
   // `s3Index`: the adapter itself (made on first use), for its upkeep and for tests.
   return Object.assign(handler, { index, s3Index: () => s3Index.load() });

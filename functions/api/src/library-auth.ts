@@ -131,8 +131,8 @@ export function signedIn(services: Services) {
   return createMiddleware<LibraryEnv>(async (c, next) => {
     if (!STATE_CHANGING.has(c.req.method)) return check(c, next);
     await formLimit(c, async () => {
-      const answer = await check(c, next);
-      if (answer instanceof Response) c.res = answer; // the sign-in hint page
+      const response = await check(c, next);
+      if (response instanceof Response) c.res = response; // the sign-in hint page
     });
   });
 }

@@ -113,17 +113,17 @@ export async function deviceLogin(endpoint: string, io: Io, options: DeviceLogin
   const deadline = Date.now() + code.expires_in * 1000;
   while (Date.now() < deadline) {
     await sleep(interval * 1000);
-    const answer = await post("/v1/device/token", { device_code: code.device_code });
-    if (answer.status === 200) {
-      const got = DeviceToken.safeParse(JSON.parse(answer.body.toString("utf8")));
-      if (!got.success) throw new CliError("the server's answer carried no token");
+    const response = await post("/v1/device/token", { device_code: code.device_code });
+    if (response.status === 200) {
+      const got = DeviceToken.safeParse(JSON.parse(response.body.toString("utf8")));
+      if (!got.success) throw new CliError("the server's response carried no token");
       saveLogin({ endpoint, token: got.data.token }, io.env);
       io.err(
         `Approved: logged in to ${endpoint} as "${sanitize(got.data.name)}" (rename it with pisync device rename NAME); saved in ${configPath(io.env)}\n`,
       );
       return EXIT.ok;
     }
-    const refusal = codeOf(answer.body);
+    const refusal = codeOf(response.body);
     if (refusal.code === "authorization_pending" || refusal.code === "slow_down") {
       if (refusal.interval) interval = Math.min(Math.max(refusal.interval, MIN_INTERVAL_S), MAX_INTERVAL_S);
       continue;
@@ -132,7 +132,7 @@ export async function deviceLogin(endpoint: string, io: Io, options: DeviceLogin
       throw new CliError("the sign-in was denied in the browser: nothing saved", EXIT.auth);
     if (refusal.code === "expired_token") break;
     throw new CliError(
-      `the server refused the sign-in (HTTP ${answer.status}${refusal.code ? `, ${refusal.code}` : ""})`,
+      `the server refused the sign-in (HTTP ${response.status}${refusal.code ? `, ${refusal.code}` : ""})`,
     );
   }
   throw new CliError(

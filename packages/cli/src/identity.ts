@@ -28,8 +28,8 @@ export type Identity = z.infer<typeof Identity>;
  */
 export async function whoami(api: Api): Promise<Identity | undefined> {
   try {
-    const answer = Identity.safeParse(await api.json("/v1/whoami"));
-    return answer.success ? answer.data : undefined;
+    const response = Identity.safeParse(await api.json("/v1/whoami"));
+    return response.success ? response.data : undefined;
   } catch (error) {
     if (error instanceof ApiError && error.status === 404) return undefined;
     throw error;

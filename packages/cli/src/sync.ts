@@ -454,16 +454,16 @@ class SessionSync {
    */
   async startGeneration(why: "shrunk" | "rewritten" | "diverged" | (string & {})): Promise<FileState> {
     const [reason, said] = REASONS[why as keyof typeof REASONS] ?? [why, why];
-    const answer = await this.send(this.batch(0), 0, { replace: true });
+    const response = await this.send(this.batch(0), 0, { replace: true });
     this.ctx.log.event("generation", {
       path: this.path,
       sessionId: this.sessionId,
-      generation: answer.generation,
+      generation: response.generation,
       reason: said,
     });
     return this.save({
-      sent: answer.offset,
-      generation: answer.generation,
+      sent: response.offset,
+      generation: response.generation,
       diverged: true,
       reason,
       cloudAt: undefined,
@@ -496,8 +496,8 @@ class SessionSync {
     await sendBlobs(api, this.ctx.state, this.path, bytes, this.ctx.log);
     const uploadId =
       bytes.length > (this.ctx.uploadOver ?? 3 * MiB) ? await api.upload(this.sessionId, bytes) : undefined;
-    const answer = await api.write(this.sessionId, bytes, { offset: at, generation, uploadId });
-    return resendMissing(api, this.ctx.state, this.path, answer, this.ctx.log);
+    const response = await api.write(this.sessionId, bytes, { offset: at, generation, uploadId });
+    return resendMissing(api, this.ctx.state, this.path, response, this.ctx.log);
   }
 
   /**
@@ -593,18 +593,18 @@ class SessionSync {
     while (current.sent < this.complete) {
       const range = this.batch(current.sent);
       try {
-        const answer = await this.send(range, current.generation, {
+        const response = await this.send(range, current.generation, {
           at: cloudAtOf(current),
           merged: current.cloudAt !== undefined,
         });
         current = this.save({
           sent: range.end,
-          generation: answer.generation,
-          cloudAt: current.cloudAt === undefined ? undefined : answer.offset,
+          generation: response.generation,
+          cloudAt: current.cloudAt === undefined ? undefined : response.offset,
           lastError: undefined,
         });
         ctx.onProgress?.(range.end - range.start);
-        for (const problem of answer.problems) {
+        for (const problem of response.problems) {
           ctx.log.event("problem", { path: this.path, sessionId: this.sessionId, message: problem.message });
         }
       } catch (error) {

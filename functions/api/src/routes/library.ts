@@ -318,13 +318,13 @@ function sessionPages({ app, services, deps, chrome }: LibraryRouteContext): voi
     // The id goes into a header: anything not an id is a missing session, never a 500.
     if (!SESSION_ID.test(id)) throw new NotFound("no such session");
     const n = generation === undefined ? undefined : Number(generation);
-    const answer = await rawResponse(c, reader, c.get("userId"), id, n);
+    const response = await rawResponse(c, reader, c.get("userId"), id, n);
     // Named once the bytes are found: a 404 (a browser's page) must not arrive as a download.
-    answer.headers.set(
+    response.headers.set(
       "Content-Disposition",
       `attachment; filename="${id}${n === undefined ? "" : `-generation-${n}`}.jsonl"`,
     );
-    return answer;
+    return response;
   });
 
   app.get("/sessions/:id/delete", async (c) => {

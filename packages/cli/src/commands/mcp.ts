@@ -54,9 +54,9 @@ export function apiSource(client: Api, io: Io): McpSource {
       const query = new URLSearchParams({ view });
       if (leaf !== undefined) query.set("leaf", leaf);
       if (cursor !== undefined) query.set("cursor", cursor);
-      const answer = await client.json<unknown>(`/v1/sessions/${id(sessionId)}/page?${query}`);
+      const response = await client.json<unknown>(`/v1/sessions/${id(sessionId)}/page?${query}`);
       // The answer is checked, not trusted: a page is what the schema says or nothing.
-      return ReadPage.parse(answer);
+      return ReadPage.parse(response);
     },
     async pull(sessionId, cwd) {
       id(sessionId);

@@ -30,7 +30,7 @@ role:user|assistant|tool, since:7d (12h, 2w, or a date), before:2026-01-01, mode
 file:PATH (a path a tool touched; file:*.ts, file:src/ a folder).
 Quote the whole query for your shell; it may start with an exclusion ("-draft notes").
 
-  --json       one JSON document: the server's answer, { sessions: [...] }
+  --json       one JSON document: the server's response, { sessions: [...] }
   --limit N    at most N sessions (1-100, default 10)
   --team TEAM  search a team's sessions (every member's it holds) instead of yours; TEAM is
                its id or name (pisync team ls)
@@ -82,11 +82,11 @@ export async function search(argv: string[], io: Io): Promise<number> {
     SEARCH_HELP,
   );
   const [query] = args.positionals;
-  let answer: SearchResponse;
+  let response: SearchResponse;
   const client = api(io);
   const team = args.team === undefined ? "" : `&team=${encodeURIComponent(await teamId(client, args.team))}`;
   try {
-    answer = await client.json<SearchResponse>(
+    response = await client.json<SearchResponse>(
       `/v1/search?q=${encodeURIComponent(query)}&limit=${args.limit ?? 10}${team}`,
     );
   } catch (error) {
@@ -96,10 +96,10 @@ export async function search(argv: string[], io: Io): Promise<number> {
     throw error;
   }
   if (args.json) {
-    io.out(`${safeJson(answer, 2)}\n`);
+    io.out(`${safeJson(response, 2)}\n`);
     return EXIT.ok;
   }
-  for (const session of answer.sessions) {
+  for (const session of response.sessions) {
     const id = session.owner ? `${session.owner}:${session.sessionId}` : session.sessionId;
     io.out(`${sanitize(`${id}  ${session.cwd ?? ""}  ${session.name ?? ""}`.trimEnd())}\n`);
     for (const entry of session.entries) {
@@ -109,6 +109,6 @@ export async function search(argv: string[], io: Io): Promise<number> {
     // A team session is read with `pisync team ls`'s id, not pulled by id.
     if (!session.owner) io.out(`  ${sanitize(`pisync pull ${session.sessionId}`)}\n`);
   }
-  if (answer.sessions.length === 0) io.out("no sessions match\n");
+  if (response.sessions.length === 0) io.out("no sessions match\n");
   return EXIT.ok;
 }

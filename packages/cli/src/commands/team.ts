@@ -30,7 +30,7 @@ const TEAM_HELP: CommandHelp = {
   pisync team share-folder --list | --remove PATH
 
 TEAM is a team's id or its name. Search a team with: pisync search QUERY --team TEAM.
-  --json   the server's answer as JSON
+  --json   the server's response as JSON
 
 examples:
   pisync team create acme
@@ -163,13 +163,13 @@ export async function team(argv: string[], io: Io): Promise<number> {
       }
       const [name, session] = take(args, ["TEAM", "SESSION_ID"]) as [string, string];
       const id = await teamId(client, name);
-      const answer = await client.putJson<{ id: string; team: { id: string; name: string } | null }>(
+      const response = await client.putJson<{ id: string; team: { id: string; name: string } | null }>(
         `/v1/sessions/${path(session)}/team`,
         { team: sub === "add" ? id : null },
       );
       print(
-        answer,
-        `${sanitize(answer.team ? `${session} is in ${answer.team.name}` : `${session} is yours alone`)}\n`,
+        response,
+        `${sanitize(response.team ? `${session} is in ${response.team.name}` : `${session} is yours alone`)}\n`,
       );
       return EXIT.ok;
     }
