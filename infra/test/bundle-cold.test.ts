@@ -72,7 +72,7 @@ describe("the Lambda bundle's cold start", () => {
 
   it.each([
     ["the search index and its SQLite", /packages\/search\/src\/aws\/s3-search-index\.ts$/],
-    ["the embedded SQLite driver", /node_modules\/better-sqlite3\//],
+    ["the embedded SQLite driver", /packages\/store\/src\/embedded\/sqlite\.ts$/],
     ["the library's pages", /packages\/viewer\/src\/library\//],
     ["the share viewer", /packages\/viewer\/src\/render\.ts$/],
     ["the OpenAPI document", /functions\/api\/src\/openapi\.ts$/],

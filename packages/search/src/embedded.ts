@@ -1,5 +1,5 @@
 /**
- * The embedded search adapter: SQLite FTS5 through better-sqlite3. Entries' facts live in a
+ * The embedded search adapter: SQLite FTS5 (node:sqlite, or better-sqlite3 on Node 20: `openSqlite`). Entries' facts live in a
  * plain table (`entries`), their text in an FTS5 table sharing its rowid; session facts (cwd,
  * name, models, labels) in small tables the filters join.
  *
@@ -9,7 +9,7 @@
  * adapter's one file per user (which keeps its one user's text in `docs`).
  */
 import { chmodSync, closeSync, existsSync, openSync } from "node:fs";
-import Database from "better-sqlite3";
+import { openSqlite } from "@pisync/store/sqlite";
 import * as z from "zod/mini";
 import { batchOf, MAX_DOCUMENT_CHARS, MAX_LINE_BYTES } from "./documents.js";
 import type {
@@ -189,7 +189,7 @@ export class SqliteSearchIndex implements SearchIndex {
       if (!existsSync(path)) closeSync(openSync(path, "a", 0o600));
       chmodSync(path, 0o600);
     }
-    this.db = new Database(path);
+    this.db = openSqlite(path);
     this.watchDeadline();
     this.db.pragma("journal_mode = WAL");
     // Derived data: a crash may lose the last commits, and the catch-up pass redoes them.

@@ -1,7 +1,8 @@
 /**
  * The part of a SQLite driver the search index uses: better-sqlite3's API, narrowed. The
- * embedded adapter passes better-sqlite3 itself; the AWS adapter passes a WebAssembly build
- * shaped like it (`aws/wasm-sqlite.ts`), so both run the same statements.
+ * embedded adapter passes what `openSqlite` opens (node:sqlite, or better-sqlite3 on Node 20);
+ * the AWS adapter passes a WebAssembly build shaped like it (`aws/wasm-sqlite.ts`), so all
+ * run the same statements.
  */
 
 /** What a statement's `run` reports. */

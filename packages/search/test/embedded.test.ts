@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { storedLines } from "@pisync/core";
 import { embeddedStores } from "@pisync/store/embedded";
-import Database from "better-sqlite3";
+import { openSqlite } from "@pisync/store/sqlite";
 import { afterAll, describe, expect, it } from "vitest";
 import { SqliteSearchIndex } from "../src/embedded.js";
 import { parseQuery } from "../src/index.js";
@@ -131,7 +131,7 @@ describe("embedded: the index's layout", () => {
     const again = new SqliteSearchIndex(path, none); // the same layout: kept
     expect(await again.files("u", "s", 10)).toEqual([{ path: "a.ts", entryId: "e1" }]);
     again.close();
-    const raw = new Database(path);
+    const raw = openSqlite(path);
     raw.pragma("user_version = 2");
     raw.close();
     const upgraded = new SqliteSearchIndex(path, none);

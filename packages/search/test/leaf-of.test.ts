@@ -5,7 +5,7 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
+import { openSqlite } from "@pisync/store/sqlite";
 import { afterAll, describe, expect, it } from "vitest";
 import { leafOf } from "../src/aws/hot-pages.js";
 
@@ -37,7 +37,7 @@ function rowidsOn(n: number, page: Uint8Array): number[] {
 describe("leafOf", () => {
   it("names the leaf that holds each row, for small and large rowids, through several levels; or where it stops", () => {
     const path = join(dir, "rows.sqlite");
-    const db = new Database(path);
+    const db = openSqlite(path);
     db.exec("CREATE TABLE small (id INTEGER PRIMARY KEY, v TEXT); CREATE TABLE big (id INTEGER PRIMARY KEY, v BLOB)");
     const small = db.prepare("INSERT INTO small VALUES (?, ?)");
     const big = db.prepare("INSERT INTO big VALUES (?, ?)");

@@ -1,8 +1,8 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { openSqlite } from "@pisync/store/sqlite";
 import { fullDisk } from "@pisync/testing";
-import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { embeddedStores, STALE_TEMP_MS } from "../src/embedded/index.js";
 import { type CardFilter, NotFoundError, type SessionHead, StorageFullError, type UsageRow } from "../src/index.js";
@@ -59,7 +59,7 @@ describe("embedded list index", () => {
     }
     old.close();
     // As the file was before: no column, no index.
-    const db = new Database(join(data, "meta.sqlite"));
+    const db = openSqlite(join(data, "meta.sqlite"));
     db.exec("DROP INDEX heads_by_last; ALTER TABLE heads DROP COLUMN last_at;");
     db.close();
     const again = embeddedStores(data);
@@ -89,7 +89,7 @@ describe("embedded usage by day", () => {
     await old.meta.commit({ head: withUsage("b", "2025-02-01"), expectedRevision: null });
     old.close();
     // As the file was before: no table of days.
-    const db = new Database(join(data, "meta.sqlite"));
+    const db = openSqlite(join(data, "meta.sqlite"));
     db.exec("DROP TABLE usage_days;");
     db.close();
     const again = embeddedStores(data);
@@ -125,7 +125,7 @@ describe("embedded filter index", () => {
     }
     old.close();
     // As the file was before: no filter table.
-    const db = new Database(join(data, "meta.sqlite"));
+    const db = openSqlite(join(data, "meta.sqlite"));
     db.exec("DROP TABLE card_keys;");
     db.close();
     const again = embeddedStores(data);

@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
+import { openSqlite } from "@pisync/store/sqlite";
 import { afterAll, describe, expect, it } from "vitest";
 import { SqliteTeamStore } from "../src/embedded/sqlite-team-store.js";
 
@@ -12,7 +12,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe("the embedded team list on an earlier file", () => {
   it("gains the activity column and index; earlier sessions list last until a write moves them up", async () => {
     const path = join(dir, "meta.sqlite");
-    const old = new Database(path);
+    const old = openSqlite(path);
     old.exec(`CREATE TABLE team_sessions (
       owner TEXT NOT NULL, session_id TEXT NOT NULL, team_id TEXT NOT NULL, data TEXT NOT NULL,
       PRIMARY KEY (owner, session_id)) WITHOUT ROWID;`);

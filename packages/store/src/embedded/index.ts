@@ -47,3 +47,11 @@ export function embeddedStores(
     },
   };
 }
+export {
+  openSqlite,
+  type SqliteDatabase,
+  type SqliteEngine,
+  type SqliteStatement,
+  type SqliteTransaction,
+  sqliteEngine,
+} from "./sqlite.js";

@@ -1,11 +1,12 @@
 /** Signed-in browsers in the metadata file (see {@link BrowserSessionStore}): `browser_sessions`, by hash. */
-import type Database from "better-sqlite3";
+
 import { decodeListCursor, encodeListCursor } from "../listing.js";
 import type { BrowserSessionRecord, BrowserSessionStore } from "../ports-browser-sessions.js";
+import type { SqliteDatabase } from "./sqlite.js";
 
 /** The browser sessions port on the metadata file. */
 export class SqliteBrowserSessionStore implements BrowserSessionStore {
-  constructor(private readonly db: Database.Database) {}
+  constructor(private readonly db: SqliteDatabase) {}
 
   async putBrowserSession(session: BrowserSessionRecord): Promise<void> {
     this.db

@@ -2,7 +2,7 @@
  * The library's cards in the metadata file (see {@link CardStore}): each head's card in its row of
  * `heads` (ordered by `last_at`), its filter keys in `card_keys`, both written by every commit.
  */
-import type Database from "better-sqlite3";
+
 import { cardOf } from "../card.js";
 import {
   type CardBatchReader,
@@ -15,10 +15,11 @@ import {
 } from "../listing.js";
 import type { CardPage, CardPageRequest, CardStore, SessionCard } from "../ports-cards.js";
 import type { SessionHead } from "../ports-sessions.js";
+import type { SqliteDatabase } from "./sqlite.js";
 
 /** The cards port on the metadata file; the sessions adapter keeps its keys and cache in step. */
 export class SqliteCardStore implements CardStore {
-  constructor(private readonly db: Database.Database) {}
+  constructor(private readonly db: SqliteDatabase) {}
 
   /** Writes every head's filter keys (a file from before they were kept). */
   fillCardKeys(): void {

@@ -1,11 +1,12 @@
 /** Device tokens in the metadata file (see {@link TokenStore}): `tokens`, by hash, listed per user by id. */
-import type Database from "better-sqlite3";
+
 import { decodeListCursor, encodeListCursor } from "../listing.js";
 import type { TokenRecord, TokenStore } from "../ports-credentials.js";
+import type { SqliteDatabase } from "./sqlite.js";
 
 /** The tokens port on the metadata file. */
 export class SqliteTokenStore implements TokenStore {
-  constructor(private readonly db: Database.Database) {}
+  constructor(private readonly db: SqliteDatabase) {}
 
   async putToken(token: TokenRecord): Promise<void> {
     this.db

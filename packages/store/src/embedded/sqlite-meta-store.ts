@@ -1,11 +1,12 @@
 /**
- * The metadata port in SQLite (better-sqlite3): durable on one machine, no server. One adapter per
+ * The metadata port in SQLite (`openSqlite`: node:sqlite, or better-sqlite3 on Node 20): durable on one machine, no server. One adapter per
  * record family over the same file (`sqlite-sessions.ts`, `sqlite-cards.ts`, `sqlite-usage.ts`,
  * `sqlite-credentials.ts`, `sqlite-sign-in.ts`, `sqlite-browser-sessions.ts`, `sqlite-shares.ts`;
  * the schema in `sqlite-schema.ts`), composed here into {@link MetaStore}.
  */
-import type Database from "better-sqlite3";
+
 import { ComposedMetaStore } from "../composed-meta-store.js";
+import type { SqliteDatabase } from "./sqlite.js";
 import { SqliteBrowserSessionStore } from "./sqlite-browser-sessions.js";
 import { SqliteCardStore } from "./sqlite-cards.js";
 import { SqliteTokenStore } from "./sqlite-credentials.js";
@@ -22,7 +23,7 @@ import { SqliteUsageStore } from "./sqlite-usage.js";
  * DynamoDB adapter does.
  */
 export class SqliteMetaStore extends ComposedMetaStore {
-  private readonly db: Database.Database;
+  private readonly db: SqliteDatabase;
   protected readonly sessions: SqliteSessionStore;
   protected readonly cards: SqliteCardStore;
   protected readonly usage: SqliteUsageStore;

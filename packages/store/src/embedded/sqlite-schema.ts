@@ -1,9 +1,9 @@
 /**
- * The metadata file's schema (better-sqlite3): every family's tables in one SQLite file (WAL), and
+ * The metadata file's schema (`openSqlite`): every family's tables in one SQLite file (WAL), and
  * what an older file gains when it is opened. The family adapters (`sqlite-*.ts`) share the
  * connection opened here.
  */
-import Database from "better-sqlite3";
+import { openSqlite, type SqliteDatabase } from "./sqlite.js";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS heads (
@@ -66,8 +66,8 @@ CREATE INDEX IF NOT EXISTS shares_by_created ON shares (user_id, json_extract(da
  * Opens (or creates) the metadata file, durable (WAL, synchronous=FULL), with its schema and
  * migrations applied; says which indexes it lacked before (to be filled once).
  */
-export function openMetaDatabase(path: string): { db: Database.Database; keyed: boolean; dated: boolean } {
-  const db = new Database(path);
+export function openMetaDatabase(path: string): { db: SqliteDatabase; keyed: boolean; dated: boolean } {
+  const db = openSqlite(path);
   // WAL + synchronous=FULL: a committed transaction survives a crash or power loss.
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = FULL");

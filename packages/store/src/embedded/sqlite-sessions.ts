@@ -4,10 +4,11 @@
  * DynamoDB adapter's conditional transaction; it writes the head's card keys and usage days (the
  * cards and usage ports') in the same transaction.
  */
-import type Database from "better-sqlite3";
+
 import { cardOf } from "../card.js";
 import { RevisionConflictError } from "../errors.js";
 import type { Commit, GenerationState, IndexPage, SessionHead, SessionStore } from "../ports-sessions.js";
+import type { SqliteDatabase } from "./sqlite.js";
 import type { SqliteCardStore } from "./sqlite-cards.js";
 import { revokeSessionShares } from "./sqlite-shares.js";
 import type { SqliteUsageStore } from "./sqlite-usage.js";
@@ -34,7 +35,7 @@ function decodeCursor(cursor: string): [string, string] | undefined {
 /** The sessions port on the metadata file. */
 export class SqliteSessionStore implements SessionStore {
   constructor(
-    private readonly db: Database.Database,
+    private readonly db: SqliteDatabase,
     private readonly cards: SqliteCardStore,
     private readonly usage: SqliteUsageStore,
   ) {}

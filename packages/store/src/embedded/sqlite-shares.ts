@@ -2,9 +2,10 @@
  * Share links in the metadata file (see {@link ShareStore}): `shares`, by id; views and downloads
  * are columns of their own, so a rewrite of the record never loses a count.
  */
-import type Database from "better-sqlite3";
+
 import { decodeListCursor, encodeListCursor } from "../listing.js";
 import type { ShareRecord, ShareStore } from "../ports-shares.js";
+import type { SqliteDatabase } from "./sqlite.js";
 
 type ShareRow = { data: string; views: number; last_viewed_at: string | null; downloads: number };
 
@@ -26,7 +27,7 @@ function withoutViews(share: ShareRecord): ShareRecord {
 }
 
 /** Revokes (at `revokedAt`) a user's shares of a session not revoked yet, in the caller's transaction. */
-export function revokeSessionShares(db: Database.Database, userId: string, sessionId: string, revokedAt: string): void {
+export function revokeSessionShares(db: SqliteDatabase, userId: string, sessionId: string, revokedAt: string): void {
   const shares = db.prepare("SELECT data FROM shares WHERE user_id = ?").all(userId) as { data: string }[];
   const revoke = db.prepare("UPDATE shares SET data = ? WHERE id = ?");
   for (const row of shares) {
@@ -38,7 +39,7 @@ export function revokeSessionShares(db: Database.Database, userId: string, sessi
 
 /** The shares port on the metadata file. */
 export class SqliteShareStore implements ShareStore {
-  constructor(private readonly db: Database.Database) {}
+  constructor(private readonly db: SqliteDatabase) {}
 
   async putShare(share: ShareRecord): Promise<void> {
     this.db

@@ -2,12 +2,13 @@
  * Sign-in links and device codes in the metadata file (see {@link SignInStore}): consuming one is
  * a single `DELETE … RETURNING`, so of concurrent calls exactly one gets it.
  */
-import type Database from "better-sqlite3";
+
 import type { DeviceCodeRecord, DeviceCodeStatus, LoginLinkRecord, SignInStore } from "../ports-sign-in.js";
+import type { SqliteDatabase } from "./sqlite.js";
 
 /** The sign-in port on the metadata file. */
 export class SqliteSignInStore implements SignInStore {
-  constructor(private readonly db: Database.Database) {}
+  constructor(private readonly db: SqliteDatabase) {}
 
   async putLoginLink(link: LoginLinkRecord): Promise<void> {
     this.db.prepare("INSERT INTO login_links (hash, data) VALUES (?, ?)").run(link.hash, JSON.stringify(link));

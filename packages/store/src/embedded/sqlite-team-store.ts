@@ -3,7 +3,6 @@
  * change one transaction.
  */
 import { randomBytes } from "node:crypto";
-import Database from "better-sqlite3";
 import { decodeListCursor, encodeListCursor } from "../listing.js";
 import type {
   AuditEvent,
@@ -17,6 +16,7 @@ import type {
   TeamStore,
 } from "../ports-teams.js";
 import { decodeTeamCursor, encodeTeamCursor, teamPageLimit } from "../team-listing.js";
+import { openSqlite, type SqliteDatabase } from "./sqlite.js";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS teams (id TEXT PRIMARY KEY, data TEXT NOT NULL);
@@ -48,10 +48,10 @@ const parse = <T>(row: { data: string } | undefined): T | undefined => (row ? (J
 
 /** The embedded {@link TeamStore}, on its own connection to the metadata file (WAL). */
 export class SqliteTeamStore implements TeamStore {
-  private readonly db: Database.Database;
+  private readonly db: SqliteDatabase;
 
   constructor(path: string) {
-    this.db = new Database(path);
+    this.db = openSqlite(path);
     this.db.pragma("journal_mode = WAL");
     this.db.pragma("synchronous = FULL");
     // The session store's connection writes to the same file: wait for it rather than fail.

@@ -2,10 +2,11 @@
  * Insights' usage by day in the metadata file (see {@link UsageStore}): each session's usage of
  * each day in `usage_days`, written by every commit in its transaction (see `usage-days.ts`).
  */
-import type Database from "better-sqlite3";
+
 import type { SessionHead } from "../ports-sessions.js";
 import type { UsageInRange, UsageStore } from "../ports-usage.js";
 import { dayUsagesOf, UNCOUNTED_DAY, UsageCollector } from "../usage-days.js";
+import type { SqliteDatabase } from "./sqlite.js";
 
 /** Usage days read at once by a report (then other requests run). */
 const USAGE_DAYS_AT_ONCE = 2000;
@@ -18,7 +19,7 @@ export class SqliteUsageStore implements UsageStore {
   private readonly usageRevisions = new Map<string, number>();
   private readonly usageAnswers = new Map<string, { revision: string; answer: UsageInRange }>();
 
-  constructor(private readonly db: Database.Database) {}
+  constructor(private readonly db: SqliteDatabase) {}
 
   /** Writes every head's usage by day (a file from before it was kept). */
   fillUsageDays(): void {
