@@ -1,7 +1,7 @@
 /**
  * SQLite for the embedded store and the embedded search: Node's own `node:sqlite` where the
  * running Node has it (22.13 and later: nothing is built or downloaded at install), else
- * better-sqlite3 (Node 20). Both are shaped as the part of better-sqlite3's API the adapters
+ * better-sqlite3 (Node 20; an optional dependency, loaded only then). Both are shaped as the part of better-sqlite3's API the adapters
  * use, so every statement runs unchanged on either, on the same database files.
  *
  * `PISYNC_SQLITE=builtin` or `PISYNC_SQLITE=better-sqlite3` picks one (the tests run the
@@ -95,8 +95,16 @@ export function sqliteEngine(): SqliteEngine {
  */
 export function openSqlite(path: string): SqliteDatabase {
   if (sqliteEngine() === "better-sqlite3") {
-    // Loaded only here: on a Node with node:sqlite the addon is never needed.
-    const Better = createRequire(import.meta.url)("better-sqlite3") as new (path: string) => SqliteDatabase;
+    // Loaded only here: on a Node with node:sqlite the addon is never needed (nor installed).
+    let Better: new (path: string) => SqliteDatabase;
+    try {
+      Better = createRequire(import.meta.url)("better-sqlite3");
+    } catch (error) {
+      throw new Error(
+        "this Node has no node:sqlite and better-sqlite3 is not installed: use Node.js 22.13 or later, or run `npm rebuild better-sqlite3`",
+        { cause: error },
+      );
+    }
     return new Better(path);
   }
   return new BuiltinDatabase(new (loadBuiltin() as NodeSqlite).DatabaseSync(path));
