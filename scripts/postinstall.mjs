@@ -38,9 +38,9 @@ if (!hasBuiltin) {
       console.error(
         "pisync: this Node has no node:sqlite and better-sqlite3 could not be installed (its prebuilt binary\n" +
           "could not be downloaded, and it could not be compiled here). Use Node.js 22.13 or later (recommended:\n" +
-          "its built-in SQLite needs nothing installed), or install a C++ toolchain and run `npm rebuild better-sqlite3`.",
+          "its built-in SQLite needs nothing installed), or install a C++ toolchain and run `npm rebuild better-sqlite3`.\n" +
+          "The install completes: the CLI and the AWS store need no SQLite; `npm start` on the embedded store does.",
       );
-      process.exitCode = 1;
     }
   }
 }
