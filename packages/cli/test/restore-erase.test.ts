@@ -1,8 +1,8 @@
 /**
  * A new machine restored in one command, and a session erased for good, against `npm start` on
- * both stores: `pull --all` of 300 sessions (60 on the AWS pair, whose local stand-ins are slower)
- * into a fresh home under a folder map, killed (SIGKILL) midway and run again (no partial file,
- * no duplicate, byte for byte, a third run has nothing to do), with its filters; `rm` with every
+ * both stores: `pull --all` of 300 sessions into a fresh home under a folder map, killed
+ * (SIGKILL) midway and run again (no partial file, no duplicate, byte for byte, a third run has
+ * nothing to do), with its filters; `rm` with every
  * trace checked (generations, search hits, insights usage, share links), another account's id
  * "not found"; the habits (id prefixes, unshare by link, did you mean, Ctrl-C during push).
  */
@@ -25,11 +25,8 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { piFileName, piFolderName } from "../src/paths.js";
 
-/**
- * How many sessions `pull --all` restores: hundreds, as a library moved to a new machine is; on
- * the AWS pair (DynamoDB Local and s3rver, several times slower here) 60 keep the file quick.
- */
-const SESSIONS_ON = { embedded: 300, aws: 60 } as const;
+/** How many sessions `pull --all` restores: hundreds, as a library moved to a new machine is. */
+const SESSIONS_ON = { embedded: 300, aws: 300 } as const;
 /** Of those, how many are old (outside `--since 30d`); every tenth is under another folder. */
 const OLD_SESSIONS = 10;
 
