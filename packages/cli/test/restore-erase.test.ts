@@ -2,9 +2,9 @@
  * A new machine restored in one command, and a session erased for good, against `npm start` on
  * both stores: `pull --all` of 300 sessions into a fresh home under a folder map, killed
  * (SIGKILL) midway and run again (no partial file, no duplicate, byte for byte, a third run has
- * nothing to do), with its filters; `rm` with every
- * trace checked (generations, search hits, insights usage, share links), another account's id
- * "not found"; the habits (id prefixes, unshare by link, did you mean, Ctrl-C during push).
+ * nothing to do), with its filters; `rm` with every trace checked (generations, search hits,
+ * insights usage, share links), another account's id "not found"; the habits (id prefixes,
+ * unshare by link, did you mean, Ctrl-C during push).
  */
 import { spawn } from "node:child_process";
 import { createHash, randomUUID } from "node:crypto";
