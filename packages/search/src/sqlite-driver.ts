@@ -5,18 +5,13 @@
  * run the same statements.
  */
 
+import type { SqliteRunResult, SqliteStatement as StoreStatement } from "@pisync/store/sqlite";
+
 /** What a statement's `run` reports. */
-export interface RunResult {
-  changes: number;
-  lastInsertRowid: number | bigint;
-}
+export type RunResult = SqliteRunResult;
 
 /** A prepared statement: positional parameters, or one object of named ones (`@name` → `name`). */
-export interface SqliteStatement {
-  run(...params: unknown[]): RunResult;
-  get(...params: unknown[]): unknown;
-  all(...params: unknown[]): unknown[];
-}
+export type SqliteStatement = Omit<StoreStatement, "pluck">;
 
 /** An open database. */
 export interface SqliteDriver {
