@@ -149,8 +149,12 @@ function sqliteError(error: unknown): unknown {
   return error;
 }
 
-/** Named parameters as better-sqlite3 binds them: `undefined` is NULL. */
+/** Parameters as better-sqlite3 binds them: `undefined` is NULL (copied only when one is). */
 function bindable(params: unknown[]): unknown[] {
+  const holdsUndefined = (p: unknown) =>
+    p === undefined ||
+    (p !== null && typeof p === "object" && !ArrayBuffer.isView(p) && Object.values(p).includes(undefined));
+  if (!params.some(holdsUndefined)) return params;
   return params.map((p) => {
     if (p === undefined) return null;
     if (p === null || typeof p !== "object" || ArrayBuffer.isView(p)) return p;
