@@ -9,6 +9,7 @@ import {
   DEFAULT_SHARE_LIMITS,
   Identities,
   Library,
+  Memo,
   Reader,
   type ReaderCacheLimits,
   SessionPages,
@@ -124,13 +125,15 @@ export function createApp(deps: AppDeps) {
     insights: lazyService(async () => new (await import("@pisync/core/insights")).Insights(deps.stores.meta)),
     identities: new Identities(deps.stores.meta),
     teams: teamStore
-      ? lazyService(
-          async () =>
-            new (await import("@pisync/core/teams")).Teams(teamStore, deps.stores.meta, clock, {
-              moved: (teamId, owner, sessionId) => deps.search?.teams?.moved(teamId, owner, sessionId),
-              maskText: async (text) => (await loadViewer()).maskText(text).text,
-            }),
-        )
+      ? lazyService(async () => {
+          // Members page through the same folders, names and first messages request after
+          // request, and masking runs the whole secret rule set: each text is masked once and kept.
+          const masked = new Memo<string>(4096, 8 * 1024 * 1024, (text) => text.length * 4);
+          return new (await import("@pisync/core/teams")).Teams(teamStore, deps.stores.meta, clock, {
+            moved: (teamId, owner, sessionId) => deps.search?.teams?.moved(teamId, owner, sessionId),
+            maskText: (text) => masked.get(text, async () => (await loadViewer()).maskText(text).text),
+          });
+        })
       : undefined,
     limits,
     clock,

@@ -25,7 +25,6 @@ import type {
 import { cardOf, InvalidCursorError, MAX_TEAM_MEMBERS, MAX_USER_TEAMS } from "@pisync/store";
 import { BadRequest, Forbidden, Gone, NotFound } from "./errors.js";
 import { checkId, checkSessionId, SAFE_ID, SESSION_ID } from "./keys.js";
-import { Lru } from "./lru.js";
 
 /** How long an invite link works. */
 export const INVITE_SECONDS = 7 * 86400;
@@ -65,13 +64,6 @@ export class Teams {
       maskText?: (text: string) => Promise<string>;
     } = {},
   ) {}
-
-  /**
-   * Texts lately masked for a list, by their text: members page through the same folders,
-   * names and first messages request after request, and masking runs the whole secret rule
-   * set. Bounded by count and by size (a text and its masked form weigh about the same).
-   */
-  private readonly maskedTexts = new Lru<string>(4096, 8 * 1024 * 1024, (masked) => masked.length * 4);
 
   private moved(teamId: string | undefined, owner: string, sessionId: string): void {
     if (teamId) this.options.moved?.(teamId, owner, sessionId);
@@ -271,15 +263,9 @@ export class Teams {
     if (!mask) return card;
     // A page's sessions share folders (and often names): each text is masked once per page.
     const once = (text: string) => {
-      const known = this.maskedTexts.get(text);
-      if (known !== undefined) return known;
       let masked = memo?.get(text);
       if (!masked) {
-        // Kept once masked: a failure is not, and the next request masks the text again.
-        masked = mask(text).then((done) => {
-          this.maskedTexts.set(text, done);
-          return done;
-        });
+        masked = mask(text);
         memo?.set(text, masked);
       }
       return masked;
