@@ -13,8 +13,8 @@
  * (`TEAM_MEMBERS`, `TEAM_SESSIONS`), all in one team, on the embedded store with search. One
  * member's requests, p95: the team's first page (`GET /v1/teams/T/sessions?limit=50`) and a
  * team search (`GET /v1/search?q=…&team=T`), each against the same member's own first page and
- * own search of the same words, taken in turns (the machine's load meets both), with the ratio
- * (target ≤ 1.5). Generated once into `.bench/` (about 4 minutes here, with its indexes).
+ * own search of the same words, taken in turns (the machine's load meets both), `TEAM_SAMPLES`
+ * (300) of each, with the ratio (target ≤ 1.5). Generated once into `.bench/` (about 4 minutes here, with its indexes).
  *
  * The library is generated cheaply: 10,000 small sessions (a header, a user message, an
  * assistant reply; 20 folders, 6 models, a year of dates), appended through core's `Appender`
@@ -290,6 +290,7 @@ if (pairs.includes("aws")) {
 
 const TEAM_MEMBERS = Number(process.env.TEAM_MEMBERS ?? 10);
 const TEAM_SESSIONS = Number(process.env.TEAM_SESSIONS ?? 1_000);
+const TEAM_SAMPLES = Number(process.env.TEAM_SAMPLES ?? 300);
 
 if (pairs.includes("team")) {
   const members = Array.from({ length: TEAM_MEMBERS }, (_, m) => `member-${m}`);
@@ -337,7 +338,8 @@ if (pairs.includes("team")) {
   const headers = { Authorization: `Bearer ${token}` };
   /**
    * The member's own request and the team's, taken in turns (this machine's load moves: both
-   * meet the same), 40 of each after 5 to warm up; p95 and median in ms.
+   * meet the same), TEAM_SAMPLES of each after 20 to warm up; p95 and median in ms. Requests of
+   * a few ms need a few hundred samples: with 40, one collection pause decided the p95.
    */
   const paired = async (
     own: string,
@@ -345,14 +347,14 @@ if (pairs.includes("team")) {
     check: (text: string) => boolean,
   ): Promise<[Result[1], Result[1]]> => {
     const runs: [number[], number[]] = [[], []];
-    for (let i = 0; i < 45; i++) {
+    for (let i = 0; i < TEAM_SAMPLES + 20; i++) {
       for (const [k, path] of [own, team].entries()) {
         const t = performance.now();
         const r = await app.request(path, { headers });
         const text = await r.text();
         const ms = performance.now() - t;
         if (r.status !== 200 || !check(text)) throw new Error(`${path}: ${r.status} ${text.slice(0, 200)}`);
-        if (i >= 5) runs[k]?.push(ms);
+        if (i >= 20) runs[k]?.push(ms);
       }
     }
     const stats = (list: number[]) => {
@@ -383,7 +385,7 @@ if (pairs.includes("team")) {
     [`GET /v1/search?q=fix module&team=T (${all} sessions)`, teamFound],
   ];
   console.log(
-    `\nteam of ${TEAM_MEMBERS} members × ${TEAM_SESSIONS} sessions (embedded store), one member's requests in turns with the team's, server time of 40 warm requests each:`,
+    `\nteam of ${TEAM_MEMBERS} members × ${TEAM_SESSIONS} sessions (embedded store), one member's requests in turns with the team's, server time of ${TEAM_SAMPLES} warm requests each:`,
   );
   console.log("| request | median ms | p95 ms |");
   console.log("|---|---|---|");
