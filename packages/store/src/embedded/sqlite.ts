@@ -95,19 +95,25 @@ export function sqliteEngine(): SqliteEngine {
  */
 export function openSqlite(path: string): SqliteDatabase {
   if (sqliteEngine() === "better-sqlite3") {
-    // Loaded only here: on a Node with node:sqlite the addon is never needed (nor installed).
+    // Loaded only here: on a Node with node:sqlite the addon is never loaded.
     let Better: new (path: string) => SqliteDatabase;
     try {
       Better = createRequire(import.meta.url)("better-sqlite3");
     } catch (error) {
       throw new Error(
-        "this Node has no node:sqlite and better-sqlite3 is not installed: use Node.js 22.13 or later, or run `npm rebuild better-sqlite3`",
+        "better-sqlite3 is not installed (an optional dependency; its install may have failed): use Node.js 22.13 or later, whose node:sqlite needs nothing installed, or run `npm rebuild better-sqlite3`",
         { cause: error },
       );
     }
     return new Better(path);
   }
-  return new BuiltinDatabase(new (loadBuiltin() as NodeSqlite).DatabaseSync(path));
+  let db: NodeDatabase;
+  try {
+    db = new (loadBuiltin() as NodeSqlite).DatabaseSync(path);
+  } catch (error) {
+    throw sqliteError(error);
+  }
+  return new BuiltinDatabase(db);
 }
 
 /** SQLite's primary result codes by number, named as better-sqlite3 names its errors. */
