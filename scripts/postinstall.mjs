@@ -4,7 +4,7 @@
 // declares a `node` bin, so npm links node_modules/.bin/node, and everything npm starts (`npm run`,
 // `npx`, install scripts) would run under Node 22 instead. Remove the link.
 //
-// SQLite: a Node with `node:sqlite` (22.13 and later) needs nothing more. On an older Node the
+// SQLite: a Node whose `node:sqlite` the adapter can use (22.16 and later) needs nothing more. On an older Node the
 // embedded store uses better-sqlite3, an optional dependency (its install may fail where its
 // prebuilt binary cannot be downloaded and nothing can compile it): check that it loads, build it
 // again if an install script built it under the linked Node 22, and say plainly what to do if
@@ -18,9 +18,11 @@ rmSync("node_modules/.bin/node", { force: true });
 const node = process.env.npm_node_execpath ?? process.execPath;
 const hasBuiltin = (() => {
   try {
-    execFileSync(node, ["--no-warnings", "-e", 'process.getBuiltinModule("node:sqlite").DatabaseSync'], {
-      stdio: "pipe",
-    });
+    // What packages/store/src/embedded/sqlite.ts checks before it uses node:sqlite.
+    const check =
+      'const db = new (process.getBuiltinModule("node:sqlite").DatabaseSync)(":memory:");' +
+      'if (typeof db.isTransaction !== "boolean" || typeof db.prepare("SELECT 1").setAllowUnknownNamedParameters !== "function") process.exit(1)';
+    execFileSync(node, ["--no-warnings", "-e", check], { stdio: "pipe" });
     return true;
   } catch {
     return false;
@@ -37,7 +39,7 @@ if (!hasBuiltin) {
     } else {
       console.error(
         "pisync: this Node has no node:sqlite and better-sqlite3 could not be installed (its prebuilt binary\n" +
-          "could not be downloaded, and it could not be compiled here). Use Node.js 22.13 or later (recommended:\n" +
+          "could not be downloaded, and it could not be compiled here). Use Node.js 22.16 or later (recommended:\n" +
           "its built-in SQLite needs nothing installed), or install a C++ toolchain and run `npm rebuild better-sqlite3`.\n" +
           "The install completes: the CLI and the AWS store need no SQLite; `npm start` on the embedded store does.",
       );

@@ -110,6 +110,19 @@ describe(`openSqlite (${sqliteEngine()})`, () => {
       db.exec("ROLLBACK");
       expect((busy as { code?: string }).code).toBe("SQLITE_BUSY");
       expect(classifyLocalError(busy)).toBeInstanceOf(StorageUnavailableError);
+      // A transaction that read, then writes after another connection committed: busy too.
+      other.exec("BEGIN");
+      other.prepare("SELECT count(*) FROM t").get();
+      db.prepare("INSERT INTO t VALUES ('c', 1)").run();
+      let stale: unknown;
+      try {
+        other.prepare("INSERT INTO t VALUES ('d', 1)").run();
+      } catch (error) {
+        stale = error;
+      }
+      other.exec("ROLLBACK");
+      expect((stale as { code?: string }).code).toBe("SQLITE_BUSY_SNAPSHOT");
+      expect(classifyLocalError(stale)).toBeInstanceOf(StorageUnavailableError);
     } finally {
       other.close();
     }

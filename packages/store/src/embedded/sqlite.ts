@@ -1,6 +1,6 @@
 /**
  * SQLite for the embedded store and the embedded search: Node's own `node:sqlite` where the
- * running Node has it (22.13 and later: nothing is built or downloaded at install), else
+ * running Node has it (22.16 and later: nothing is built or downloaded at install), else
  * better-sqlite3 (Node 20; an optional dependency, loaded only then). Both are shaped as the part of better-sqlite3's API the adapters
  * use, so every statement runs unchanged on either, on the same database files.
  *
@@ -68,7 +68,8 @@ function loadBuiltin(): NodeSqlite | undefined {
     // The one warning node:sqlite prints on load says it is experimental: not the user's concern.
     process.emitWarning = () => {};
     try {
-      builtin = (process.getBuiltinModule?.("node:sqlite") as NodeSqlite | undefined) ?? null;
+      const module = (process.getBuiltinModule?.("node:sqlite") as NodeSqlite | undefined) ?? null;
+      builtin = module && hasWhatTheAdapterUses(module) ? module : null;
     } catch {
       builtin = null;
     } finally {
@@ -78,12 +79,29 @@ function loadBuiltin(): NodeSqlite | undefined {
   return builtin ?? undefined;
 }
 
+/**
+ * Whether this node:sqlite has what the adapter calls: `isTransaction` (Node 22.16) and
+ * `setAllowUnknownNamedParameters` (22.15). An older one is passed over for better-sqlite3.
+ */
+function hasWhatTheAdapterUses(module: NodeSqlite): boolean {
+  const db = new module.DatabaseSync(":memory:");
+  try {
+    return (
+      typeof db.isTransaction === "boolean" &&
+      typeof db.prepare("SELECT 1").setAllowUnknownNamedParameters === "function"
+    );
+  } finally {
+    db.close();
+  }
+}
+
 /** The binding {@link openSqlite} uses here (see the module's comment for how it is chosen). */
 export function sqliteEngine(): SqliteEngine {
   const asked = process.env.PISYNC_SQLITE;
   if (asked === "better-sqlite3") return asked;
   if (asked === "builtin" || loadBuiltin()) {
-    if (!loadBuiltin()) throw new Error("PISYNC_SQLITE=builtin: this Node has no node:sqlite (22.13 or later has)");
+    if (!loadBuiltin())
+      throw new Error("PISYNC_SQLITE=builtin: this Node has no node:sqlite the adapter can use (22.16 or later has)");
     return "builtin";
   }
   return "better-sqlite3";
@@ -101,7 +119,7 @@ export function openSqlite(path: string): SqliteDatabase {
       Better = createRequire(import.meta.url)("better-sqlite3");
     } catch (error) {
       throw new Error(
-        "better-sqlite3 is not installed (an optional dependency; its install may have failed): use Node.js 22.13 or later, whose node:sqlite needs nothing installed, or run `npm rebuild better-sqlite3`",
+        "better-sqlite3 is not installed (an optional dependency; its install may have failed): use Node.js 22.16 or later, whose node:sqlite needs nothing installed, or run `npm rebuild better-sqlite3`",
         { cause: error },
       );
     }
@@ -142,16 +160,37 @@ const CODE_NAMES: Record<number, string> = {
   26: "SQLITE_NOTADB",
 };
 
+/** SQLite's extended result codes that matter here, named as better-sqlite3 names them. */
+const EXTENDED_NAMES: Record<number, string> = {
+  261: "SQLITE_BUSY_RECOVERY",
+  517: "SQLITE_BUSY_SNAPSHOT",
+  773: "SQLITE_BUSY_TIMEOUT",
+  262: "SQLITE_LOCKED_SHAREDCACHE",
+  518: "SQLITE_LOCKED_VTAB",
+  266: "SQLITE_IOERR_READ",
+  522: "SQLITE_IOERR_SHORT_READ",
+  778: "SQLITE_IOERR_WRITE",
+  1034: "SQLITE_IOERR_FSYNC",
+  3338: "SQLITE_IOERR_NOMEM",
+  275: "SQLITE_CONSTRAINT_CHECK",
+  787: "SQLITE_CONSTRAINT_FOREIGNKEY",
+  1299: "SQLITE_CONSTRAINT_NOTNULL",
+  1555: "SQLITE_CONSTRAINT_PRIMARYKEY",
+  2067: "SQLITE_CONSTRAINT_UNIQUE",
+  1032: "SQLITE_READONLY_DBMOVED",
+};
+
 /**
- * node:sqlite's error as better-sqlite3 reports it: `code` is SQLite's own name
- * (`SQLITE_FULL`, `SQLITE_BUSY`…), which the store's error classes read. Anything else (a
+ * node:sqlite's error as better-sqlite3 reports it: `code` is SQLite's own name, extended where
+ * the table above knows it (`SQLITE_BUSY_SNAPSHOT`), else primary (`SQLITE_FULL`), which the
+ * store's error classes read. Anything else (a
  * function's own throw, a binding error) passes through unchanged.
  */
 function sqliteError(error: unknown): unknown {
   const e = error as { code?: unknown; errcode?: unknown };
   if (e?.code !== "ERR_SQLITE_ERROR" || typeof e.errcode !== "number") return error;
-  const primary = CODE_NAMES[e.errcode & 0xff];
-  if (primary) e.code = primary;
+  const name = EXTENDED_NAMES[e.errcode] ?? CODE_NAMES[e.errcode & 0xff];
+  if (name) e.code = name;
   return error;
 }
 
