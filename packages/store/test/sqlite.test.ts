@@ -11,6 +11,16 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { classifyLocalError } from "../src/embedded/classify.js";
 import { StorageUnavailableError } from "../src/errors.js";
 
+/** What `work` throws (undefined when it does not). */
+function thrown(work: () => unknown): { code?: string } | undefined {
+  try {
+    work();
+  } catch (error) {
+    return error as { code?: string };
+  }
+  return undefined;
+}
+
 describe(`openSqlite (${sqliteEngine()})`, () => {
   let dir: string;
   let db: SqliteDatabase;
@@ -77,51 +87,29 @@ describe(`openSqlite (${sqliteEngine()})`, () => {
     db.function("stop_here", (_x: never) => {
       throw mine;
     });
-    let caught: unknown;
-    try {
-      db.prepare("SELECT stop_here(1)").get();
-    } catch (error) {
-      caught = error;
-    }
-    expect(caught).toBe(mine);
+    expect(thrown(() => db.prepare("SELECT stop_here(1)").get())).toBe(mine);
   });
 
   it("names SQLite's errors as better-sqlite3 does: a busy database is the storage's outage", () => {
     db.prepare("INSERT INTO t VALUES ('a', 1)").run();
-    const duplicate = (() => {
-      try {
-        db.prepare("INSERT INTO t VALUES ('a', 2)").run();
-      } catch (error) {
-        return error as { code?: string };
-      }
-    })();
+    const duplicate = thrown(() => db.prepare("INSERT INTO t VALUES ('a', 2)").run());
     expect(duplicate?.code).toMatch(/^SQLITE_CONSTRAINT/);
     // Another connection holds the write lock; this one does not wait.
     const other = openSqlite(join(dir, "t.sqlite"));
     try {
       other.pragma("busy_timeout = 0");
       db.exec("BEGIN IMMEDIATE");
-      let busy: unknown;
-      try {
-        other.prepare("INSERT INTO t VALUES ('b', 1)").run();
-      } catch (error) {
-        busy = error;
-      }
+      const busy = thrown(() => other.prepare("INSERT INTO t VALUES ('b', 1)").run());
       db.exec("ROLLBACK");
-      expect((busy as { code?: string }).code).toBe("SQLITE_BUSY");
+      expect(busy?.code).toBe("SQLITE_BUSY");
       expect(classifyLocalError(busy)).toBeInstanceOf(StorageUnavailableError);
       // A transaction that read, then writes after another connection committed: busy too.
       other.exec("BEGIN");
       other.prepare("SELECT count(*) FROM t").get();
       db.prepare("INSERT INTO t VALUES ('c', 1)").run();
-      let stale: unknown;
-      try {
-        other.prepare("INSERT INTO t VALUES ('d', 1)").run();
-      } catch (error) {
-        stale = error;
-      }
+      const stale = thrown(() => other.prepare("INSERT INTO t VALUES ('d', 1)").run());
       other.exec("ROLLBACK");
-      expect((stale as { code?: string }).code).toBe("SQLITE_BUSY_SNAPSHOT");
+      expect(stale?.code).toBe("SQLITE_BUSY_SNAPSHOT");
       expect(classifyLocalError(stale)).toBeInstanceOf(StorageUnavailableError);
     } finally {
       other.close();

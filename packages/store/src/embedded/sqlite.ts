@@ -1,8 +1,9 @@
 /**
  * SQLite for the embedded store and the embedded search: Node's own `node:sqlite` where the
  * running Node has it (22.16 and later: nothing is built or downloaded at install), else
- * better-sqlite3 (Node 20; an optional dependency, loaded only then). Both are shaped as the part of better-sqlite3's API the adapters
- * use, so every statement runs unchanged on either, on the same database files.
+ * better-sqlite3 (Node 20; an optional dependency, loaded only then). Both are shaped as the
+ * part of better-sqlite3's API the adapters use, so every statement runs unchanged on either,
+ * on the same database files.
  *
  * `PISYNC_SQLITE=builtin` or `PISYNC_SQLITE=better-sqlite3` picks one (the tests run the
  * contract suites on each); otherwise the built-in one when there is one.
@@ -99,10 +100,9 @@ function hasWhatTheAdapterUses(module: NodeSqlite): boolean {
 export function sqliteEngine(): SqliteEngine {
   const asked = process.env.PISYNC_SQLITE;
   if (asked === "better-sqlite3") return asked;
-  if (asked === "builtin" || loadBuiltin()) {
-    if (!loadBuiltin())
-      throw new Error("PISYNC_SQLITE=builtin: this Node has no node:sqlite the adapter can use (22.16 or later has)");
-    return "builtin";
+  if (loadBuiltin()) return "builtin";
+  if (asked === "builtin") {
+    throw new Error("PISYNC_SQLITE=builtin: this Node has no node:sqlite the adapter can use (22.16 or later has)");
   }
   return "better-sqlite3";
 }
@@ -125,16 +125,13 @@ export function openSqlite(path: string): SqliteDatabase {
     }
     return new Better(path);
   }
-  let db: NodeDatabase;
-  try {
-    db = new (loadBuiltin() as NodeSqlite).DatabaseSync(path);
-  } catch (error) {
-    throw sqliteError(error);
-  }
-  return new BuiltinDatabase(db);
+  return new BuiltinDatabase(mapped(() => new (loadBuiltin() as NodeSqlite).DatabaseSync(path)));
 }
 
-/** SQLite's primary result codes by number, named as better-sqlite3 names its errors. */
+/**
+ * SQLite's result codes by number, named as better-sqlite3 names its errors: the primary ones,
+ * and the extended ones that matter here (an extended code not listed takes its primary name).
+ */
 const CODE_NAMES: Record<number, string> = {
   1: "SQLITE_ERROR",
   2: "SQLITE_INTERNAL",
@@ -158,10 +155,6 @@ const CODE_NAMES: Record<number, string> = {
   23: "SQLITE_AUTH",
   25: "SQLITE_RANGE",
   26: "SQLITE_NOTADB",
-};
-
-/** SQLite's extended result codes that matter here, named as better-sqlite3 names them. */
-const EXTENDED_NAMES: Record<number, string> = {
   261: "SQLITE_BUSY_RECOVERY",
   517: "SQLITE_BUSY_SNAPSHOT",
   773: "SQLITE_BUSY_TIMEOUT",
@@ -181,17 +174,20 @@ const EXTENDED_NAMES: Record<number, string> = {
 };
 
 /**
- * node:sqlite's error as better-sqlite3 reports it: `code` is SQLite's own name, extended where
- * the table above knows it (`SQLITE_BUSY_SNAPSHOT`), else primary (`SQLITE_FULL`), which the
- * store's error classes read. Anything else (a
- * function's own throw, a binding error) passes through unchanged.
+ * `work`, with node:sqlite's errors as better-sqlite3 reports them: `code` is SQLite's own
+ * name (`SQLITE_BUSY_SNAPSHOT`, `SQLITE_FULL`…), which the store's error classes read.
+ * Anything else (a SQL function's own throw, a binding error) passes through unchanged.
  */
-function sqliteError(error: unknown): unknown {
-  const e = error as { code?: unknown; errcode?: unknown };
-  if (e?.code !== "ERR_SQLITE_ERROR" || typeof e.errcode !== "number") return error;
-  const name = EXTENDED_NAMES[e.errcode] ?? CODE_NAMES[e.errcode & 0xff];
-  if (name) e.code = name;
-  return error;
+function mapped<T>(work: () => T): T {
+  try {
+    return work();
+  } catch (error) {
+    const e = error as { code?: unknown; errcode?: unknown };
+    if (e?.code === "ERR_SQLITE_ERROR" && typeof e.errcode === "number") {
+      e.code = CODE_NAMES[e.errcode] ?? CODE_NAMES[e.errcode & 0xff] ?? e.code;
+    }
+    throw error;
+  }
 }
 
 /** Parameters as better-sqlite3 binds them: `undefined` is NULL (copied only when one is). */
@@ -218,31 +214,17 @@ class BuiltinStatement implements SqliteStatement {
   }
 
   run(...params: unknown[]): SqliteRunResult {
-    try {
-      const r = this.statement.run(...bindable(params));
-      return { changes: Number(r.changes), lastInsertRowid: r.lastInsertRowid };
-    } catch (error) {
-      throw sqliteError(error);
-    }
+    const r = mapped(() => this.statement.run(...bindable(params)));
+    return { changes: Number(r.changes), lastInsertRowid: r.lastInsertRowid };
   }
 
   get(...params: unknown[]): unknown {
-    let row: unknown;
-    try {
-      row = this.statement.get(...bindable(params));
-    } catch (error) {
-      throw sqliteError(error);
-    }
+    const row = mapped(() => this.statement.get(...bindable(params)));
     return this.plucked && row ? Object.values(row)[0] : row;
   }
 
   all(...params: unknown[]): unknown[] {
-    let rows: unknown[];
-    try {
-      rows = this.statement.all(...bindable(params));
-    } catch (error) {
-      throw sqliteError(error);
-    }
+    const rows = mapped(() => this.statement.all(...bindable(params)));
     return this.plucked ? rows.map((row) => Object.values(row as object)[0]) : rows;
   }
 
@@ -260,19 +242,11 @@ class BuiltinDatabase implements SqliteDatabase {
   }
 
   prepare(sql: string): SqliteStatement {
-    try {
-      return new BuiltinStatement(this.db.prepare(sql));
-    } catch (error) {
-      throw sqliteError(error);
-    }
+    return new BuiltinStatement(mapped(() => this.db.prepare(sql)));
   }
 
   exec(sql: string): void {
-    try {
-      this.db.exec(sql);
-    } catch (error) {
-      throw sqliteError(error);
-    }
+    mapped(() => this.db.exec(sql));
   }
 
   pragma(source: string, options: { simple?: boolean } = {}): unknown {
