@@ -30,3 +30,28 @@ describe("package-lock.json", () => {
     expect(missing).toEqual([]);
   });
 });
+
+describe("better-sqlite3", () => {
+  it("is installed only where node:sqlite cannot serve: through an optional package whose engines a Node from 22.16 does not meet", () => {
+    const lock = JSON.parse(readFileSync(new URL("../package-lock.json", import.meta.url), "utf8")) as {
+      packages: Record<
+        string,
+        { optional?: boolean; engines?: Record<string, string>; dependencies?: Record<string, string> }
+      >;
+    };
+    // npm skips an optional package whose engines this Node does not meet, and with it what only
+    // it depends on: on Node 22.16 and later, nothing of better-sqlite3 is fetched or built.
+    const holder = lock.packages["packages/store/node20-sqlite"];
+    expect(holder).toMatchObject({ optional: true, engines: { node: "<22.16" } });
+    expect(Object.keys(holder?.dependencies ?? {})).toEqual(["better-sqlite3"]);
+    expect(lock.packages["node_modules/better-sqlite3"]?.optional).toBe(true);
+    // Nothing else asks for it: any other path to it would install it on every Node.
+    const askers = Object.entries(lock.packages).filter(([, entry]) => {
+      const all = entry as { dependencies?: object; devDependencies?: object; optionalDependencies?: object };
+      return [all.dependencies, all.devDependencies, all.optionalDependencies].some(
+        (deps) => deps && "better-sqlite3" in deps,
+      );
+    });
+    expect(askers.map(([path]) => path)).toEqual(["packages/store/node20-sqlite"]);
+  });
+});
