@@ -15,7 +15,7 @@ import {
 } from "../listing.js";
 import type { CardPage, CardPageRequest, CardStore, SessionCard } from "../ports-cards.js";
 import type { SessionHead } from "../ports-sessions.js";
-import type { SqliteDatabase } from "./sqlite.js";
+import type { SqliteDatabase, SqliteStatement } from "./sqlite.js";
 
 /** The cards port on the metadata file; the sessions adapter keeps its keys and cache in step. */
 export class SqliteCardStore implements CardStore {
@@ -143,14 +143,16 @@ export class SqliteCardStore implements CardStore {
   }
 
   async getCards(userId: string, sessionIds: readonly string[]): Promise<SessionCard[]> {
-    const get = this.db.prepare("SELECT card, data FROM heads WHERE user_id = ? AND session_id = ?");
-    const cards: SessionCard[] = [];
-    for (const id of new Set(sessionIds)) {
-      const row = get.get(userId, id) as { card: string | null; data: string } | undefined;
-      if (row) cards.push(listedCard(row.card ? (JSON.parse(row.card) as SessionCard) : cardOf(JSON.parse(row.data))));
-    }
-    return cards;
+    // One statement for the lot (a team page asks for up to 50 of each member's): the ids go in
+    // as one JSON array, and duplicates match their row once.
+    this.cardsOf ??= this.db.prepare(
+      "SELECT card, CASE WHEN card IS NULL THEN data END AS data FROM heads WHERE user_id = ? AND session_id IN (SELECT value FROM json_each(?))",
+    );
+    const rows = this.cardsOf.all(userId, JSON.stringify(sessionIds)) as { card: string | null; data: string | null }[];
+    return this.batchOf(rows, rows.length).cards;
   }
+
+  private cardsOf?: SqliteStatement;
 
   /** Every head is in the list's index (the column is filled when the file is opened). */
   async fillCardList(_userId: string, _options?: { check?: boolean }): Promise<number> {
