@@ -3,7 +3,14 @@ import type { Tokens } from "@pisync/core";
 import { createMiddleware } from "hono/factory";
 import { admit } from "./rate-limit.js";
 
-export type AuthEnv = { Variables: { userId: string; tokenId: string } };
+export type AuthEnv = {
+  Variables: {
+    userId: string;
+    tokenId: string;
+    /** The team a write found its session in (`null`: none), for what follows the write. */
+    writtenTeam?: string | null;
+  };
+};
 
 /**
  * Middleware that authenticates `Authorization: Bearer <token>` and sets `userId` and

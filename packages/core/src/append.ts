@@ -67,6 +67,11 @@ export interface AppendResult {
   problems: IngestedBody["problems"];
   /** Blobs the body newly names that the store lacks: the client sends them (see blob-release.ts). */
   missingBlobs: string[];
+  /**
+   * The team the session is in, as read beside this write's commit (`null`: in none); absent
+   * when it was not read (a retry, a store without teams, a failed read).
+   */
+  team?: string | null;
 }
 
 const PAGE_BYTES = 300_000;
@@ -245,6 +250,9 @@ export class Appender {
       : version;
     const end = start + body.length;
     const key = segmentKey(userId, sessionId, state.generation, start, end, nonce());
+    // The session's team is read while its bytes are stored and committed, not after them (a
+    // session is put in a team only once it exists: a first write finds none).
+    const team = head ? this.teamOf(userId, sessionId) : Promise.resolve(this.stores.teams ? null : undefined);
     await this.stores.blobs.put(key, body);
     const time = now(this.clock);
     const next: SessionHead = {
@@ -271,7 +279,8 @@ export class Appender {
     };
     // A lost race leaves the segment for the sweep: a late sending could still name it.
     if ((await commitAndResolve(this.stores.meta, commit, key)) === "lost") return undefined;
-    await this.teamActivity(next);
+    const teamId = await team;
+    if (teamId) await this.teamActivity(next, teamId);
     if (next.current.segments.length > MAX_SEGMENTS) await this.mergeSegments(next).catch(() => {});
     return {
       offset: end,
@@ -284,16 +293,28 @@ export class Appender {
       missingBlobs: ingested.blobRefs.length
         ? await missingBlobs(this.stores.blobs, userId, summary, ingested.blobRefs)
         : [],
+      ...(teamId !== undefined ? { team: teamId } : {}),
     };
   }
 
+  /** The team a session is in (`null`: none), or `undefined` when it cannot be known now. */
+  private teamOf(userId: string, sessionId: string): Promise<string | null | undefined> {
+    const teams = this.stores.teams;
+    if (!teams) return Promise.resolve(undefined);
+    return teams.sessionTeam(userId, sessionId).then(
+      (teamId) => teamId ?? null,
+      () => undefined,
+    );
+  }
+
   /**
-   * A session in a team moves up the team's list as it is written (a read, for a session in no
-   * team). The append is committed already: a failure here costs the list's order until the
+   * A session in a team moves up the team's list as it is written (one conditional write; a
+   * session in no team costs only the read beside the commit). The append is committed already:
+   * a failure here, or a team change racing the write, costs the list's order until the
    * session's next write, never the append.
    */
-  private async teamActivity(head: SessionHead): Promise<void> {
-    await this.stores.teams?.touchTeamSession(head.userId, head.sessionId, cardOf(head).lastAt).catch(() => {});
+  private async teamActivity(head: SessionHead, teamId: string): Promise<void> {
+    await this.stores.teams?.touchTeamSession(head.userId, head.sessionId, teamId, cardOf(head).lastAt).catch(() => {});
   }
 
   /** A rename: the title slot replaced in place, no generation made (see rename.ts). */

@@ -145,11 +145,12 @@ export interface TeamStore {
    */
   teamSessionPage(teamId: string, page: { limit: number; cursor?: string }): Promise<TeamSessionPage>;
   /**
-   * A session was written and its last activity is now `lastAt`: if it is in a team and `lastAt`
-   * is later than the activity recorded, the team's list moves it up. Nothing for a session in no
-   * team (the common case: a read, no write).
+   * A session in team `teamId` (as {@link sessionTeam} read it) was written and its last activity
+   * is now `lastAt`: if it is still in that team and `lastAt` is later than the activity
+   * recorded, the team's list moves it up. One conditional write, no read: a session no longer
+   * in that team, or a later activity recorded meanwhile, leaves everything as it is.
    */
-  touchTeamSession(owner: string, sessionId: string, lastAt: string): Promise<void>;
+  touchTeamSession(owner: string, sessionId: string, teamId: string, lastAt: string): Promise<void>;
   /** Adds an event to a team's audit log. */
   appendAudit(event: AuditEvent): Promise<void>;
   /** A page of a team's audit log, newest first. @throws InvalidCursorError for a cursor it did not give */

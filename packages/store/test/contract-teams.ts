@@ -215,19 +215,27 @@ export function describeTeamContract(name: string, makeTeams: () => Promise<Team
       }
       const list = async () => (await teams.teamSessionPage(t, { limit: 10 })).sessions.map((s) => s.sessionId);
       expect(await list()).toEqual(["new", "mid", "old"]);
-      await teams.touchTeamSession(owner, "old", at(4));
+      await teams.touchTeamSession(owner, "old", t, at(4));
       expect(await list()).toEqual(["old", "new", "mid"]);
       expect((await teams.teamSessionPage(t, { limit: 1 })).sessions[0]?.lastAt).toBe(at(4));
       // An earlier activity (a late write racing a newer one) does not move it back.
-      await teams.touchTeamSession(owner, "old", at(2));
+      await teams.touchTeamSession(owner, "old", t, at(2));
       expect(await list()).toEqual(["old", "new", "mid"]);
       // The session stays in its team, with its record.
       expect(await teams.sessionTeam(owner, "old")).toBe(t);
       expect((await teams.teamSessions(t)).map((s) => s.sessionId).sort()).toEqual(["mid", "new", "old"]);
+      const record = (await teams.teamSessions(t)).find((s) => s.sessionId === "old");
+      expect(record).toMatchObject({ teamId: t, owner, sessionId: "old", addedAt: at(0) });
       // Not in a team: nothing is made.
-      await teams.touchTeamSession(owner, "loose", at(9));
+      await teams.touchTeamSession(owner, "loose", t, at(9));
       expect(await teams.sessionTeam(owner, "loose")).toBeUndefined();
       expect(await list()).toEqual(["old", "new", "mid"]);
+      // Read in another team than the one it is in now (it moved meanwhile): neither list moves.
+      const elsewhere = id();
+      await teams.touchTeamSession(owner, "mid", elsewhere, at(10));
+      expect(await list()).toEqual(["old", "new", "mid"]);
+      expect((await teams.teamSessionPage(elsewhere, { limit: 10 })).sessions).toEqual([]);
+      expect(await teams.sessionTeam(owner, "mid")).toBe(t);
     });
 
     it("a session that leaves its team leaves its list: taken out, moved, or its owner removed", async () => {
@@ -250,9 +258,12 @@ export function describeTeamContract(name: string, makeTeams: () => Promise<Team
       expect(await list()).toEqual(["kept"]);
       expect(await list(other)).toEqual(["moved"]);
       // A touch of a session gone from the team brings nothing back.
-      await teams.touchTeamSession(owner, "out", at(50));
-      await teams.touchTeamSession(leaving, "theirs", at(50));
+      await teams.touchTeamSession(owner, "out", t, at(50));
+      await teams.touchTeamSession(owner, "moved", t, at(50));
+      await teams.touchTeamSession(leaving, "theirs", t, at(50));
       expect(await list()).toEqual(["kept"]);
+      expect(await list(other)).toEqual(["moved"]);
+      expect((await teams.teamSessionPage(other, { limit: 1 })).sessions[0]?.lastAt).toBe(at(5));
     });
 
     it("the audit log reads newest first, a page at a time; a foreign cursor is refused", async () => {

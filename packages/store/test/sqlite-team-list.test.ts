@@ -25,7 +25,7 @@ describe("the embedded team list on an earlier file", () => {
       await teams.setSessionTeam("bob", "later", { ...record, owner: "bob", sessionId: "later", lastAt: "2026-01-02" });
       const ids = async () => (await teams.teamSessionPage("t1", { limit: 10 })).sessions.map((s) => s.sessionId);
       expect(await ids()).toEqual(["later", "early"]);
-      await teams.touchTeamSession("ann", "early", "2026-01-03");
+      await teams.touchTeamSession("ann", "early", "t1", "2026-01-03");
       expect(await ids()).toEqual(["early", "later"]);
     } finally {
       teams.close();

@@ -296,20 +296,25 @@ export class DynamoTeamStore implements TeamStore {
     return items.length > limit && last ? { sessions, cursor: encodeTeamCursor(teamId, last) } : { sessions };
   }
 
-  async touchTeamSession(owner: string, sessionId: string, lastAt: string): Promise<void> {
-    // Read first: most sessions are in no team, and a read costs less than a refused write.
-    const item = await this.get(pointerKey(owner, sessionId));
-    if (typeof item?.team !== "string" || (typeof item.lastAt === "string" && item.lastAt >= lastAt)) return;
-    // A pointer from before the list was kept becomes an entry now.
-    const record = entryOf(item);
+  async touchTeamSession(owner: string, sessionId: string, teamId: string, lastAt: string): Promise<void> {
     try {
       await this.client.send(
-        new PutCommand({
+        new UpdateCommand({
           TableName: this.table,
-          Item: this.pointerItem({ ...record, teamId: item.team, lastAt }),
-          // Still in the same team, and no later activity recorded meanwhile.
+          Key: pointerKey(owner, sessionId),
+          // The list's keys move with the activity; a pointer from before the list was kept
+          // (no record, no list keys) becomes an entry now.
+          UpdateExpression: "SET lastAt = :at, gsi1pk = :pk, gsi1sk = :sk, #data = if_not_exists(#data, :data)",
+          // Still in that team, and no later activity recorded meanwhile.
           ConditionExpression: "team = :team AND (attribute_not_exists(lastAt) OR lastAt < :at)",
-          ExpressionAttributeValues: { ":team": item.team, ":at": lastAt },
+          ExpressionAttributeNames: { "#data": "data" },
+          ExpressionAttributeValues: {
+            ":team": teamId,
+            ":at": lastAt,
+            ":pk": listPk(teamId),
+            ":sk": listSk(lastAt, owner, sessionId),
+            ":data": JSON.stringify({ teamId, owner, sessionId, addedAt: "" } satisfies TeamSessionRecord),
+          },
         }),
       );
     } catch (error) {

@@ -197,15 +197,12 @@ export class SqliteTeamStore implements TeamStore {
     return rows.length > limit && last ? { sessions, cursor: encodeTeamCursor(teamId, last) } : { sessions };
   }
 
-  async touchTeamSession(owner: string, sessionId: string, lastAt: string): Promise<void> {
-    // Read first: most sessions are in no team, and a read takes no write lock of the file.
-    const row = this.db
-      .prepare("SELECT last_at FROM team_sessions WHERE owner = ? AND session_id = ?")
-      .get(owner, sessionId) as { last_at: string } | undefined;
-    if (!row || row.last_at >= lastAt) return;
+  async touchTeamSession(owner: string, sessionId: string, teamId: string, lastAt: string): Promise<void> {
     this.db
-      .prepare("UPDATE team_sessions SET last_at = ? WHERE owner = ? AND session_id = ? AND last_at < ?")
-      .run(lastAt, owner, sessionId, lastAt);
+      .prepare(
+        "UPDATE team_sessions SET last_at = ? WHERE owner = ? AND session_id = ? AND team_id = ? AND last_at < ?",
+      )
+      .run(lastAt, owner, sessionId, teamId, lastAt);
   }
 
   async appendAudit(event: AuditEvent): Promise<void> {
