@@ -10,6 +10,7 @@ import { type BlobStore, StorageUnavailableError } from "@pisync/store";
 import { awsStores } from "@pisync/store/aws";
 import { testAwsConfig } from "@pisync/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { S3SearchIndex } from "../src/aws/s3-search-index.js";
 import { ThreadedS3SearchIndex } from "../src/aws/threaded.js";
 import { parseQuery } from "../src/index.js";
 import { DEFAULT_SEARCH_THREADS } from "../src/search-threads.js";
@@ -74,4 +75,80 @@ describe("a search on a thread while the bucket does not answer", () => {
       await index.close();
     }
   }, 60_000);
+});
+
+describe("a thread's copy far behind the pointer", () => {
+  const words = (n: number, seed: number) =>
+    Array.from({ length: n }, (_, i) => ((seed * 7919 + i * 104729) % 2 ** 31).toString(36)).join(" ");
+  const batch = (userId: string, i: number, text: string) => ({
+    userId,
+    sessionId: `s${i}`,
+    generation: 1,
+    from: 0,
+    to: text.length,
+    documents: [{ entryId: `e${i}`, kind: "user" as const, role: "user" as const, text, time: i }],
+    labels: {},
+  });
+
+  it("is answered by the writer's copy, which made the changes, as the thread's own copy would answer", async () => {
+    const config = await testAwsConfig();
+    const stores = awsStores(config);
+    const settings = { connection: config, table: config.table, blobs: stores.blobs, lines: storedLines(stores) };
+    const index = new ThreadedS3SearchIndex(
+      { ...settings, cacheDir: join(dir, "behind") },
+      { ...DEFAULT_SEARCH_THREADS, threads: 1 },
+    );
+    const userId = `behind-${Date.now()}`;
+    try {
+      await index.warm();
+      await index.apply(batch(userId, 0, "a grebe on the lake"));
+      expect((await index.search(userId, parseQuery("grebe"), { limit: 5 })).sessions).toHaveLength(1);
+      expect(index.answeredForThreads).toBe(0);
+      // A bulk indexing: change after change, far more than a few appends' worth.
+      for (let i = 1; i <= 60; i++) await index.apply(batch(userId, i, `${words(1500, i)} heron${i % 3}`));
+      const query = parseQuery("heron2");
+      const page = await index.search(userId, query, { limit: 50 });
+      expect(index.answeredForThreads).toBe(1);
+      expect(page.sessions).toHaveLength(20);
+      // The same answer a copy brought up to the pointer by itself gives.
+      const own = new S3SearchIndex({ ...settings, cacheDir: join(dir, "behind-own") });
+      try {
+        expect(await own.search(userId, query, { limit: 50 })).toEqual(page);
+      } finally {
+        own.close();
+      }
+      // Once the log is folded, the thread's copy moves to the new base by its pages and answers itself.
+      await index.compact(userId);
+      await index.apply(batch(userId, 99, "a late grebe"));
+      const after = await index.search(userId, parseQuery("grebe"), { limit: 5 });
+      expect(after.sessions.map((s) => s.sessionId).sort()).toEqual(["s0", "s99"]);
+      expect(index.answeredForThreads).toBe(1);
+    } finally {
+      await index.close();
+    }
+  }, 120_000);
+
+  it("catches up by itself when the writer's copy does not hold the changes (another instance made them)", async () => {
+    const config = await testAwsConfig();
+    const stores = awsStores(config);
+    const settings = { connection: config, table: config.table, blobs: stores.blobs, lines: storedLines(stores) };
+    const index = new ThreadedS3SearchIndex(
+      { ...settings, cacheDir: join(dir, "elsewhere") },
+      { ...DEFAULT_SEARCH_THREADS, threads: 1 },
+    );
+    const other = new S3SearchIndex({ ...settings, cacheDir: join(dir, "elsewhere-writer") });
+    const userId = `elsewhere-${Date.now()}`;
+    try {
+      await index.warm();
+      await index.apply(batch(userId, 0, "a grebe on the lake"));
+      expect((await index.search(userId, parseQuery("grebe"), { limit: 5 })).sessions).toHaveLength(1);
+      for (let i = 1; i <= 60; i++) await other.apply(batch(userId, i, `${words(1500, i)} heron${i % 3}`));
+      const page = await index.search(userId, parseQuery("heron1"), { limit: 50 });
+      expect(page.sessions).toHaveLength(20);
+      expect(index.answeredForThreads).toBe(0);
+    } finally {
+      other.close();
+      await index.close();
+    }
+  }, 120_000);
 });

@@ -117,7 +117,33 @@ export interface S3SearchIndexConfig {
   foldCatchUpMs?: number;
   /** Told of each compaction. */
   onCompaction?: (report: CompactionReport) => void;
+  /**
+   * Another copy on this machine that may answer a search this one is far behind for (a search
+   * thread's, asking the writer's: see {@link S3SearchIndex.searchIfCurrent}). Asked when the
+   * log entries this copy lacks pass {@link FAR_BEHIND_BYTES}; `undefined`, or a failure, and
+   * this copy catches up and answers itself, as without it.
+   */
+  current?: (
+    userId: string,
+    at: CopyPosition,
+    query: SearchQuery,
+    options: SearchOptions,
+  ) => Promise<SearchPage | undefined>;
 }
+
+/** Where a pointer read by a search stands: the history it is of, and its last change. */
+export interface CopyPosition {
+  epoch: string;
+  seq: number;
+}
+
+/**
+ * Bytes of log entries a copy may lack and still catch up itself before a search (a few
+ * appends' changes); past them it asks {@link S3SearchIndexConfig.current}. A replay does each
+ * change's indexing again: during a bulk indexing a search thread's copy would spend seconds on
+ * what the writer's copy has done already.
+ */
+export const FAR_BEHIND_BYTES = 256 * 1024;
 
 /** The defaults of {@link S3SearchIndexConfig}. */
 export const S3_SEARCH_DEFAULTS = {
@@ -269,22 +295,57 @@ export class S3SearchIndex implements SearchIndex {
   }
 
   search(userId: string, query: SearchQuery, options: SearchOptions): Promise<SearchPage> {
+    const current = this.config.current;
     return this.read(
       userId,
       (index) => index.search(userId, query, options),
-      async (replica) => {
-        if (replica.file.complete()) return; // nothing left to fetch: no stage to run first
-        // Each stage's pages at once: the words' doclists, the rows of the entries ranked, their
-        // sessions. Hints only: a stage that fails leaves the search to fetch what it misses.
-        try {
-          await replica.prefetch(wordsOf(query));
-          const { ids, tables } = await replica.run(async () => replica.index.rankedIds(userId, query));
-          await replica.prefetchRows(tables, ids);
-          const keys = await replica.run(async () => replica.index.sessionKeysOf(ids));
-          await replica.prefetchRows(["sessions"], keys);
-        } catch {}
-      },
+      (replica) => this.prefetchFor(replica, userId, query),
+      current && ((pointer) => current(userId, { epoch: pointer.epoch, seq: headSeq(pointer) }, query, options)),
     );
+  }
+
+  /**
+   * Answers a search on this instance's copy, only when it holds every change up to `at` (same
+   * history, at its pointer's head, that head at or past `at`): what a copy far behind asks
+   * instead of replaying the changes this one made (see {@link S3SearchIndexConfig.current}).
+   * `undefined` when it does not; it never reads the pointer or replays anything. With
+   * `limitMs`, the search stops that long after it starts (SearchTimeout), if its deadline is later.
+   */
+  searchIfCurrent(
+    userId: string,
+    at: CopyPosition,
+    query: SearchQuery,
+    options: SearchOptions,
+    limitMs?: number,
+  ): Promise<SearchPage | undefined> {
+    return this.exclusive(userId, async () => {
+      const held = this.replicas.get(userId);
+      const pointer = pointerOfCopy(held);
+      if (!held || !pointer || pointer.epoch !== at.epoch || headSeq(pointer) < at.seq) return undefined;
+      const replica = held.replica;
+      const deadline =
+        limitMs === undefined
+          ? options.deadline
+          : Math.min(options.deadline ?? Number.POSITIVE_INFINITY, Date.now() + limitMs);
+      if (this.config.hotPages !== false) await this.prefetchFor(replica, userId, query);
+      return await replica.run(() => replica.index.search(userId, query, { ...options, deadline }));
+    });
+  }
+
+  /**
+   * Fetches at once the pages a search will read: each stage's pages, the words' doclists, the
+   * rows of the entries ranked, their sessions. Hints only: a stage that fails leaves the search
+   * to fetch what it misses.
+   */
+  private async prefetchFor(replica: Replica, userId: string, query: SearchQuery): Promise<void> {
+    if (replica.file.complete()) return; // nothing left to fetch: no stage to run first
+    try {
+      await replica.prefetch(wordsOf(query));
+      const { ids, tables } = await replica.run(async () => replica.index.rankedIds(userId, query));
+      await replica.prefetchRows(tables, ids);
+      const keys = await replica.run(async () => replica.index.sessionKeysOf(ids));
+      await replica.prefetchRows(["sessions"], keys);
+    } catch {}
   }
 
   /**
@@ -306,6 +367,8 @@ export class S3SearchIndex implements SearchIndex {
     fn: (index: SqliteSearchIndex) => Promise<T>,
     /** Fetches at once, before `fn` runs, pages `fn` will read (a hint: `fn` still fetches what it misses). */
     prefetch?: (replica: Replica) => Promise<void>,
+    /** Another copy's answer, asked when this copy is far behind the pointer (see {@link FAR_BEHIND_BYTES}). */
+    elsewhere?: (pointer: Pointer) => Promise<T | undefined>,
   ): Promise<T> {
     await loadWasmSqlite();
     return this.exclusive(userId, async () => {
@@ -315,6 +378,13 @@ export class S3SearchIndex implements SearchIndex {
           this.drop(userId);
           this.empty ??= new SqliteSearchIndex(new WasmSqlite(":memory:"), this.config.lines);
           return fn(this.empty);
+        }
+        if (elsewhere && attempt === 1 && this.behindBytes(userId, pointer) > FAR_BEHIND_BYTES) {
+          const answer = await elsewhere(pointer).catch(() => undefined);
+          if (answer !== undefined) {
+            this.answeredElsewhere++;
+            return answer;
+          }
         }
         try {
           const replica = await this.replicaAt(userId, pointer);
@@ -496,6 +566,23 @@ export class S3SearchIndex implements SearchIndex {
       this.evict(userId);
     }
     return held.replica;
+  }
+
+  /** Searches another copy answered for this one since it was made (for the tests and the bench). */
+  answeredElsewhere = 0;
+
+  /**
+   * The bytes of the log entries this instance's copy would replay to reach `pointer`: those past
+   * its own change, or past the pointer's base when it holds no copy of this history (a copy
+   * behind a newer base moves to it by its pages, not by replaying what the base folded).
+   */
+  private behindBytes(userId: string, pointer: Pointer): number {
+    const held = this.replicas.get(userId);
+    const at = held && held.epoch === pointer.epoch ? held.replica.seq : 0;
+    const from = Math.max(at, pointer.base?.seq ?? 0);
+    let bytes = 0;
+    for (const entry of pointer.log) if (entry.seq > from) bytes += entry.bytes;
+    return bytes;
   }
 
   /** Moves a copy to the pointer's newer base (see {@link Replica.moveTo}): false when it could not. */
