@@ -2,7 +2,7 @@
  * SQLite for the embedded store and the embedded search: Node's own `node:sqlite` where the
  * running Node has it (22.16 and later: nothing is built or downloaded at install), else
  * better-sqlite3 (Node 20; an optional dependency that npm installs only on a Node without a
- * usable node:sqlite, see `node20-sqlite/package.json`; loaded only then). Both are shaped as the
+ * usable node:sqlite, before 22.16 and on 23: see `node20-sqlite/package.json`; loaded only then). Both are shaped as the
  * part of better-sqlite3's API the adapters use, so every statement runs unchanged on either,
  * on the same database files.
  *
