@@ -3,14 +3,7 @@ import type { Tokens } from "@pisync/core";
 import { createMiddleware } from "hono/factory";
 import { admit } from "./rate-limit.js";
 
-export type AuthEnv = {
-  Variables: {
-    userId: string;
-    tokenId: string;
-    /** The team a write found its session in (`null`: none), for what follows the write. */
-    writtenTeam?: string | null;
-  };
-};
+export type AuthEnv = { Variables: { userId: string; tokenId: string } };
 
 /**
  * Middleware that authenticates `Authorization: Bearer <token>` and sets `userId` and

@@ -67,11 +67,6 @@ export interface AppendResult {
   problems: IngestedBody["problems"];
   /** Blobs the body newly names that the store lacks: the client sends them (see blob-release.ts). */
   missingBlobs: string[];
-  /**
-   * The team the session is in, as read beside this write's commit (`null`: in none); absent
-   * when it was not read (a retry, a store without teams, a failed read).
-   */
-  team?: string | null;
 }
 
 const PAGE_BYTES = 300_000;
@@ -250,9 +245,10 @@ export class Appender {
       : version;
     const end = start + body.length;
     const key = segmentKey(userId, sessionId, state.generation, start, end, nonce());
-    // The session's team is read while its bytes are stored and committed, not after them (a
-    // session is put in a team only once it exists: a first write finds none).
-    const team = head ? this.teamOf(userId, sessionId) : Promise.resolve(this.stores.teams ? null : undefined);
+    // The session's team, for its place in the team's list, is read while its bytes are stored
+    // and committed, not after them (a session is put in a team only once it exists: a first
+    // write has none). A team change racing the write costs the list's order until the next one.
+    const team = head ? this.teamOf(userId, sessionId) : Promise.resolve(undefined);
     await this.stores.blobs.put(key, body);
     const time = now(this.clock);
     const next: SessionHead = {
@@ -293,18 +289,14 @@ export class Appender {
       missingBlobs: ingested.blobRefs.length
         ? await missingBlobs(this.stores.blobs, userId, summary, ingested.blobRefs)
         : [],
-      ...(teamId !== undefined ? { team: teamId } : {}),
     };
   }
 
-  /** The team a session is in (`null`: none), or `undefined` when it cannot be known now. */
-  private teamOf(userId: string, sessionId: string): Promise<string | null | undefined> {
+  /** The team a session is in; `undefined` for none, or when it cannot be read now. */
+  private teamOf(userId: string, sessionId: string): Promise<string | undefined> {
     const teams = this.stores.teams;
     if (!teams) return Promise.resolve(undefined);
-    return teams.sessionTeam(userId, sessionId).then(
-      (teamId) => teamId ?? null,
-      () => undefined,
-    );
+    return teams.sessionTeam(userId, sessionId).catch(() => undefined);
   }
 
   /**

@@ -88,15 +88,12 @@ export class TeamSearch {
   }
 
   /**
-   * A session was written: if it is in a team, that team's index follows it. `team` is the team
-   * the write itself read (`null`: none; see `AppendResult.team`), else it is looked up. Answers
-   * at once (the lookup and the indexing run after); a miss is made good by {@link catchUp}.
+   * A session was written: if it is in a team, that team's index follows it. Answers at once
+   * (the team's lookup and the indexing run after); a miss is made good by {@link catchUp}. The
+   * lookup follows the write's commit: a session put in a team meanwhile is found in it (a
+   * lookup made before the commit could miss it, and the team's index the write).
    */
-  written(owner: string, sessionId: string, team?: string | null): void {
-    if (team !== undefined) {
-      if (team) this.moved(team, owner, sessionId);
-      return;
-    }
+  written(owner: string, sessionId: string): void {
     const work = this.teams.sessionTeam(owner, sessionId).then((teamId) => {
       if (teamId) this.moved(teamId, owner, sessionId);
     });

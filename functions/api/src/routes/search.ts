@@ -98,7 +98,7 @@ export function indexAfterWrites(indexer: SearchIndexer, teams?: TeamSearch): Mi
     const id = c.req.param("id");
     if (c.req.method === "GET" || c.req.method === "HEAD" || c.res.status >= 300 || !id) return;
     indexer.markDirty(c.get("userId"), id);
-    // A session in a team: the team's own index follows it too (the write says which, when it read it).
-    teams?.written(c.get("userId"), id, c.get("writtenTeam"));
+    // A session in a team: the team's own index follows it too.
+    teams?.written(c.get("userId"), id);
   };
 }

@@ -67,7 +67,6 @@ export function sessionRoutes(services: Services) {
     const device = c.get("tokenId");
     const result = await appender.append({ userId, sessionId, offset, body, generation, replace, device });
     if (uploadId !== undefined) await uploads.discard(userId, uploadId);
-    if (result.team !== undefined) c.set("writtenTeam", result.team);
     c.header(HEADERS.uploadOffset, String(result.offset));
     c.header("ETag", `"${result.generation}"`);
     return c.json({
