@@ -145,6 +145,21 @@ export interface CopyPosition {
  */
 export const FAR_BEHIND_BYTES = 256 * 1024;
 
+/**
+ * The largest index (its base, in bytes) {@link S3SearchIndex.searchIfCurrent} searches: FTS5
+ * walks a word's whole list between two rows the deadline sees, and a larger index's lists could
+ * hold the owning thread past its limit. A larger one's copies catch up themselves.
+ */
+export const WRITER_SEARCH_MAX_BYTES = 256 * 1024 * 1024;
+
+/** Limits of a search on another copy's behalf ({@link S3SearchIndex.searchIfCurrent}). */
+export interface OnBehalfLimits {
+  /** Milliseconds to wait for the copy (a change may hold it) before giving up; then nothing runs. */
+  waitMs: number;
+  /** Milliseconds the search may run once it starts (SearchTimeout past them, if its deadline is later). */
+  runMs: number;
+}
+
 /** The defaults of {@link S3SearchIndexConfig}. */
 export const S3_SEARCH_DEFAULTS = {
   cacheBytes: 1024 * 1024 * 1024,
@@ -213,6 +228,7 @@ export class S3SearchIndex implements SearchIndex {
 
   /** Closes the copies and removes them from disk. */
   close(): void {
+    this.closed = true;
     for (const userId of [...this.replicas.keys()]) this.drop(userId);
     rmSync(this.dir, { recursive: true, force: true });
     this.empty?.close();
@@ -294,13 +310,26 @@ export class S3SearchIndex implements SearchIndex {
     return this.read(userId, (index) => index.files(userId, sessionId, limit));
   }
 
-  search(userId: string, query: SearchQuery, options: SearchOptions): Promise<SearchPage> {
+  async search(userId: string, query: SearchQuery, options: SearchOptions): Promise<SearchPage> {
     const current = this.config.current;
+    const ask =
+      current &&
+      ((pointer: Pointer) => current(userId, { epoch: pointer.epoch, seq: headSeq(pointer) }, query, options));
+    // While this copy catches up after another answered for it, a search asks that copy again
+    // rather than wait behind the catch-up (which holds this copy).
+    if (ask && this.catchingUp.has(userId)) {
+      const pointer = await this.pointers.get(userId);
+      const answer = pointer && (await ask(pointer).catch(() => undefined));
+      if (answer) {
+        this.answeredElsewhere++;
+        return answer;
+      }
+    }
     return this.read(
       userId,
       (index) => index.search(userId, query, options),
       (replica) => this.prefetchFor(replica, userId, query),
-      current && ((pointer) => current(userId, { epoch: pointer.epoch, seq: headSeq(pointer) }, query, options)),
+      ask,
     );
   }
 
@@ -308,27 +337,47 @@ export class S3SearchIndex implements SearchIndex {
    * Answers a search on this instance's copy, only when it holds every change up to `at` (same
    * history, at its pointer's head, that head at or past `at`): what a copy far behind asks
    * instead of replaying the changes this one made (see {@link S3SearchIndexConfig.current}).
-   * `undefined` when it does not; it never reads the pointer or replays anything. With
-   * `limitMs`, the search stops that long after it starts (SearchTimeout), if its deadline is later.
+   * `undefined` when it does not, when its index is larger than {@link WRITER_SEARCH_MAX_BYTES},
+   * or when the copy is not free within `limits.waitMs`; it never reads the pointer, replays
+   * anything or fetches ahead (its statements outside the search's deadline would run unbounded).
    */
   searchIfCurrent(
     userId: string,
     at: CopyPosition,
     query: SearchQuery,
     options: SearchOptions,
-    limitMs?: number,
+    limits: OnBehalfLimits,
   ): Promise<SearchPage | undefined> {
-    return this.exclusive(userId, async () => {
+    let started = false;
+    let abandoned = false;
+    const work = this.exclusive(userId, async () => {
+      if (abandoned) return undefined;
+      started = true;
       const held = this.replicas.get(userId);
       const pointer = pointerOfCopy(held);
       if (!held || !pointer || pointer.epoch !== at.epoch || headSeq(pointer) < at.seq) return undefined;
       const replica = held.replica;
-      const deadline =
-        limitMs === undefined
-          ? options.deadline
-          : Math.min(options.deadline ?? Number.POSITIVE_INFINITY, Date.now() + limitMs);
-      if (this.config.hotPages !== false) await this.prefetchFor(replica, userId, query);
+      if ((replica.base?.manifest.length ?? 0) > WRITER_SEARCH_MAX_BYTES) return undefined;
+      const deadline = Math.min(options.deadline ?? Number.POSITIVE_INFINITY, Date.now() + limits.runMs);
       return await replica.run(() => replica.index.search(userId, query, { ...options, deadline }));
+    });
+    return new Promise((resolve, reject) => {
+      // Not begun in time (a change holds the copy): given up, and it will not run later.
+      const timer = setTimeout(() => {
+        if (started) return;
+        abandoned = true;
+        resolve(undefined);
+      }, limits.waitMs);
+      work.then(
+        (page) => {
+          clearTimeout(timer);
+          resolve(page);
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      );
     });
   }
 
@@ -383,6 +432,7 @@ export class S3SearchIndex implements SearchIndex {
           const answer = await elsewhere(pointer).catch(() => undefined);
           if (answer !== undefined) {
             this.answeredElsewhere++;
+            this.catchUpLater(userId);
             return answer;
           }
         }
@@ -570,6 +620,28 @@ export class S3SearchIndex implements SearchIndex {
 
   /** Searches another copy answered for this one since it was made (for the tests and the bench). */
   answeredElsewhere = 0;
+  /** Users whose copy is catching up in the background after another copy answered for it. */
+  private readonly catchingUp = new Set<string>();
+  private closed = false;
+
+  /**
+   * Brings the user's copy up to the pointer after the current operation, in the background (a
+   * search another copy answered returned meanwhile): the copy answers itself again once it is
+   * near the pointer, whether or not the log is folded. A failure leaves it for the next search.
+   */
+  private catchUpLater(userId: string): void {
+    if (this.catchingUp.has(userId)) return;
+    this.catchingUp.add(userId);
+    void this.exclusive(userId, async () => {
+      if (this.closed) return;
+      const pointer = await this.pointers.get(userId);
+      if (pointer) await this.replicaAt(userId, pointer);
+    })
+      .catch((error: unknown) => {
+        this.restartable(userId, error);
+      })
+      .finally(() => this.catchingUp.delete(userId));
+  }
 
   /**
    * The bytes of the log entries this instance's copy would replay to reach `pointer`: those past

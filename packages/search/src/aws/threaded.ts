@@ -7,8 +7,9 @@
  *
  * A thread's copy far behind the pointer (a bulk indexing publishes change after change, each a
  * replay of its indexing for every copy) asks the writer's copy, which made those changes: it
- * answers on the owning thread when it holds them all, within {@link WRITER_SEARCH_MS} (past
- * them, or when it does not hold them, the thread's copy catches up and answers, as before).
+ * answers on the owning thread when it holds them all, within {@link WRITER_SEARCH_MS} once it
+ * is free (within {@link WRITER_WAIT_MS}); otherwise the thread's copy catches up and answers,
+ * as before. After such an answer the thread's copy catches up in the background.
  */
 import { rmSync } from "node:fs";
 import { join } from "node:path";
@@ -23,6 +24,11 @@ import { type CopyPosition, S3SearchIndex, type S3SearchIndexConfig } from "./s3
  * server's other requests wait that long at most (its statement stops there, see `deadline`).
  */
 export const WRITER_SEARCH_MS = 1000;
+/**
+ * The longest such a search waits for the writer's copy (an indexing step holds it while it
+ * writes and publishes); past it the thread's copy catches up and answers, within its time limit.
+ */
+export const WRITER_WAIT_MS = 1000;
 
 /** The AWS search index, searched on threads (see the module's comment). */
 export class ThreadedS3SearchIndex extends S3SearchIndex {
@@ -69,7 +75,10 @@ export class ThreadedS3SearchIndex extends S3SearchIndex {
         // A thread's copy far behind (a bulk indexing publishes change after change) is answered
         // by the writer's copy, which made those changes, when it holds them all.
         current: async (userId: string, at: CopyPosition, query: SearchQuery, options: SearchOptions) => {
-          const page = await this.searchIfCurrent(userId, at, query, options, WRITER_SEARCH_MS);
+          const page = await this.searchIfCurrent(userId, at, query, options, {
+            waitMs: WRITER_WAIT_MS,
+            runMs: WRITER_SEARCH_MS,
+          });
           if (page) this.answeredForThreads++;
           return page;
         },
