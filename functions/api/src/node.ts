@@ -364,12 +364,6 @@ export async function startNodeServer(options: NodeServerOptions) {
     get workerTasks() {
       return work.completed;
     },
-    /** Searches of a search thread far behind that the writer's copy answered (`--store aws`; see `FAR_BEHIND_BYTES`). */
-    get searchesAnsweredByWriter(): number {
-      return "answeredForThreads" in search && typeof search.answeredForThreads === "number"
-        ? search.answeredForThreads
-        : 0;
-    },
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await work.close();

@@ -44,7 +44,5 @@ const index = new S3SearchIndex({
   cacheBytes: data.cacheBytes,
   chunkBytes: data.chunkBytes,
   eagerBytes: data.eagerBytes,
-  // The writer's copy, for a search this copy is far behind for (see `FAR_BEHIND_BYTES`).
-  current: (userId, at, query, options) => askOwner("current", userId, at, query, options),
 });
 serveSearches((userId, query, options) => index.search(userId, query, options));

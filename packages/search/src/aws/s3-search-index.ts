@@ -117,47 +117,6 @@ export interface S3SearchIndexConfig {
   foldCatchUpMs?: number;
   /** Told of each compaction. */
   onCompaction?: (report: CompactionReport) => void;
-  /**
-   * Another copy on this machine that may answer a search this one is far behind for (a search
-   * thread's, asking the writer's: see {@link S3SearchIndex.searchIfCurrent}). Asked when the
-   * log entries this copy lacks pass {@link FAR_BEHIND_BYTES}; `undefined`, or a failure, and
-   * this copy catches up and answers itself, as without it.
-   */
-  current?: (
-    userId: string,
-    at: CopyPosition,
-    query: SearchQuery,
-    options: SearchOptions,
-  ) => Promise<SearchPage | undefined>;
-}
-
-/** Where a pointer read by a search stands: the history it is of, and its last change. */
-export interface CopyPosition {
-  epoch: string;
-  seq: number;
-}
-
-/**
- * Bytes of log entries a copy may lack and still catch up itself before a search (a few
- * appends' changes); past them it asks {@link S3SearchIndexConfig.current}. A replay does each
- * change's indexing again: during a bulk indexing a search thread's copy would spend seconds on
- * what the writer's copy has done already.
- */
-export const FAR_BEHIND_BYTES = 256 * 1024;
-
-/**
- * The largest index (its base, in bytes) {@link S3SearchIndex.searchIfCurrent} searches: FTS5
- * walks a word's whole list between two rows the deadline sees, and a larger index's lists could
- * hold the owning thread past its limit. A larger one's copies catch up themselves.
- */
-export const WRITER_SEARCH_MAX_BYTES = 256 * 1024 * 1024;
-
-/** Limits of a search on another copy's behalf ({@link S3SearchIndex.searchIfCurrent}). */
-export interface OnBehalfLimits {
-  /** Milliseconds to wait for the copy (a change may hold it) before giving up; then nothing runs. */
-  waitMs: number;
-  /** Milliseconds the search may run once it starts (SearchTimeout past them, if its deadline is later). */
-  runMs: number;
 }
 
 /** The defaults of {@link S3SearchIndexConfig}. */
@@ -228,7 +187,6 @@ export class S3SearchIndex implements SearchIndex {
 
   /** Closes the copies and removes them from disk. */
   close(): void {
-    this.closed = true;
     for (const userId of [...this.replicas.keys()]) this.drop(userId);
     rmSync(this.dir, { recursive: true, force: true });
     this.empty?.close();
@@ -310,91 +268,23 @@ export class S3SearchIndex implements SearchIndex {
     return this.read(userId, (index) => index.files(userId, sessionId, limit));
   }
 
-  async search(userId: string, query: SearchQuery, options: SearchOptions): Promise<SearchPage> {
-    const current = this.config.current;
-    const ask =
-      current &&
-      ((pointer: Pointer) => current(userId, { epoch: pointer.epoch, seq: headSeq(pointer) }, query, options));
-    // While this copy catches up after another answered for it, a search asks that copy again
-    // rather than wait behind the catch-up (which holds this copy).
-    if (ask && this.catchingUp.has(userId)) {
-      const pointer = await this.pointers.get(userId);
-      const answer = pointer && (await ask(pointer).catch(() => undefined));
-      if (answer) {
-        this.answeredElsewhere++;
-        return answer;
-      }
-    }
+  search(userId: string, query: SearchQuery, options: SearchOptions): Promise<SearchPage> {
     return this.read(
       userId,
       (index) => index.search(userId, query, options),
-      (replica) => this.prefetchFor(replica, userId, query),
-      ask,
+      async (replica) => {
+        if (replica.file.complete()) return; // nothing left to fetch: no stage to run first
+        // Each stage's pages at once: the words' doclists, the rows of the entries ranked, their
+        // sessions. Hints only: a stage that fails leaves the search to fetch what it misses.
+        try {
+          await replica.prefetch(wordsOf(query));
+          const { ids, tables } = await replica.run(async () => replica.index.rankedIds(userId, query));
+          await replica.prefetchRows(tables, ids);
+          const keys = await replica.run(async () => replica.index.sessionKeysOf(ids));
+          await replica.prefetchRows(["sessions"], keys);
+        } catch {}
+      },
     );
-  }
-
-  /**
-   * Answers a search on this instance's copy, only when it holds every change up to `at` (same
-   * history, at its pointer's head, that head at or past `at`): what a copy far behind asks
-   * instead of replaying the changes this one made (see {@link S3SearchIndexConfig.current}).
-   * `undefined` when it does not, when its index is larger than {@link WRITER_SEARCH_MAX_BYTES},
-   * or when the copy is not free within `limits.waitMs`; it never reads the pointer, replays
-   * anything or fetches ahead (its statements outside the search's deadline would run unbounded).
-   */
-  searchIfCurrent(
-    userId: string,
-    at: CopyPosition,
-    query: SearchQuery,
-    options: SearchOptions,
-    limits: OnBehalfLimits,
-  ): Promise<SearchPage | undefined> {
-    let started = false;
-    let abandoned = false;
-    const work = this.exclusive(userId, async () => {
-      if (abandoned) return undefined;
-      started = true;
-      const held = this.replicas.get(userId);
-      const pointer = pointerOfCopy(held);
-      if (!held || !pointer || pointer.epoch !== at.epoch || headSeq(pointer) < at.seq) return undefined;
-      const replica = held.replica;
-      if ((replica.base?.manifest.length ?? 0) > WRITER_SEARCH_MAX_BYTES) return undefined;
-      const deadline = Math.min(options.deadline ?? Number.POSITIVE_INFINITY, Date.now() + limits.runMs);
-      return await replica.run(() => replica.index.search(userId, query, { ...options, deadline }));
-    });
-    return new Promise((resolve, reject) => {
-      // Not begun in time (a change holds the copy): given up, and it will not run later.
-      const timer = setTimeout(() => {
-        if (started) return;
-        abandoned = true;
-        resolve(undefined);
-      }, limits.waitMs);
-      work.then(
-        (page) => {
-          clearTimeout(timer);
-          resolve(page);
-        },
-        (error: unknown) => {
-          clearTimeout(timer);
-          reject(error);
-        },
-      );
-    });
-  }
-
-  /**
-   * Fetches at once the pages a search will read: each stage's pages, the words' doclists, the
-   * rows of the entries ranked, their sessions. Hints only: a stage that fails leaves the search
-   * to fetch what it misses.
-   */
-  private async prefetchFor(replica: Replica, userId: string, query: SearchQuery): Promise<void> {
-    if (replica.file.complete()) return; // nothing left to fetch: no stage to run first
-    try {
-      await replica.prefetch(wordsOf(query));
-      const { ids, tables } = await replica.run(async () => replica.index.rankedIds(userId, query));
-      await replica.prefetchRows(tables, ids);
-      const keys = await replica.run(async () => replica.index.sessionKeysOf(ids));
-      await replica.prefetchRows(["sessions"], keys);
-    } catch {}
   }
 
   /**
@@ -416,8 +306,6 @@ export class S3SearchIndex implements SearchIndex {
     fn: (index: SqliteSearchIndex) => Promise<T>,
     /** Fetches at once, before `fn` runs, pages `fn` will read (a hint: `fn` still fetches what it misses). */
     prefetch?: (replica: Replica) => Promise<void>,
-    /** Another copy's answer, asked when this copy is far behind the pointer (see {@link FAR_BEHIND_BYTES}). */
-    elsewhere?: (pointer: Pointer) => Promise<T | undefined>,
   ): Promise<T> {
     await loadWasmSqlite();
     return this.exclusive(userId, async () => {
@@ -427,14 +315,6 @@ export class S3SearchIndex implements SearchIndex {
           this.drop(userId);
           this.empty ??= new SqliteSearchIndex(new WasmSqlite(":memory:"), this.config.lines);
           return fn(this.empty);
-        }
-        if (elsewhere && attempt === 1 && this.behindBytes(userId, pointer) > FAR_BEHIND_BYTES) {
-          const answer = await elsewhere(pointer).catch(() => undefined);
-          if (answer !== undefined) {
-            this.answeredElsewhere++;
-            this.catchUpLater(userId);
-            return answer;
-          }
         }
         try {
           const replica = await this.replicaAt(userId, pointer);
@@ -616,45 +496,6 @@ export class S3SearchIndex implements SearchIndex {
       this.evict(userId);
     }
     return held.replica;
-  }
-
-  /** Searches another copy answered for this one since it was made (for the tests and the bench). */
-  answeredElsewhere = 0;
-  /** Users whose copy is catching up in the background after another copy answered for it. */
-  private readonly catchingUp = new Set<string>();
-  private closed = false;
-
-  /**
-   * Brings the user's copy up to the pointer after the current operation, in the background (a
-   * search another copy answered returned meanwhile): the copy answers itself again once it is
-   * near the pointer, whether or not the log is folded. A failure leaves it for the next search.
-   */
-  private catchUpLater(userId: string): void {
-    if (this.catchingUp.has(userId)) return;
-    this.catchingUp.add(userId);
-    void this.exclusive(userId, async () => {
-      if (this.closed) return;
-      const pointer = await this.pointers.get(userId);
-      if (pointer) await this.replicaAt(userId, pointer);
-    })
-      .catch((error: unknown) => {
-        this.restartable(userId, error);
-      })
-      .finally(() => this.catchingUp.delete(userId));
-  }
-
-  /**
-   * The bytes of the log entries this instance's copy would replay to reach `pointer`: those past
-   * its own change, or past the pointer's base when it holds no copy of this history (a copy
-   * behind a newer base moves to it by its pages, not by replaying what the base folded).
-   */
-  private behindBytes(userId: string, pointer: Pointer): number {
-    const held = this.replicas.get(userId);
-    const at = held && held.epoch === pointer.epoch ? held.replica.seq : 0;
-    const from = Math.max(at, pointer.base?.seq ?? 0);
-    let bytes = 0;
-    for (const entry of pointer.log) if (entry.seq > from) bytes += entry.bytes;
-    return bytes;
   }
 
   /** Moves a copy to the pointer's newer base (see {@link Replica.moveTo}): false when it could not. */

@@ -1,40 +1,21 @@
 /**
  * The AWS search index with its searches on threads of their own ({@link SearchThreads}): a
- * costly query never holds up the server's event loop for long, and each has a time limit.
- * Writes (indexing, the writer's copies, compaction) and the indexer's state reads stay on the
+ * costly query never holds up the server's event loop, and each has a time limit. Writes
+ * (indexing, the writer's copies, compaction) and the indexer's state reads stay on the
  * owning thread, as in {@link S3SearchIndex}. A reader thread reads the pointer at every search
  * (a consistent read), so it sees every change published before the search began.
- *
- * A thread's copy far behind the pointer (a bulk indexing publishes change after change, each a
- * replay of its indexing for every copy) asks the writer's copy, which made those changes: it
- * answers on the owning thread when it holds them all, within {@link WRITER_SEARCH_MS} once it
- * is free (within {@link WRITER_WAIT_MS}); otherwise the thread's copy catches up and answers,
- * as before. After such an answer the thread's copy catches up in the background.
  */
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import type { SearchOptions, SearchPage } from "../port.js";
+import type { SearchPage } from "../port.js";
 import type { SearchQuery } from "../query.js";
 import { DEFAULT_SEARCH_THREADS, SearchThreads, type SearchThreadsOptions, threadFile } from "../search-threads.js";
 import type { S3ReaderData } from "./s3-reader.js";
-import { type CopyPosition, S3SearchIndex, type S3SearchIndexConfig } from "./s3-search-index.js";
-
-/**
- * The longest a search may run on the owning thread for a thread whose copy is far behind: the
- * server's other requests wait that long at most (its statement stops there, see `deadline`).
- */
-export const WRITER_SEARCH_MS = 1000;
-/**
- * The longest such a search waits for the writer's copy (an indexing step holds it while it
- * writes and publishes); past it the thread's copy catches up and answers, within its time limit.
- */
-export const WRITER_WAIT_MS = 1000;
+import { S3SearchIndex, type S3SearchIndexConfig } from "./s3-search-index.js";
 
 /** The AWS search index, searched on threads (see the module's comment). */
 export class ThreadedS3SearchIndex extends S3SearchIndex {
   private readonly searches: SearchThreads;
-  /** Searches of a thread whose copy was far behind that the writer's copy answered (for the tests and the bench). */
-  answeredForThreads = 0;
   private readonly folder: string;
 
   /**
@@ -72,16 +53,6 @@ export class ThreadedS3SearchIndex extends S3SearchIndex {
       {
         blob: (key: string, range?: { start: number; end: number }) => config.blobs.get(key, range),
         credentials: async () => (typeof credentials === "function" ? credentials() : credentials),
-        // A thread's copy far behind (a bulk indexing publishes change after change) is answered
-        // by the writer's copy, which made those changes, when it holds them all.
-        current: async (userId: string, at: CopyPosition, query: SearchQuery, options: SearchOptions) => {
-          const page = await this.searchIfCurrent(userId, at, query, options, {
-            waitMs: WRITER_WAIT_MS,
-            runMs: WRITER_SEARCH_MS,
-          });
-          if (page) this.answeredForThreads++;
-          return page;
-        },
       },
     );
   }
