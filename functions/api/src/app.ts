@@ -126,8 +126,9 @@ export function createApp(deps: AppDeps) {
     identities: new Identities(deps.stores.meta),
     teams: teamStore
       ? lazyService(async () => {
-          // Members page through the same folders, names and first messages request after
-          // request, and masking runs the whole secret rule set: each text is masked once and kept.
+          // A page's sessions share folders and names, members page through the same ones request
+          // after request, and masking runs the whole secret rule set: each text is masked once
+          // and kept (those being masked are shared, not masked again).
           const masked = new Memo<string>(4096, 8 * 1024 * 1024, (text) => text.length * 4);
           return new (await import("@pisync/core/teams")).Teams(teamStore, deps.stores.meta, clock, {
             moved: (teamId, owner, sessionId) => deps.search?.teams?.moved(teamId, owner, sessionId),

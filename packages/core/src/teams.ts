@@ -60,7 +60,10 @@ export class Teams {
     private readonly options: {
       /** Called when a session enters or leaves a team (the team's search follows it). */
       moved?: (teamId: string, owner: string, sessionId: string) => void;
-      /** Masks credentials in a text as share pages do (the list's names, first messages, folders). */
+      /**
+       * Masks credentials in a text as share pages do (the list's names, first messages,
+       * folders): asked for each text a page shows, so it keeps what it masked (the app's `Memo`).
+       */
       maskText?: (text: string) => Promise<string>;
     } = {},
   ) {}
@@ -258,20 +261,11 @@ export class Teams {
   }
 
   /** A card as members see it: what it shows of the session's text masked as on share pages. */
-  private async masked(card: TeamSessionCard, memo?: Map<string, Promise<string>>): Promise<TeamSessionCard> {
+  private async masked(card: TeamSessionCard): Promise<TeamSessionCard> {
     const mask = this.options.maskText;
     if (!mask) return card;
-    // A page's sessions share folders (and often names): each text is masked once per page.
-    const once = (text: string) => {
-      let masked = memo?.get(text);
-      if (!masked) {
-        masked = mask(text);
-        memo?.set(text, masked);
-      }
-      return masked;
-    };
     const [name, firstMessage, cwd] = await Promise.all(
-      [card.name, card.firstMessage, card.cwd].map((text) => (text === undefined ? undefined : once(text))),
+      [card.name, card.firstMessage, card.cwd].map((text) => (text === undefined ? undefined : mask(text))),
     );
     return { ...card, name, firstMessage, cwd };
   }
@@ -298,8 +292,7 @@ export class Teams {
       throw read.reason;
     }
     const entries: TeamSessionPage = read.value;
-    const memo = new Map<string, Promise<string>>();
-    const sessions = await Promise.all((await this.cards(entries.sessions)).map((card) => this.masked(card, memo)));
+    const sessions = await Promise.all((await this.cards(entries.sessions)).map((card) => this.masked(card)));
     return entries.cursor ? { sessions, cursor: entries.cursor } : { sessions };
   }
 

@@ -57,17 +57,24 @@ const DAY_SECONDS = 24 * 3600;
 /** The record as stored: its last activity is a key of the list, kept apart. */
 const withoutLastAt = ({ lastAt: _lastAt, ...record }: TeamSessionRecord): TeamSessionRecord => record;
 
+/** The record of a pointer written before the list kept records: its keys and team only. */
+const keysRecord = (teamId: string, owner: string, sessionId: string): TeamSessionRecord => ({
+  teamId,
+  owner,
+  sessionId,
+  addedAt: "",
+});
+
 /** A team session pointer as the list reads it (one from before the list had only its keys and team). */
 function entryOf(item: Item): TeamSessionEntry {
   const record: TeamSessionRecord =
     typeof item.data === "string"
       ? dataOf<TeamSessionRecord>(item)
-      : {
-          teamId: item.team as string,
-          owner: (item.pk as string).slice("U#".length),
-          sessionId: (item.sk as string).slice("TS#".length),
-          addedAt: "",
-        };
+      : keysRecord(
+          item.team as string,
+          (item.pk as string).slice("U#".length),
+          (item.sk as string).slice("TS#".length),
+        );
   return { ...record, lastAt: typeof item.lastAt === "string" ? item.lastAt : "" };
 }
 
@@ -313,7 +320,7 @@ export class DynamoTeamStore implements TeamStore {
             ":at": lastAt,
             ":pk": listPk(teamId),
             ":sk": listSk(lastAt, owner, sessionId),
-            ":data": JSON.stringify({ teamId, owner, sessionId, addedAt: "" } satisfies TeamSessionRecord),
+            ":data": JSON.stringify(keysRecord(teamId, owner, sessionId)),
           },
         }),
       );

@@ -2,7 +2,6 @@
  * The library's cards in the metadata file (see {@link CardStore}): each head's card in its row of
  * `heads` (ordered by `last_at`), its filter keys in `card_keys`, both written by every commit.
  */
-
 import { cardOf } from "../card.js";
 import {
   type CardBatchReader,
@@ -19,6 +18,9 @@ import type { SqliteDatabase, SqliteStatement } from "./sqlite.js";
 
 /** The cards port on the metadata file; the sessions adapter keeps its keys and cache in step. */
 export class SqliteCardStore implements CardStore {
+  /** {@link getCards}' statement, prepared on first use. */
+  private cardsOf?: SqliteStatement;
+
   constructor(private readonly db: SqliteDatabase) {}
 
   /** Writes every head's filter keys (a file from before they were kept). */
@@ -151,8 +153,6 @@ export class SqliteCardStore implements CardStore {
     const rows = this.cardsOf.all(userId, JSON.stringify(sessionIds)) as { card: string | null; data: string | null }[];
     return this.batchOf(rows, rows.length).cards;
   }
-
-  private cardsOf?: SqliteStatement;
 
   /** Every head is in the list's index (the column is filled when the file is opened). */
   async fillCardList(_userId: string, _options?: { check?: boolean }): Promise<number> {

@@ -1,10 +1,10 @@
 /**
  * SQLite for the embedded store and the embedded search: Node's own `node:sqlite` where the
  * running Node has it (22.16 and later: nothing is built or downloaded at install), else
- * better-sqlite3 (Node 20; an optional dependency that npm installs only on a Node without a
- * usable node:sqlite, before 22.16 and on 23: see `node20-sqlite/package.json`; loaded only then). Both are shaped as the
- * part of better-sqlite3's API the adapters use, so every statement runs unchanged on either,
- * on the same database files.
+ * better-sqlite3 (Node 20, and 23; an optional dependency npm installs only on those Nodes, see
+ * `node20-sqlite/package.json`; loaded only then). Both are shaped as the part of
+ * better-sqlite3's API the adapters use, so every statement runs unchanged on either, on the
+ * same database files.
  *
  * `PISYNC_SQLITE=builtin` or `PISYNC_SQLITE=better-sqlite3` picks one (the tests run the
  * contract suites on each); otherwise the built-in one when there is one.
